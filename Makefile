@@ -1,0 +1,66 @@
+# rxpath: `make` builds build/rxpath and build/librxpath.a; `make test` runs every test.
+# SAN=1 builds into build-san/ with AddressSanitizer and UndefinedBehaviorSanitizer.
+
+CC ?= gcc
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+
+ifeq ($(SAN),1)
+BUILD := build-san
+OPT := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+LDSAN := -fsanitize=address,undefined
+else
+BUILD := build
+OPT := -O2
+LDSAN :=
+endif
+
+CFLAGS ?= -g
+CFLAGS += -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra -Wshadow -Wstrict-prototypes \
+	  -Wmissing-prototypes -Iinclude -MMD -MP
+LDLIBS := -lpcap -lpthread -lm
+LDFLAGS += $(LDSAN)
+
+LIB_SRC := $(wildcard src/core/*.c src/port/*.c src/net/*.c)
+APP_SRC := $(wildcard src/app/*.c)
+TEST_SRC := $(wildcard tests/unit/test_*.c)
+
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+APP_OBJ := $(APP_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+DEPS_STAMP := build/.deps-ok
+
+.PHONY: all test unit clean deps
+all: $(BUILD)/rxpath $(BUILD)/librxpath.a
+
+# Debian packages first (installed with apt-get when run as root).
+$(DEPS_STAMP): scripts/deps.sh
+	@bash scripts/deps.sh
+	@mkdir -p $(dir $@) && touch $@
+deps: $(DEPS_STAMP)
+
+$(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/librxpath.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/rxpath: $(APP_OBJ) $(BUILD)/librxpath.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/tests/unit/check.o $(BUILD)/librxpath.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+unit: $(TEST_BIN) $(BUILD)/rxpath
+
+test: unit
+	@BUILD=$(BUILD) bash tests/run.sh
+
+clean:
+	rm -rf build build-san
+
+-include $(shell find build build-san -name '*.d' 2>/dev/null)

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internet checksum (RFC 1071) in software, and its incremental update
+ * (RFC 1624), for NICs that offload neither.
+ */
+#ifndef RXPATH_CSUM_H
+#define RXPATH_CSUM_H
+
+#include <string.h>
+#include "rxpath/common.h"
+
+/*
+ * Returns the 32-bit one's-complement partial sum of @len bytes at @data
+ * added to @sum (not folded). Bytes are summed in memory order, so the
+ * folded result can be stored as is.
+ */
+static inline uint64_t rxp_csum_partial(const void *data, size_t len, uint64_t sum)
+{
+	const uint8_t *p = data;
+
+	while (len >= 8) {
+		uint64_t w;
+
+		memcpy(&w, p, 8);
+		sum += w >> 32;
+		sum += w & 0xffffffffu;
+		p += 8;
+		len -= 8;
+	}
+	if (len >= 4) {
+		uint32_t w;
+
+		memcpy(&w, p, 4);
+		sum += w;
+		p += 4;
+		len -= 4;
+	}
+	if (len >= 2) {
+		uint16_t w;
+
+		memcpy(&w, p, 2);
+		sum += w;
+		p += 2;
+		len -= 2;
+	}
+	if (len) {
+		uint16_t w = 0;
+
+		memcpy(&w, p, 1);	/* pad the odd byte with zero, in memory order */
+		sum += w;
+	}
+	return sum;
+}
+
+/* Returns the 16-bit one's-complement of the folded @sum: the checksum to store. */
+static inline uint16_t rxp_csum_fold(uint64_t sum)
+{
+	sum = (sum & 0xffffffffu) + (sum >> 32);
+	sum = (sum & 0xffffffffu) + (sum >> 32);
+	sum = (sum & 0xffffu) + (sum >> 16);
+	sum = (sum & 0xffffu) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/* Returns the checksum over @len bytes; 0 means a header carrying its checksum verifies. */
+static inline uint16_t rxp_csum(const void *data, size_t len)
+{
+	return rxp_csum_fold(rxp_csum_partial(data, len, 0));
+}
+
+/*
+ * Returns 0 when the IPv4 header at @hdr (@ihl 32-bit words, at least 5)
+ * carries a correct checksum. Unrolled for the common 20-byte header.
+ */
+static inline uint16_t rxp_ip4_csum_verify(const void *hdr, unsigned ihl)
+{
+	const uint8_t *p = hdr;
+	uint32_t w[5];
+	uint64_t sum;
+
+	memcpy(w, p, sizeof(w));
+	sum = (uint64_t)w[0] + w[1] + w[2] + w[3] + w[4];
+	if (rxp_unlikely(ihl > 5))
+		sum = rxp_csum_partial(p + 20, (ihl - 5) * 4u, sum);
+	return rxp_csum_fold(sum);
+}
+
+/*
+ * RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), for one 16-bit field that
+ * changed from @old_field to @new_field. All values as stored in the packet.
+ */
+static inline uint16_t rxp_csum_update16(uint16_t csum, uint16_t old_field, uint16_t new_field)
+{
+	uint32_t sum = (uint16_t)~csum;
+
+	sum += (uint16_t)~old_field;
+	sum += new_field;
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/* Same for a 32-bit field (an IPv4 address). */
+static inline uint16_t rxp_csum_update32(uint16_t csum, uint32_t old_field, uint32_t new_field)
+{
+	csum = rxp_csum_update16(csum, (uint16_t)old_field, (uint16_t)new_field);
+	return rxp_csum_update16(csum, (uint16_t)(old_field >> 16), (uint16_t)(new_field >> 16));
+}
+
+/* Returns the unfolded sum of the IPv4 pseudo-header for a transport checksum. */
+static inline uint64_t rxp_csum_pseudo4(uint32_t src, uint32_t dst, uint8_t proto, uint16_t len)
+{
+	uint8_t tail[4] = { 0, proto, (uint8_t)(len >> 8), (uint8_t)len };
+	uint32_t t;
+
+	memcpy(&t, tail, 4);
+	return (uint64_t)src + dst + t;
+}
+
+/* Returns the unfolded sum of the IPv6 pseudo-header (RFC 8200 8.1). */
+static inline uint64_t rxp_csum_pseudo6(const uint8_t src[16], const uint8_t dst[16],
+					uint8_t next_hdr, uint32_t len)
+{
+	uint8_t tail[8] = { (uint8_t)(len >> 24), (uint8_t)(len >> 16), (uint8_t)(len >> 8),
+			    (uint8_t)len, 0, 0, 0, next_hdr };
+	uint64_t sum = rxp_csum_partial(src, 16, 0);
+
+	sum = rxp_csum_partial(dst, 16, sum);
+	return rxp_csum_partial(tail, 8, sum);
+}
+
+#endif

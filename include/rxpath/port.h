@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Ports and queues. Every driver (sim, pcap, afxdp, afpacket, tap) sits
+ * behind one ops table with burst calls in the DPDK manner: they take an
+ * array and a count and return how many they handled. Whatever tx_burst did
+ * not take still belongs to the caller.
+ */
+#ifndef RXPATH_PORT_H
+#define RXPATH_PORT_H
+
+#include "rxpath/common.h"
+#include "rxpath/args.h"
+#include "rxpath/pool.h"
+
+#define RXP_PORT_NAME_MAX 16
+#define RXP_QUEUES_MAX 64
+
+struct rxp_port;
+struct rxp_queue;
+
+/* Per-queue driver counters: touched only by the thread that polls the queue. */
+struct rxp_queue_stats {
+	uint64_t rx_packets;
+	uint64_t rx_bytes;
+	uint64_t rx_polls;	/* rx_burst calls */
+	uint64_t rx_nonempty;	/* rx_burst calls that returned packets */
+	uint64_t rx_no_buffer;	/* refills cut short: the pool was empty */
+	uint64_t rx_dropped;	/* received, then dropped by the stack (any reason) */
+	uint64_t tx_packets;
+	uint64_t tx_bytes;
+	uint64_t tx_ring_full;	/* packets tx_burst could not take */
+	uint64_t tx_completed;	/* buffers returned to the pool after transmit */
+};
+
+struct rxp_queue {
+	struct rxp_port *port;
+	uint16_t id;
+	struct rxp_pool_cache *cache;	/* the polling worker's cache */
+	void *priv;			/* driver state */
+	struct rxp_queue_stats stats;
+};
+
+struct rxp_port_ops {
+	const char *driver;
+	const char *args_help;	/* one line: the keys the driver takes */
+
+	/* Sets up port->priv and queues. Returns 0 or -errno with @err explained. */
+	int (*open)(struct rxp_port *port, struct rxp_args *args, char *err, size_t errlen);
+	/* Returns up to @n received frames; never more than @n. */
+	uint16_t (*rx_burst)(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_t n);
+	/* Queues up to @n frames for transmit; returns how many it took. */
+	uint16_t (*tx_burst)(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_t n);
+	/* Posts free buffers to the device in batches. Returns how many it posted. */
+	uint32_t (*refill)(struct rxp_queue *q);
+	/* Reaps transmit completions; their buffers go back to the pool. Returns how many. */
+	uint32_t (*complete)(struct rxp_queue *q);
+	/* Returns true once a finite source has delivered everything and holds nothing more. */
+	bool (*rx_finished)(struct rxp_queue *q);
+	/* Returns true when transmitted frames are all completed. */
+	bool (*tx_idle)(struct rxp_queue *q);
+	/* Starts the device side (threads) once queues are bound to caches. Returns 0 or -errno. */
+	int (*start)(struct rxp_port *port, char *err, size_t errlen);
+	/* Stops the device and returns every buffer the port holds to the pool. */
+	void (*close)(struct rxp_port *port);
+};
+
+struct rxp_port {
+	char name[RXP_PORT_NAME_MAX];
+	uint16_t id;
+	uint16_t n_queues;
+	uint32_t mtu;
+	uint8_t mac[6];
+	const struct rxp_port_ops *ops;
+	struct rxp_pool *pool;
+	struct rxp_queue queues[RXP_QUEUES_MAX];
+	void *priv;
+};
+
+/* Returns the ops of driver @name, or NULL. */
+const struct rxp_port_ops *rxp_port_driver(const char *name);
+
+/* Returns a comma-separated list of the drivers built in. */
+const char *rxp_port_drivers(void);
+
+/*
+ * Opens port @name from @spec ("driver:key=value,...") on @pool.
+ * Returns 0 or -errno with @err saying what is wrong and how to fix it.
+ */
+int rxp_port_open(struct rxp_port *port, uint16_t id, const char *name, const char *spec,
+		  struct rxp_pool *pool, char *err, size_t errlen);
+
+/* Binds every queue of @port to @cache and starts the device. Returns 0 or -errno. */
+int rxp_port_start(struct rxp_port *port, struct rxp_pool_cache *cache, char *err, size_t errlen);
+
+/* Stops the port and returns its buffers to the pool. */
+void rxp_port_close(struct rxp_port *port);
+
+/* Sums the queue counters of @port. */
+void rxp_port_stats(const struct rxp_port *port, struct rxp_queue_stats *sum);
+
+static inline uint16_t rxp_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_t n)
+{
+	return q->port->ops->rx_burst(q, pkts, n);
+}
+
+static inline uint16_t rxp_tx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_t n)
+{
+	return q->port->ops->tx_burst(q, pkts, n);
+}
+
+#endif

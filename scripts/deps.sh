@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian packages rxpath needs to build and test, when missing.
+# Run by `make` before the first build; as root it installs with apt-get,
+# otherwise it names the command that does.
+set -euo pipefail
+
+need=(libpcap-dev pkg-config)
+[ "${RXP_NEED_CLANG:-0}" = 1 ] && need+=(clang)
+
+missing=()
+for pkg in "${need[@]}"; do
+	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||
+		missing+=("$pkg")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "rxpath needs these Debian packages: ${missing[*]}" >&2
+	echo "install them with: sudo apt-get install -y ${missing[*]}" >&2
+	exit 1
+fi
+echo "installing ${missing[*]} with apt-get" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get install -y -qq "${missing[@]}" >/dev/null 2>&1 ||
+	{ apt-get update -qq && apt-get install -y -qq "${missing[@]}"; }

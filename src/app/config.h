@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The command language, as far as the receive engine needs it:
+ *   port add NAME DRIVER[:key=value,...]
+ * Lines come from -c FILE and -e 'CMD'. '#' starts a comment. A bad line is
+ * reported with its number, the offending word and what was expected, and
+ * nothing is applied.
+ */
+#ifndef RXPATH_APP_CONFIG_H
+#define RXPATH_APP_CONFIG_H
+
+#include "dataplane.h"
+
+/*
+ * Applies one line to @cfg. @where names the source ("-e 2", "rxpath.conf:3")
+ * for the message. Returns 0 or -EINVAL with @err filled in; @cfg is then unchanged.
+ */
+int config_apply_line(struct dp_config *cfg, const char *line, const char *where, char *err,
+		      size_t errlen);
+
+/* Applies every line of @path; all or nothing. Returns 0 or -errno with @err. */
+int config_apply_file(struct dp_config *cfg, const char *path, char *err, size_t errlen);
+
+#endif

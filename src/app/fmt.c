@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdio.h>
+#include <time.h>
+#include "fmt.h"
+
+char *fmt_si(char *buf, size_t len, double value, const char *unit)
+{
+	static const char prefix[] = " kMGT";
+	int i = 0;
+
+	while (value >= 1000.0 && i < 4) {
+		value /= 1000.0;
+		i++;
+	}
+	if (i == 0)
+		snprintf(buf, len, "%.0f %s", value, unit);
+	else
+		snprintf(buf, len, "%.2f %c%s", value, prefix[i], unit);
+	return buf;
+}
+
+char *fmt_count(char *buf, size_t len, uint64_t n)
+{
+	char digits[32];
+	int nd = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)n);
+	size_t o = 0;
+
+	for (int i = 0; i < nd && o + 1 < len; i++) {
+		if (i && (nd - i) % 3 == 0 && o + 2 < len)
+			buf[o++] = ',';
+		buf[o++] = digits[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}

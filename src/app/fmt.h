@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* Human-readable numbers and a monotonic clock for the program's reports. */
+#ifndef RXPATH_APP_FMT_H
+#define RXPATH_APP_FMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Writes @value with an SI prefix and @unit ("14.2 Mpps"). Returns @buf. */
+char *fmt_si(char *buf, size_t len, double value, const char *unit);
+
+/* Writes @n with thousands separators ("1,234,567"). Returns @buf. */
+char *fmt_count(char *buf, size_t len, uint64_t n);
+
+/* Returns seconds on the monotonic clock. */
+double now_seconds(void);
+
+#endif

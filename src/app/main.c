@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdio.h>
+#include <string.h>
+#include "bench.h"
+#include "run.h"
+
+#define RXPATH_VERSION "0.1.0"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"rxpath %s: a userspace Ethernet datapath\n"
+		"\n"
+		"usage: rxpath COMMAND [OPTIONS]\n"
+		"\n"
+		"commands:\n"
+		"  run     receive on ports and report rates, deliveries and drops\n"
+		"          (with no port given: two simulated ports with generated traffic)\n"
+		"  bench   measure each receive-path technique on and off (the seed A/B matrix)\n"
+		"  help    this text; 'rxpath COMMAND --help' for a command's options\n"
+		"  version print the version\n",
+		RXPATH_VERSION);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "run"))
+		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "bench"))
+		return cmd_bench(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+		printf("rxpath %s\n", RXPATH_VERSION);
+		return 0;
+	}
+	fprintf(stderr, "rxpath: unknown command '%s'\n\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,409 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "config.h"
+#include "fmt.h"
+#include "run.h"
+
+/* Polls between two looks at the clock: the clock is never read per packet. */
+#define POLLS_PER_CLOCK_READ 64u
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+struct run_opts {
+	double duration;	/* 0: until a signal or the sources end */
+	double interval;	/* 0: no live lines */
+	bool json;
+};
+
+/* Per-port counters at the previous report, to turn totals into rates. */
+struct port_snap {
+	uint64_t rx_packets, rx_bytes, rx_dropped;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: rxpath run [OPTIONS]\n"
+		"\n"
+		"Receives on the configured ports, hands every poll to the stack, prints live\n"
+		"rates and a summary. With no port configured it runs two simulated ports:\n"
+		"  sim0  sim:proto=udp4+tcp4,bad=0.1\n"
+		"  sim1  sim:proto=udp6+tcp6,bad=0.1\n"
+		"\n"
+		"  -c, --config FILE     apply the commands in FILE (e.g. 'port add p0 sim:size=1500')\n"
+		"  -e, --exec CMD        apply one command; may be repeated\n"
+		"  -d, --duration S      stop after S seconds (default: at Ctrl-C, or when every\n"
+		"                        port's finite source has been received)\n"
+		"  -i, --interval S      seconds between live lines (default 1, 0 = none)\n"
+		"      --json            print JSON lines instead of text\n"
+		"\n"
+		"receive path (defaults: every technique on):\n"
+		"      --handoff list|packet    vector handoff of a whole poll, or one packet at a time\n"
+		"      --prefetch 0|1|2         frame header cache lines prefetched ahead\n"
+		"      --copy                   copy frames into fresh buffers (pre-zero-copy drivers)\n"
+		"      --copybreak N            with --copy: frames longer than N bytes stay zero-copy\n"
+		"      --rx-offset 0|2          bytes before the frame (2 = NET_IP_ALIGN)\n"
+		"      --buffers precise|page   buffer size: exactly what a frame needs, or 4 KiB\n"
+		"      --max-frame N            largest frame in bytes, without FCS (default 1518)\n"
+		"      --budget N               packets per poll at most (default 64, max %u)\n"
+		"      --pool N                 buffers in the pool (default %u per port + %u)\n"
+		"      --hugepages              put the pool on 2 MiB pages when there are any\n",
+		RXP_BURST_MAX, DP_BUFS_PER_PORT, RXP_POOL_CACHE_MAX);
+}
+
+static int parse_num(const char *v, double min, double max, double *out)
+{
+	char *end;
+	double x;
+
+	errno = 0;
+	x = strtod(v, &end);
+	if (!*v || *end || errno || isnan(x) || x < min || x > max)
+		return -EINVAL;
+	*out = x;
+	return 0;
+}
+
+int apply_rx_option(struct dp_config *cfg, const char *name, const char *value, char *err,
+		    size_t errlen)
+{
+	uint64_t n;
+
+	if (!strcmp(name, "handoff")) {
+		if (!strcmp(value, "list"))
+			cfg->tuning.handoff = RXP_HANDOFF_LIST;
+		else if (!strcmp(value, "packet") || !strcmp(value, "per-packet"))
+			cfg->tuning.handoff = RXP_HANDOFF_PACKET;
+		else
+			goto bad;
+	} else if (!strcmp(name, "prefetch")) {
+		if (rxp_parse_u64(value, 0, 2, &n))
+			goto bad;
+		cfg->tuning.prefetch_lines = (uint8_t)n;
+	} else if (!strcmp(name, "copy")) {
+		cfg->tuning.copy = true;
+	} else if (!strcmp(name, "copybreak")) {
+		if (rxp_parse_u64(value, 0, UINT16_MAX, &n))
+			goto bad;
+		cfg->tuning.copy = true;
+		cfg->tuning.copybreak = (uint16_t)n;
+	} else if (!strcmp(name, "rx-offset")) {
+		if (rxp_parse_u64(value, 0, 2, &n) || n == 1)
+			goto bad;
+		cfg->pool.rx_offset = (uint8_t)n;
+	} else if (!strcmp(name, "buffers")) {
+		if (!strcmp(value, "precise"))
+			cfg->pool.page_sized = false;
+		else if (!strcmp(value, "page"))
+			cfg->pool.page_sized = true;
+		else
+			goto bad;
+	} else if (!strcmp(name, "max-frame")) {
+		if (rxp_parse_u64(value, 60, RXP_FRAME_MAX, &n))
+			goto bad;
+		cfg->pool.max_frame = (uint32_t)n;
+	} else if (!strcmp(name, "budget")) {
+		if (rxp_parse_u64(value, 1, RXP_BURST_MAX, &n))
+			goto bad;
+		cfg->tuning.budget = (uint16_t)n;
+	} else if (!strcmp(name, "pool")) {
+		if (rxp_parse_u64(value, 64, 1u << 24, &n))
+			goto bad;
+		cfg->pool.n_bufs = (uint32_t)n;
+	} else if (!strcmp(name, "hugepages")) {
+		cfg->pool.hugepages = true;
+	} else {
+		return 0;
+	}
+	return 1;
+bad:
+	snprintf(err, errlen, "--%s %s: expected %s", name, value,
+		 !strcmp(name, "handoff")   ? "list or packet" :
+		 !strcmp(name, "prefetch")  ? "0, 1 or 2" :
+		 !strcmp(name, "copybreak") ? "a byte count from 0 to 65535" :
+		 !strcmp(name, "rx-offset") ? "0 or 2" :
+		 !strcmp(name, "buffers")   ? "precise or page" :
+		 !strcmp(name, "max-frame") ? "a frame size from 60 to 9216" :
+		 !strcmp(name, "budget")    ? "a packet count from 1 to 256" :
+					      "a buffer count from 64 to 16777216");
+	return -EINVAL;
+}
+
+static void print_config(const struct dp *dp, const struct dp_config *cfg, bool json)
+{
+	const struct rxp_pool *pool = dp->pool;
+	const struct rxp_rx_tuning *t = &cfg->tuning;
+
+	if (json) {
+		printf("{\"event\":\"start\",\"ports\":%u,\"pool_buffers\":%u,\"buffer_size\":%u,"
+		       "\"rx_offset\":%u,\"handoff\":\"%s\",\"prefetch_lines\":%u,\"copy\":%s,"
+		       "\"budget\":%u,\"hugepages\":%s}\n",
+		       dp->n_ports, pool->n_bufs, pool->buf_size, pool->rx_offset,
+		       t->handoff == RXP_HANDOFF_LIST ? "list" : "per-packet", t->prefetch_lines,
+		       t->copy ? "true" : "false", t->budget, pool->hugepages ? "true" : "false");
+		return;
+	}
+	printf("rxpath: %u port%s; pool %u buffers x %u B (%s, %.1f MiB%s); rx offset %u\n",
+	       dp->n_ports, dp->n_ports == 1 ? "" : "s", pool->n_bufs, pool->buf_size,
+	       cfg->pool.page_sized ? "page-sized" : "precise",
+	       (double)pool->region_len / (1 << 20), pool->hugepages ? ", huge pages" : "",
+	       pool->rx_offset);
+	printf("rxpath: %s handoff, %s, prefetch %u line%s, budget %u\n",
+	       t->handoff == RXP_HANDOFF_LIST ? "list (vector)" : "per-packet",
+	       t->copy ? "copy mode" : "zero-copy", t->prefetch_lines,
+	       t->prefetch_lines == 1 ? "" : "s", t->budget);
+	for (unsigned i = 0; i < dp->n_ports; i++) {
+		const struct rxp_port *p = &dp->ports[i];
+
+		printf("rxpath: port %s: %s, mac %02x:%02x:%02x:%02x:%02x:%02x, %u queue%s\n",
+		       p->name, cfg->ports[i].spec, p->mac[0], p->mac[1], p->mac[2], p->mac[3],
+		       p->mac[4], p->mac[5], p->n_queues, p->n_queues == 1 ? "" : "s");
+	}
+	fflush(stdout);
+}
+
+static void report_interval(struct dp *dp, struct port_snap *snap, double t0, double t1,
+			    double start, bool json)
+{
+	double dt = t1 - t0;
+
+	for (unsigned i = 0; i < dp->n_ports; i++) {
+		struct rxp_queue_stats s;
+		char a[32], b[32], c[32];
+
+		rxp_port_stats(&dp->ports[i], &s);
+		double pps = (double)(s.rx_packets - snap[i].rx_packets) / dt;
+		double bps = (double)(s.rx_bytes - snap[i].rx_bytes) * 8 / dt;
+		double dps = (double)(s.rx_dropped - snap[i].rx_dropped) / dt;
+
+		if (json)
+			printf("{\"event\":\"interval\",\"start\":%.3f,\"end\":%.3f,\"port\":\"%s\","
+			       "\"rx_pps\":%.0f,\"rx_bps\":%.0f,\"drop_pps\":%.0f}\n",
+			       t0 - start, t1 - start, dp->ports[i].name, pps, bps, dps);
+		else
+			printf("%6.2f-%-6.2f s  %-8s rx %12s %14s   drop %10s\n", t0 - start,
+			       t1 - start, dp->ports[i].name, fmt_si(a, sizeof(a), pps, "pps"),
+			       fmt_si(b, sizeof(b), bps, "bit/s"), fmt_si(c, sizeof(c), dps, "pps"));
+		snap[i].rx_packets = s.rx_packets;
+		snap[i].rx_bytes = s.rx_bytes;
+		snap[i].rx_dropped = s.rx_dropped;
+	}
+	fflush(stdout);
+}
+
+static void report_summary_text(struct dp *dp, double elapsed)
+{
+	const struct rxp_stack_stats *ss = &dp->stack.stats;
+	const struct rxp_pool_stats *ps = &dp->cache.stats;
+	char a[32], b[32], c[32], d[32], e[32];
+
+	printf("\nsummary over %.2f s\n", elapsed);
+	for (unsigned i = 0; i < dp->n_ports; i++) {
+		struct rxp_queue_stats s;
+
+		rxp_port_stats(&dp->ports[i], &s);
+		printf("  port %-8s rx %s packets (%s), %s bytes; dropped %s; refills short of buffers %s\n",
+		       dp->ports[i].name, fmt_count(a, sizeof(a), s.rx_packets),
+		       fmt_si(b, sizeof(b), elapsed > 0 ? (double)s.rx_packets / elapsed : 0, "pps"),
+		       fmt_count(c, sizeof(c), s.rx_bytes), fmt_count(d, sizeof(d), s.rx_dropped),
+		       fmt_count(e, sizeof(e), s.rx_no_buffer));
+	}
+	printf("  delivered %s packets:", fmt_count(a, sizeof(a), rxp_stack_delivered_total(ss)));
+	for (int c2 = 0; c2 < RXP_SINK_MAX; c2++)
+		if (ss->delivered[c2])
+			printf(" %s %s", rxp_sink_name((enum rxp_sink_class)c2),
+			       fmt_count(a, sizeof(a), ss->delivered[c2]));
+	printf("\n  dropped %s packets%s\n", fmt_count(a, sizeof(a), ss->dropped),
+	       ss->dropped ? ", by reason:" : "");
+	for (int r = 0; r < RXP_DROP_MAX; r++)
+		if (ss->drops[r])
+			printf("    %-18s %14s  %s\n", rxp_drop_name((enum rxp_drop_reason)r),
+			       fmt_count(a, sizeof(a), ss->drops[r]),
+			       rxp_drop_help((enum rxp_drop_reason)r));
+	printf("  polls with packets %s, average batch %.1f packets\n",
+	       fmt_count(a, sizeof(a), ss->polls),
+	       ss->polls ? (double)(ss->in_packets + ss->drops[RXP_DROP_NO_BUFFER]) / (double)ss->polls : 0.0);
+	printf("  pool: allocs fast %s, slow %s, empty %s; recycled to cache %s, to ring %s\n",
+	       fmt_count(a, sizeof(a), ps->alloc_fast), fmt_count(b, sizeof(b), ps->alloc_slow),
+	       fmt_count(c, sizeof(c), ps->alloc_empty), fmt_count(d, sizeof(d), ps->recycle_cached),
+	       fmt_count(e, sizeof(e), ps->recycle_ring));
+}
+
+static void report_summary_json(struct dp *dp, double elapsed)
+{
+	const struct rxp_stack_stats *ss = &dp->stack.stats;
+	const struct rxp_pool_stats *ps = &dp->cache.stats;
+
+	printf("{\"event\":\"summary\",\"seconds\":%.3f,\"ports\":[", elapsed);
+	for (unsigned i = 0; i < dp->n_ports; i++) {
+		struct rxp_queue_stats s;
+
+		rxp_port_stats(&dp->ports[i], &s);
+		printf("%s{\"port\":\"%s\",\"rx_packets\":%llu,\"rx_bytes\":%llu,\"rx_dropped\":%llu,"
+		       "\"rx_no_buffer\":%llu}",
+		       i ? "," : "", dp->ports[i].name, (unsigned long long)s.rx_packets,
+		       (unsigned long long)s.rx_bytes, (unsigned long long)s.rx_dropped,
+		       (unsigned long long)s.rx_no_buffer);
+	}
+	printf("],\"delivered\":{");
+	for (int c = 0; c < RXP_SINK_MAX; c++)
+		printf("%s\"%s\":%llu", c ? "," : "", rxp_sink_name((enum rxp_sink_class)c),
+		       (unsigned long long)ss->delivered[c]);
+	printf("},\"drops\":{");
+	for (int r = 0; r < RXP_DROP_MAX; r++)
+		printf("%s\"%s\":%llu", r ? "," : "", rxp_drop_name((enum rxp_drop_reason)r),
+		       (unsigned long long)ss->drops[r]);
+	printf("},\"pool\":{\"alloc_fast\":%llu,\"alloc_slow\":%llu,\"alloc_empty\":%llu,"
+	       "\"recycle_cached\":%llu,\"recycle_ring\":%llu}}\n",
+	       (unsigned long long)ps->alloc_fast, (unsigned long long)ps->alloc_slow,
+	       (unsigned long long)ps->alloc_empty, (unsigned long long)ps->recycle_cached,
+	       (unsigned long long)ps->recycle_ring);
+}
+
+/* The poll loop: poll every queue; look at the clock once every POLLS_PER_CLOCK_READ rounds. */
+static double run_loop(struct dp *dp, const struct run_opts *o)
+{
+	struct port_snap snap[DP_PORTS_MAX] = { 0 };
+	double start = now_seconds(), last = start, now = start;
+	unsigned rounds = 0;
+
+	while (!stop_requested) {
+		dp_poll(dp);
+		if (++rounds % POLLS_PER_CLOCK_READ)
+			continue;
+		now = now_seconds();
+		if (o->interval > 0 && now - last >= o->interval) {
+			report_interval(dp, snap, last, now, start, o->json);
+			last = now;
+		}
+		if (o->duration > 0 && now - start >= o->duration)
+			break;
+		if (dp_finished(dp))
+			break;
+	}
+	now = now_seconds();
+	if (o->interval > 0 && now - last > 0.001)
+		report_interval(dp, snap, last, now, start, o->json);
+	return now - start;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "exec", required_argument, NULL, 'e' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "handoff", required_argument, NULL, 0 },
+		{ "prefetch", required_argument, NULL, 0 },
+		{ "copy", no_argument, NULL, 0 },
+		{ "copybreak", required_argument, NULL, 0 },
+		{ "rx-offset", required_argument, NULL, 0 },
+		{ "buffers", required_argument, NULL, 0 },
+		{ "max-frame", required_argument, NULL, 0 },
+		{ "budget", required_argument, NULL, 0 },
+		{ "pool", required_argument, NULL, 0 },
+		{ "hugepages", no_argument, NULL, 0 },
+		{ 0 }
+	};
+	struct run_opts o = { .duration = 0, .interval = 1, .json = false };
+	struct dp_config cfg;
+	char err[512], where[32];
+	unsigned n_exec = 0;
+	struct dp dp;
+	int opt, idx;
+	double elapsed;
+	long unaccounted;
+
+	dp_config_default(&cfg);
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "c:e:d:i:h", longopts, &idx)) != -1) {
+		switch (opt) {
+		case 'c':
+			if (config_apply_file(&cfg, optarg, err, sizeof(err)))
+				goto bad_config;
+			break;
+		case 'e':
+			snprintf(where, sizeof(where), "-e %u", ++n_exec);
+			if (config_apply_line(&cfg, optarg, where, err, sizeof(err)))
+				goto bad_config;
+			break;
+		case 'd':
+			if (parse_num(optarg, 0, 1e9, &o.duration)) {
+				fprintf(stderr, "rxpath run: --duration %s: expected seconds (0 = no limit)\n", optarg);
+				return 2;
+			}
+			break;
+		case 'i':
+			if (parse_num(optarg, 0, 1e6, &o.interval) || (o.interval > 0 && o.interval < 0.01)) {
+				fprintf(stderr, "rxpath run: --interval %s: expected seconds, at least 0.01 (0 = no live lines)\n", optarg);
+				return 2;
+			}
+			break;
+		case 'j':
+			o.json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 0:
+			if (apply_rx_option(&cfg, longopts[idx].name, optarg ? optarg : "", err,
+					    sizeof(err)) < 0)
+				goto bad_config;
+			break;
+		default:
+			fprintf(stderr, "rxpath run: see 'rxpath run --help'\n");
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rxpath run: unexpected argument '%s'; see 'rxpath run --help'\n",
+			argv[optind]);
+		return 2;
+	}
+	if (cfg.n_ports == 0) {
+		dp_config_add_port(&cfg, "sim0", "sim:proto=udp4+tcp4,bad=0.1", err, sizeof(err));
+		dp_config_add_port(&cfg, "sim1", "sim:proto=udp6+tcp6,bad=0.1", err, sizeof(err));
+	}
+	if (dp_open(&dp, &cfg, err, sizeof(err))) {
+		fprintf(stderr, "rxpath run: %s\n", err);
+		return 1;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	print_config(&dp, &cfg, o.json);
+	elapsed = run_loop(&dp, &o);
+	if (o.json)
+		report_summary_json(&dp, elapsed);
+	else
+		report_summary_text(&dp, elapsed);
+	uint32_t n_bufs = dp.pool->n_bufs;
+
+	unaccounted = dp_close(&dp);
+	if (unaccounted) {
+		fprintf(stderr, "rxpath run: %ld of %u buffers not accounted for at shutdown\n",
+			unaccounted, n_bufs);
+		return 1;
+	}
+	if (!o.json)
+		printf("  buffers: all %u accounted for\n", n_bufs);
+	return 0;
+
+bad_config:
+	fprintf(stderr, "rxpath run: %s\n", err);
+	return 2;
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "rxpath/args.h"
+
+int rxp_args_parse(struct rxp_args *args, const char *text, char *err, size_t errlen)
+{
+	const char *p = text;
+
+	memset(args, 0, sizeof(*args));
+	while (p && *p) {
+		const char *end = strchr(p, ',');
+		const char *eq = memchr(p, '=', end ? (size_t)(end - p) : strlen(p));
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		struct rxp_arg *a;
+
+		if (args->n == RXP_ARGS_MAX) {
+			snprintf(err, errlen, "too many arguments (at most %d)", RXP_ARGS_MAX);
+			return -EINVAL;
+		}
+		if (!eq || eq == p) {
+			snprintf(err, errlen, "argument '%.*s' is not of the form key=value",
+				 (int)len, p);
+			return -EINVAL;
+		}
+		a = &args->arg[args->n];
+		if ((size_t)(eq - p) >= sizeof(a->key) ||
+		    len - (size_t)(eq - p) - 1 >= sizeof(a->value)) {
+			snprintf(err, errlen, "argument '%.*s' is too long", (int)len, p);
+			return -EINVAL;
+		}
+		memcpy(a->key, p, (size_t)(eq - p));
+		memcpy(a->value, eq + 1, len - (size_t)(eq - p) - 1);
+		for (unsigned i = 0; i < args->n; i++) {
+			if (!strcmp(args->arg[i].key, a->key)) {
+				snprintf(err, errlen, "argument '%s' given twice", a->key);
+				return -EINVAL;
+			}
+		}
+		args->n++;
+		p = end ? end + 1 : NULL;
+	}
+	return 0;
+}
+
+const char *rxp_args_get(struct rxp_args *args, const char *key)
+{
+	for (unsigned i = 0; i < args->n; i++) {
+		if (!strcmp(args->arg[i].key, key)) {
+			args->arg[i].used = true;
+			return args->arg[i].value;
+		}
+	}
+	return NULL;
+}
+
+int rxp_parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!text || !*text || *text == '-' || *text == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int rxp_args_u32(struct rxp_args *args, const char *key, uint32_t min, uint32_t max,
+		 uint32_t *out, char *err, size_t errlen)
+{
+	const char *v = rxp_args_get(args, key);
+	uint64_t x;
+
+	if (!v)
+		return 0;
+	if (rxp_parse_u64(v, min, max, &x)) {
+		snprintf(err, errlen, "%s=%s: expected a whole number from %u to %u", key, v, min,
+			 max);
+		return -EINVAL;
+	}
+	*out = (uint32_t)x;
+	return 0;
+}
+
+int rxp_args_double(struct rxp_args *args, const char *key, double min, double max,
+		    double *out, char *err, size_t errlen)
+{
+	const char *v = rxp_args_get(args, key);
+	char *end;
+	double x;
+
+	if (!v)
+		return 0;
+	errno = 0;
+	x = strtod(v, &end);
+	if (!*v || errno || *end || isnan(x) || x < min || x > max) {
+		snprintf(err, errlen, "%s=%s: expected a number from %g to %g", key, v, min, max);
+		return -EINVAL;
+	}
+	*out = x;
+	return 0;
+}
+
+int rxp_parse_mac(const char *text, uint8_t out[6])
+{
+	unsigned b[6];
+	char tail;
+
+	if (sscanf(text, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
+		   &tail) != 6 || strlen(text) != 17)
+		return -EINVAL;
+	for (int i = 0; i < 6; i++)
+		out[i] = (uint8_t)b[i];
+	return 0;
+}
+
+int rxp_args_mac(struct rxp_args *args, const char *key, uint8_t out[6], char *err, size_t errlen)
+{
+	const char *v = rxp_args_get(args, key);
+
+	if (!v)
+		return 0;
+	if (rxp_parse_mac(v, out)) {
+		snprintf(err, errlen, "%s=%s: expected a MAC address like 02:00:00:00:00:01", key, v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int rxp_args_check_unused(const struct rxp_args *args, const char *known, char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < args->n; i++) {
+		if (!args->arg[i].used) {
+			snprintf(err, errlen, "unknown argument '%s' (known: %s)", args->arg[i].key,
+				 known);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}

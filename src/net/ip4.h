@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/* IPv4 input: RFC 1812 5.2.2 header checks, checksum in software, padding trimmed. */
+#ifndef RXPATH_NET_IP4_H
+#define RXPATH_NET_IP4_H
+
+#include "rxpath/csum.h"
+#include "stage.h"
+
+static inline enum rxp_next rxp_ip4_input(struct rxp_pkt *pkt)
+{
+	const uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
+	uint32_t avail = (uint32_t)pkt->len - pkt->l3_off;
+	uint32_t ihl, tot_len;
+
+	if (rxp_unlikely(avail < RXP_IP4_HLEN))
+		return rxp_drop_as(pkt, RXP_DROP_IP4_TRUNCATED);
+	if (rxp_unlikely((ip[0] >> 4) != 4))
+		return rxp_drop_as(pkt, RXP_DROP_IP4_VERSION);
+	ihl = (ip[0] & 0x0fu) * 4u;
+	if (rxp_unlikely(ihl < RXP_IP4_HLEN || ihl > avail))
+		return rxp_drop_as(pkt, RXP_DROP_IP4_IHL);
+	if (rxp_unlikely(rxp_ip4_csum_verify(ip, ihl / 4u) != 0))
+		return rxp_drop_as(pkt, RXP_DROP_IP4_CSUM);
+	tot_len = rxp_load_be16(ip + 2);
+	if (rxp_unlikely(tot_len < ihl || tot_len > avail))
+		return rxp_drop_as(pkt, RXP_DROP_IP4_LEN);
+	/* Ethernet padding after the IP packet is not part of it. */
+	pkt->l3_len = (uint16_t)tot_len;
+	pkt->l4_off = (uint16_t)(pkt->l3_off + ihl);
+	pkt->l4_proto = ip[9];
+	if (rxp_unlikely(rxp_load_be16(ip + 6) & RXP_IP4_OFFMASK))
+		pkt->flags |= RXP_PKT_F_FRAG_NTH;
+	return RXP_NEXT_L4;
+}
+
+#endif

@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "rxpath/sim.h"
+
+#define SIM_RING_DEFAULT 1024u
+#define SIM_RING_MIN 64u
+#define SIM_RING_MAX 32768u
+#define SIM_REFILL_BATCH 32u	/* post buffers in batches, like a driver's RX refill */
+#define SIM_DESC_DONE 1u
+
+/*
+ * One descriptor, as a device sees it: the driver writes addr (and len for TX),
+ * the device writes len and then status; status is the hand-over.
+ */
+struct sim_desc {
+	uint64_t addr;		/* buffer offset in the pool region, frame start included */
+	uint16_t len;
+	uint16_t pad;
+	_Atomic uint32_t status;
+};
+
+struct sim_ring {
+	struct sim_desc *desc;
+	struct rxp_pkt **bufs;	/* driver's shadow: which buffer sits in each slot */
+	uint32_t size, mask;
+	/* driver side */
+	rxp_cache_aligned uint32_t next_to_use;	/* next slot the driver fills */
+	uint32_t next_to_clean;			/* next slot the driver reaps */
+	/* doorbell: written by the driver, read by the device */
+	rxp_cache_aligned _Atomic uint32_t tail;
+	/* device side */
+	rxp_cache_aligned uint32_t dev_head;	/* next slot the device works on */
+	uint64_t dev_frames;
+	uint64_t dev_bytes;
+};
+
+struct sim_queue {
+	struct sim_ring rx;
+	struct sim_ring tx;
+	struct rxp_gen gen;
+	_Atomic bool gen_done;	/* device has handed out the last frame of a finite source */
+};
+
+struct sim_port {
+	struct rxp_pool *pool;
+	bool threaded;
+	pthread_t thread;
+	bool thread_running;
+	_Atomic bool stop;
+	rxp_sim_tx_hook tx_hook;
+	void *tx_hook_ctx;
+	struct sim_queue q[];
+};
+
+static int ring_init(struct sim_ring *r, uint32_t size)
+{
+	memset(r, 0, sizeof(*r));
+	r->size = size;
+	r->mask = size - 1;
+	r->desc = aligned_alloc(RXP_CACHE_LINE, RXP_ALIGN_UP(size * sizeof(*r->desc), RXP_CACHE_LINE));
+	r->bufs = calloc(size, sizeof(*r->bufs));
+	if (!r->desc || !r->bufs)
+		return -ENOMEM;
+	memset(r->desc, 0, size * sizeof(*r->desc));
+	return 0;
+}
+
+static void ring_free(struct sim_ring *r)
+{
+	free(r->desc);
+	free(r->bufs);
+	r->desc = NULL;
+	r->bufs = NULL;
+}
+
+/* ---- device side ---- */
+
+/* DMA: write frames into every posted RX descriptor, as long as the source has frames. */
+static uint32_t dev_rx(struct sim_port *sp, struct sim_queue *sq)
+{
+	struct sim_ring *r = &sq->rx;
+	/* Pairs with the release store of tail in sim_refill(): the descriptors are posted. */
+	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+	uint32_t head = r->dev_head;
+	uint32_t done = 0;
+
+	while (head != tail) {
+		struct sim_desc *d = &r->desc[head & r->mask];
+		uint16_t len;
+		const uint8_t *frame = rxp_gen_next(&sq->gen, &len);
+
+		if (!frame) {
+			atomic_store_explicit(&sq->gen_done, true, memory_order_release);
+			break;
+		}
+		memcpy(sp->pool->base + d->addr, frame, len);
+		d->len = len;
+		r->dev_bytes += len;
+		/* Pairs with the acquire load of status in sim_rx_burst(). */
+		atomic_store_explicit(&d->status, SIM_DESC_DONE, memory_order_release);
+		head++;
+		done++;
+	}
+	if (rxp_gen_done(&sq->gen))
+		atomic_store_explicit(&sq->gen_done, true, memory_order_release);
+	r->dev_head = head;
+	r->dev_frames += done;
+	return done;
+}
+
+/* Transmit every frame posted on the TX ring and mark its descriptor done. */
+static uint32_t dev_tx(struct sim_port *sp, struct sim_queue *sq)
+{
+	struct sim_ring *r = &sq->tx;
+	/* Pairs with the release store of tail in sim_tx_burst(). */
+	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+	uint32_t head = r->dev_head;
+	uint32_t done = 0;
+
+	for (; head != tail; head++, done++) {
+		struct sim_desc *d = &r->desc[head & r->mask];
+
+		if (sp->tx_hook)
+			sp->tx_hook(sp->tx_hook_ctx, sp->pool->base + d->addr, d->len);
+		r->dev_bytes += d->len;
+		/* Pairs with the acquire load of status in sim_complete(). */
+		atomic_store_explicit(&d->status, SIM_DESC_DONE, memory_order_release);
+	}
+	r->dev_head = head;
+	r->dev_frames += done;
+	return done;
+}
+
+static void *dev_thread(void *arg)
+{
+	struct rxp_port *port = arg;
+	struct sim_port *sp = port->priv;
+
+	while (!atomic_load_explicit(&sp->stop, memory_order_relaxed)) {
+		uint32_t work = 0;
+
+		for (uint16_t q = 0; q < port->n_queues; q++) {
+			work += dev_rx(sp, &sp->q[q]);
+			work += dev_tx(sp, &sp->q[q]);
+		}
+		if (!work)
+			rxp_cpu_relax();
+	}
+	return NULL;
+}
+
+/* ---- driver side ---- */
+
+static uint32_t sim_refill(struct rxp_queue *q)
+{
+	struct sim_port *sp = q->port->priv;
+	struct sim_ring *r = &sp->q[q->id].rx;
+	uint32_t n_free = r->size - (r->next_to_use - r->next_to_clean);
+	uint32_t posted = 0;
+
+	if (n_free < SIM_REFILL_BATCH)
+		return 0;
+	while (posted < n_free) {
+		struct rxp_pkt *bufs[64];
+		uint32_t want = RXP_MIN(n_free - posted, (uint32_t)RXP_ARRAY_SIZE(bufs));
+		uint32_t got = rxp_pool_alloc_burst(q->cache, bufs, want);
+
+		for (uint32_t i = 0; i < got; i++) {
+			uint32_t slot = (r->next_to_use + posted + i) & r->mask;
+			struct sim_desc *d = &r->desc[slot];
+
+			r->bufs[slot] = bufs[i];
+			d->addr = rxp_pool_buf_offset(sp->pool, bufs[i]) + sp->pool->data_off;
+			atomic_store_explicit(&d->status, 0, memory_order_relaxed);
+		}
+		posted += got;
+		if (got < want) {
+			q->stats.rx_no_buffer++;
+			break;
+		}
+	}
+	r->next_to_use += posted;
+	/* Doorbell. Pairs with the acquire load of tail in dev_rx(). */
+	atomic_store_explicit(&r->tail, r->next_to_use, memory_order_release);
+	return posted;
+}
+
+static uint16_t sim_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_t n)
+{
+	struct sim_port *sp = q->port->priv;
+	struct sim_queue *sq = &sp->q[q->id];
+	struct sim_ring *r = &sq->rx;
+	uint32_t ntc = r->next_to_clean;
+	uint32_t posted;
+	uint64_t bytes = 0;
+	uint16_t i;
+
+	if (!sp->threaded)
+		dev_rx(sp, sq);
+	posted = r->next_to_use - ntc;
+	if (n > posted)
+		n = (uint16_t)posted;
+	for (i = 0; i < n; i++) {
+		uint32_t slot = (ntc + i) & r->mask;
+		struct sim_desc *d = &r->desc[slot];
+		struct rxp_pkt *pkt;
+
+		/* Pairs with the release store of status in dev_rx(). */
+		if (!(atomic_load_explicit(&d->status, memory_order_acquire) & SIM_DESC_DONE))
+			break;
+		pkt = r->bufs[slot];
+		pkt->len = d->len;
+		pkt->port = q->port->id;
+		pkt->queue = q->id;
+		pkt->data_off = (uint16_t)sp->pool->data_off;
+		bytes += d->len;
+		pkts[i] = pkt;
+	}
+	r->next_to_clean = ntc + i;
+	q->stats.rx_polls++;
+	q->stats.rx_nonempty += i != 0;
+	q->stats.rx_packets += i;
+	q->stats.rx_bytes += bytes;
+	return i;
+}
+
+static uint16_t sim_tx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_t n)
+{
+	struct sim_port *sp = q->port->priv;
+	struct sim_queue *sq = &sp->q[q->id];
+	struct sim_ring *r = &sq->tx;
+	uint32_t room = r->size - (r->next_to_use - r->next_to_clean);
+	uint64_t bytes = 0;
+	uint16_t i;
+
+	if (n > room) {
+		q->stats.tx_ring_full += n - room;
+		n = (uint16_t)room;
+	}
+	for (i = 0; i < n; i++) {
+		uint32_t slot = (r->next_to_use + i) & r->mask;
+		struct sim_desc *d = &r->desc[slot];
+
+		r->bufs[slot] = pkts[i];
+		d->addr = rxp_pool_buf_offset(sp->pool, pkts[i]) + pkts[i]->data_off;
+		d->len = pkts[i]->len;
+		atomic_store_explicit(&d->status, 0, memory_order_relaxed);
+		bytes += pkts[i]->len;
+	}
+	r->next_to_use += n;
+	/* Doorbell. Pairs with the acquire load of tail in dev_tx(). */
+	atomic_store_explicit(&r->tail, r->next_to_use, memory_order_release);
+	q->stats.tx_packets += n;
+	q->stats.tx_bytes += bytes;
+	if (!sp->threaded)
+		dev_tx(sp, sq);
+	return n;
+}
+
+static uint32_t sim_complete(struct rxp_queue *q)
+{
+	struct sim_port *sp = q->port->priv;
+	struct sim_ring *r = &sp->q[q->id].tx;
+	uint32_t ntc = r->next_to_clean, n = 0;
+	struct rxp_pkt *done[64];
+
+	while (ntc != r->next_to_use) {
+		struct sim_desc *d = &r->desc[ntc & r->mask];
+
+		/* Pairs with the release store of status in dev_tx(). */
+		if (!(atomic_load_explicit(&d->status, memory_order_acquire) & SIM_DESC_DONE))
+			break;
+		done[n++ % 64] = r->bufs[ntc & r->mask];
+		ntc++;
+		if (n % 64 == 0)
+			rxp_pool_free_bulk(q->cache, done, 64);
+	}
+	rxp_pool_free_bulk(q->cache, done, n % 64);
+	r->next_to_clean = ntc;
+	q->stats.tx_completed += n;
+	return n;
+}
+
+static bool sim_rx_finished(struct rxp_queue *q)
+{
+	struct sim_port *sp = q->port->priv;
+	struct sim_queue *sq = &sp->q[q->id];
+	uint32_t filled;
+
+	if (!atomic_load_explicit(&sq->gen_done, memory_order_acquire))
+		return false;
+	/* Everything the device wrote has been taken by the driver. */
+	if (sp->threaded) {
+		struct sim_desc *d = &sq->rx.desc[sq->rx.next_to_clean & sq->rx.mask];
+
+		return sq->rx.next_to_clean == sq->rx.next_to_use ||
+		       !(atomic_load_explicit(&d->status, memory_order_acquire) & SIM_DESC_DONE);
+	}
+	filled = sq->rx.dev_head - sq->rx.next_to_clean;
+	return filled == 0;
+}
+
+static bool sim_tx_idle(struct rxp_queue *q)
+{
+	struct sim_port *sp = q->port->priv;
+	struct sim_ring *r = &sp->q[q->id].tx;
+
+	return r->next_to_clean == r->next_to_use;
+}
+
+static int sim_start(struct rxp_port *port, char *err, size_t errlen)
+{
+	struct sim_port *sp = port->priv;
+	int ret;
+
+	if (!sp->threaded)
+		return 0;
+	ret = pthread_create(&sp->thread, NULL, dev_thread, port);
+	if (ret) {
+		snprintf(err, errlen, "port %s: cannot start the device thread: %s", port->name,
+			 strerror(ret));
+		return -ret;
+	}
+	sp->thread_running = true;
+	return 0;
+}
+
+static void return_ring(struct sim_port *sp, struct sim_ring *r)
+{
+	for (uint32_t i = r->next_to_clean; i != r->next_to_use; i++)
+		rxp_pool_put_ring(sp->pool, &r->bufs[i & r->mask], 1);
+	r->next_to_clean = r->next_to_use;
+}
+
+static void sim_close(struct rxp_port *port)
+{
+	struct sim_port *sp = port->priv;
+
+	if (!sp)
+		return;
+	if (sp->thread_running) {
+		atomic_store(&sp->stop, true);
+		pthread_join(sp->thread, NULL);
+	}
+	for (uint16_t q = 0; q < port->n_queues; q++) {
+		if (sp->q[q].rx.bufs)
+			return_ring(sp, &sp->q[q].rx);
+		if (sp->q[q].tx.bufs)
+			return_ring(sp, &sp->q[q].tx);
+		ring_free(&sp->q[q].rx);
+		ring_free(&sp->q[q].tx);
+		rxp_gen_free(&sp->q[q].gen);
+	}
+	free(sp);
+	port->priv = NULL;
+}
+
+#define SIM_KEYS "proto, size, flows, src4, dst4, src6, dst6, bad, count, pcap, loop, " \
+		 "rxring, txring, device, mac"
+
+static int sim_open(struct rxp_port *port, struct rxp_args *args, char *err, size_t errlen)
+{
+	struct rxp_gen_config gcfg;
+	uint32_t rx_size = SIM_RING_DEFAULT, tx_size = SIM_RING_DEFAULT;
+	const char *device;
+	struct sim_port *sp;
+	int ret;
+
+	rxp_gen_config_default(&gcfg);
+	gcfg.max_frame = port->pool->max_frame;
+	if ((ret = rxp_args_mac(args, "mac", port->mac, err, errlen)) ||
+	    (ret = rxp_args_u32(args, "rxring", SIM_RING_MIN, SIM_RING_MAX, &rx_size, err, errlen)) ||
+	    (ret = rxp_args_u32(args, "txring", SIM_RING_MIN, SIM_RING_MAX, &tx_size, err, errlen)) ||
+	    (ret = rxp_gen_config_parse(&gcfg, args, err, errlen)))
+		return ret;
+	if (!rxp_is_pow2(rx_size) || !rxp_is_pow2(tx_size)) {
+		snprintf(err, errlen, "rxring=%u, txring=%u: ring sizes must be powers of two",
+			 rx_size, tx_size);
+		return -EINVAL;
+	}
+	device = rxp_args_get(args, "device") ?: "inline";
+	if (strcmp(device, "inline") && strcmp(device, "thread")) {
+		snprintf(err, errlen, "device=%s: expected inline or thread", device);
+		return -EINVAL;
+	}
+	ret = rxp_args_check_unused(args, SIM_KEYS, err, errlen);
+	if (ret)
+		return ret;
+	memcpy(gcfg.dst_mac, port->mac, 6);
+
+	sp = calloc(1, sizeof(*sp) + port->n_queues * sizeof(sp->q[0]));
+	if (!sp) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	sp->pool = port->pool;
+	sp->threaded = !strcmp(device, "thread");
+	port->priv = sp;
+	for (uint16_t q = 0; q < port->n_queues; q++) {
+		if (ring_init(&sp->q[q].rx, rx_size) || ring_init(&sp->q[q].tx, tx_size)) {
+			snprintf(err, errlen, "out of memory for rings of %u and %u descriptors",
+				 rx_size, tx_size);
+			ret = -ENOMEM;
+			goto err_close;
+		}
+		ret = rxp_gen_init(&sp->q[q].gen, &gcfg, err, errlen);
+		if (ret)
+			goto err_close;
+	}
+	return 0;
+
+err_close:
+	sim_close(port);
+	return ret;
+}
+
+void rxp_sim_set_tx_hook(struct rxp_port *port, rxp_sim_tx_hook hook, void *ctx)
+{
+	struct sim_port *sp = port->priv;
+
+	sp->tx_hook = hook;
+	sp->tx_hook_ctx = ctx;
+}
+
+const struct rxp_gen *rxp_sim_gen(const struct rxp_port *port, uint16_t queue)
+{
+	const struct sim_port *sp = port->priv;
+
+	return queue < port->n_queues ? &sp->q[queue].gen : NULL;
+}
+
+const struct rxp_port_ops rxp_sim_ops = {
+	.driver = "sim",
+	.args_help = SIM_KEYS,
+	.open = sim_open,
+	.rx_burst = sim_rx_burst,
+	.tx_burst = sim_tx_burst,
+	.refill = sim_refill,
+	.complete = sim_complete,
+	.rx_finished = sim_rx_finished,
+	.tx_idle = sim_tx_idle,
+	.start = sim_start,
+	.close = sim_close,
+};
