@@ -75,11 +75,16 @@ static inline uint16_t rxp_csum(const void *data, size_t len)
 static inline uint16_t rxp_ip4_csum_verify(const void *hdr, unsigned ihl)
 {
 	const uint8_t *p = hdr;
-	uint32_t w[5];
+	uint32_t w0, w1, w2, w3, w4;
 	uint64_t sum;
 
-	memcpy(w, p, sizeof(w));
-	sum = (uint64_t)w[0] + w[1] + w[2] + w[3] + w[4];
+	/* five plain loads: a single 20-byte memcpy makes compilers bounce it through the stack */
+	memcpy(&w0, p, 4);
+	memcpy(&w1, p + 4, 4);
+	memcpy(&w2, p + 8, 4);
+	memcpy(&w3, p + 12, 4);
+	memcpy(&w4, p + 16, 4);
+	sum = (uint64_t)w0 + w1 + w2 + w3 + w4;
 	if (rxp_unlikely(ihl > 5))
 		sum = rxp_csum_partial(p + 20, (ihl - 5) * 4u, sum);
 	return rxp_csum_fold(sum);

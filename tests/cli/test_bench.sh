@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# rxpath bench: every variant measured; JSON, table and SVG tell the same story.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+"$RXPATH" bench --duration 0.02 --reps 3 --sizes 64,1500 --json --svg "$TMP/b.svg" \
+	>"$TMP/b.json" 2>"$TMP/b.err"; rc=$?
+check bench_json_exit_0 [ "$rc" -eq 0 ]
+check bench_json_shape python3 - "$TMP/b.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+fams = {"handoff": {"list", "per-packet"}, "copy": {"copy", "zero-copy"},
+        "prefetch": {"none", "1-line", "2-lines"}, "rx_offset": {"0", "2"},
+        "buffer_size": {"page", "precise"}, "all": {"all-on", "all-off"}}
+for size in (64, 1500):
+    got = {}
+    for r in rows:
+        if r["frame_size"] == size:
+            got.setdefault(r["family"], set()).add(r["variant"])
+    assert got == fams, (size, got)
+for r in rows:
+    for k in ("family", "variant", "frame_size", "mpps", "ns_per_packet", "ratio"):
+        assert k in r, (k, r)
+    assert r["mpps"] > 0
+    assert abs(r["ns_per_packet"] - 1000 / r["mpps"]) < 0.01 * r["ns_per_packet"]
+    assert r["mpps_min"] <= r["mpps"] <= r["mpps_max"]
+# ratios are against the family baseline at the same size
+for r in rows:
+    base = [b for b in rows if b["family"] == r["family"] and b["frame_size"] == r["frame_size"] and b["baseline"]]
+    assert len(base) == 1
+    assert abs(r["ratio"] - r["mpps"] / base[0]["mpps"]) < 1e-3, r
+PY
+check bench_svg_is_xml python3 -c 'import xml.dom.minidom,sys; xml.dom.minidom.parse(sys.argv[1])' "$TMP/b.svg"
+check bench_svg_matches_json python3 - "$TMP/b.json" "$TMP/b.svg" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+svg = open(sys.argv[2]).read()
+for r in rows:
+    assert "%.1f Mpps" % r["mpps"] in svg, r
+PY
+
+"$RXPATH" bench --duration 0.02 --reps 1 --sizes 64 >"$TMP/t.txt" 2>/dev/null; rc=$?
+check bench_table_exit_0 [ "$rc" -eq 0 ]
+check bench_table_rows [ "$(grep -cE '^ +64  [a-z_]+ +[a-z0-9-]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x' "$TMP/t.txt")" -eq 13 ]
+
+out=$("$RXPATH" bench --sizes 10 2>&1); rc=$?
+check bench_bad_size [ "$rc" -eq 2 ]
+check bench_bad_size_message grep -q -- '--sizes 10: expected' <<<"$out"

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# rxpath run: the main job, finite sources, JSON output, config errors.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+# The README's main job: two sim ports, live lines, a summary, every buffer back.
+out=$("$RXPATH" run --duration 1.2 --interval 0.5 2>&1); rc=$?
+check run_default_exits_0 [ "$rc" -eq 0 ]
+check run_default_live_lines [ "$(grep -c ' s  sim[01] .*rx .*pps.*bit/s.*drop' <<<"$out")" -ge 4 ]
+check run_default_summary_drops grep -q 'ip4_bad_checksum' <<<"$out"
+check run_default_buffers_accounted grep -q 'buffers: all [0-9]* accounted for' <<<"$out"
+
+# A finite source ends the run by itself; the counters add up.
+json=$("$RXPATH" run --json -i 0 -e 'port add p0 sim:proto=udp4+tcp6,count=100000,bad=2'); rc=$?
+check run_finite_exits_0 [ "$rc" -eq 0 ]
+summary=$(grep '"event":"summary"' <<<"$json")
+check run_finite_counts python3 - "$summary" <<'PY'
+import json, sys
+s = json.loads(sys.argv[1])
+p = s["ports"][0]
+delivered = sum(s["delivered"].values())
+dropped = sum(s["drops"].values())
+assert p["rx_packets"] == 100000, p
+assert delivered + dropped == 100000, (delivered, dropped)
+assert p["rx_dropped"] == dropped
+assert s["delivered"]["udp4"] > 0 and s["delivered"]["tcp6"] > 0
+# 2% malformed, spread over 15 kinds: each kind shows up under its reason
+assert all(s["drops"][k] > 0 for k in s["drops"] if k != "no_buffer"), s["drops"]
+assert abs(dropped - 2000) <= 40, dropped  # within 2% of the share asked for
+PY
+
+# Every technique off still delivers the same traffic.
+out=$("$RXPATH" run -i 0 --handoff packet --copy --prefetch 0 --rx-offset 0 --buffers page \
+	-e 'port add p0 sim:count=50000,size=1500' 2>&1); rc=$?
+check run_all_off_works [ "$rc" -eq 0 ]
+check run_all_off_delivers grep -q 'delivered 50,000 packets' <<<"$out"
+check run_all_off_reports_settings grep -q 'per-packet handoff, copy mode, prefetch 0 lines' <<<"$out"
+
+# Bad input: named, non-zero exit, nothing runs.
+out=$("$RXPATH" run -e 'port add p0 sim:size=10' 2>&1); rc=$?
+check run_bad_arg_exit [ "$rc" -ne 0 ]
+check run_bad_arg_names_key grep -q 'size=10' <<<"$out"
+check run_bad_arg_nothing_ran bash -c '! grep -q summary <<<"$1"' _ "$out"
+
+printf 'port add p0 sim:count=10\n# comment\nport ad p1 sim\n' >"$TMP/bad.conf"
+out=$("$RXPATH" run -c "$TMP/bad.conf" 2>&1); rc=$?
+check run_bad_config_exit [ "$rc" -eq 2 ]
+check run_bad_config_line_number grep -q 'bad.conf:3: .ad.: expected .add.' <<<"$out"
+
+out=$("$RXPATH" run -e 'port add p0 nic:dev=eth0' 2>&1); rc=$?
+check run_unknown_driver [ "$rc" -eq 2 ]
+check run_unknown_driver_lists_drivers grep -q 'unknown driver (built in: sim' <<<"$out"
+
+out=$("$RXPATH" run --prefetch 3 2>&1); rc=$?
+check run_bad_option [ "$rc" -eq 2 ]
+check run_bad_option_says_range grep -q -- '--prefetch 3: expected 0, 1 or 2' <<<"$out"
+
+out=$("$RXPATH" run -e 'port add p0 sim:colour=red' 2>&1); rc=$?
+check run_unknown_key [ "$rc" -ne 0 ]
+check run_unknown_key_named grep -q "unknown argument 'colour'" <<<"$out"
+
+# A pool too small for the ring: refills fall short and are counted; no buffer is lost.
+out=$("$RXPATH" run -i 0 --pool 300 -e 'port add p0 sim:count=20000' 2>&1); rc=$?
+check run_small_pool_exit_0 [ "$rc" -eq 0 ]
+check run_small_pool_counts_short_refills grep -Eq 'refills short of buffers [1-9]' <<<"$out"
+check run_small_pool_delivers_all grep -q 'delivered 20,000 packets' <<<"$out"
