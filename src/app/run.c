@@ -385,6 +385,10 @@ int cmd_run(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	if (cfg.pool.hugepages && !dp.pool->hugepages)
+		fprintf(stderr,
+			"rxpath run: no free 2 MiB huge pages for the pool; using 4 KiB pages "
+			"(reserve some with: echo 64 > /proc/sys/vm/nr_hugepages)\n");
 	print_config(&dp, &cfg, o.json);
 	elapsed = run_loop(&dp, &o);
 	if (o.json)
