@@ -22,7 +22,7 @@ CFLAGS += -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra -Wshadow -Wstrict-prototyp
 LDLIBS := -lpcap -lpthread -lm
 LDFLAGS += $(LDSAN)
 
-LIB_SRC := $(wildcard src/core/*.c src/port/*.c src/net/*.c)
+LIB_SRC := $(wildcard src/core/*.c src/port/*.c src/fib/*.c src/net/*.c)
 APP_SRC := $(wildcard src/app/*.c)
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 
