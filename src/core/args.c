@@ -62,7 +62,7 @@ int rxp_parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out)
 	char *end;
 	unsigned long long v;
 
-	if (!text || !*text || *text == '-' || *text == '+')
+	if (!text || *text < '0' || *text > '9')
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(text, &end, 10);
@@ -108,16 +108,32 @@ int rxp_args_double(struct rxp_args *args, const char *key, double min, double m
 	return 0;
 }
 
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 int rxp_parse_mac(const char *text, uint8_t out[6])
 {
-	unsigned b[6];
-	char tail;
+	uint8_t mac[6];
 
-	if (sscanf(text, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
-		   &tail) != 6 || strlen(text) != 17)
+	/* exactly "xx:xx:xx:xx:xx:xx" */
+	if (strlen(text) != 17)
 		return -EINVAL;
-	for (int i = 0; i < 6; i++)
-		out[i] = (uint8_t)b[i];
+	for (int i = 0; i < 6; i++) {
+		int hi = hex_digit(text[i * 3]), lo = hex_digit(text[i * 3 + 1]);
+
+		if (hi < 0 || lo < 0 || (i < 5 && text[i * 3 + 2] != ':'))
+			return -EINVAL;
+		mac[i] = (uint8_t)(hi << 4 | lo);
+	}
+	memcpy(out, mac, 6);
 	return 0;
 }
 

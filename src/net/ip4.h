@@ -10,7 +10,7 @@ static inline enum rxp_next rxp_ip4_input(struct rxp_pkt *pkt)
 {
 	const uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
 	uint32_t avail = (uint32_t)pkt->len - pkt->l3_off;
-	uint32_t ihl, tot_len;
+	uint32_t ihl, tot_len, frag;
 
 	if (rxp_unlikely(avail < RXP_IP4_HLEN))
 		return rxp_drop_as(pkt, RXP_DROP_IP4_TRUNCATED);
@@ -28,8 +28,10 @@ static inline enum rxp_next rxp_ip4_input(struct rxp_pkt *pkt)
 	pkt->l3_len = (uint16_t)tot_len;
 	pkt->l4_off = (uint16_t)(pkt->l3_off + ihl);
 	pkt->l4_proto = ip[9];
-	if (rxp_unlikely(rxp_load_be16(ip + 6) & RXP_IP4_OFFMASK))
-		pkt->flags |= RXP_PKT_F_FRAG_NTH;
+	frag = rxp_load_be16(ip + 6);
+	if (rxp_unlikely(frag & (RXP_IP4_MF | RXP_IP4_OFFMASK)))
+		pkt->flags |= frag & RXP_IP4_OFFMASK ? RXP_PKT_F_FRAG | RXP_PKT_F_FRAG_NTH
+						     : RXP_PKT_F_FRAG;
 	return RXP_NEXT_L4;
 }
 

@@ -25,7 +25,9 @@ static inline enum rxp_next rxp_l4_input(struct rxp_pkt *pkt, enum rxp_sink_clas
 		if (rxp_unlikely(l4_len < RXP_UDP_HLEN))
 			return rxp_drop_as(pkt, RXP_DROP_L4_TRUNCATED);
 		ulen = rxp_load_be16(l4 + 4);
-		if (rxp_unlikely(ulen < RXP_UDP_HLEN || ulen > l4_len))
+		/* in a first fragment the UDP length counts the whole datagram */
+		if (rxp_unlikely(ulen < RXP_UDP_HLEN ||
+				 (ulen > l4_len && !(pkt->flags & RXP_PKT_F_FRAG))))
 			return rxp_drop_as(pkt, RXP_DROP_UDP_LEN);
 		*cls = (enum rxp_sink_class)(RXP_SINK_UDP4 + v6);
 		return RXP_NEXT_DELIVER;

@@ -22,6 +22,7 @@ enum rxp_next {
 
 #define RXP_PKT_F_IP6      0x01	/* network header is IPv6 */
 #define RXP_PKT_F_FRAG_NTH 0x02	/* a non-first fragment: no transport header */
+#define RXP_PKT_F_FRAG     0x04	/* any fragment: transport lengths cover the whole datagram */
 
 static inline enum rxp_next rxp_drop_as(struct rxp_pkt *pkt, enum rxp_drop_reason reason)
 {

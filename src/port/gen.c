@@ -13,12 +13,13 @@
 #define SCHED_MAX 65536u
 #define FLOWS_MAX 65536u
 #define PCAP_FRAMES_MAX 1000000u
+#define BAD_FRAME_SIZE 128u	/* malformed frames: 124 bytes, 128 with the VLAN tag */
 
 static const char *const bad_names[RXP_GEN_BAD_KINDS] = {
 	[RXP_GEN_BAD_ETH_TRUNCATED] = "eth_truncated",
-	[RXP_GEN_BAD_NOT_FOR_US] = "not_for_us",
-	[RXP_GEN_BAD_ETHERTYPE] = "unknown_ethertype",
-	[RXP_GEN_BAD_VLAN] = "unknown_vlan",
+	[RXP_GEN_BAD_NOT_FOR_US] = "eth_not_for_us",
+	[RXP_GEN_BAD_ETHERTYPE] = "eth_unknown_type",
+	[RXP_GEN_BAD_VLAN] = "vlan_unknown",
 	[RXP_GEN_BAD_IP4_TRUNCATED] = "ip4_truncated",
 	[RXP_GEN_BAD_IP4_VERSION] = "ip4_bad_version",
 	[RXP_GEN_BAD_IP4_IHL] = "ip4_bad_ihl",
@@ -288,7 +289,7 @@ static uint16_t build_bad(uint8_t *f, const struct rxp_gen_config *cfg, enum rxp
 	struct rxp_ip6_hdr *ip6 = (struct rxp_ip6_hdr *)(f + RXP_ETH_HLEN);
 	uint16_t len;
 
-	c.frame_size = 64 + 64;	/* room for every header below */
+	c.frame_size = BAD_FRAME_SIZE;	/* room for every header below */
 	switch (kind) {
 	case RXP_GEN_BAD_ETH_TRUNCATED:
 		build_frame(f, &c, RXP_GEN_UDP4, 0);
@@ -501,6 +502,28 @@ int rxp_gen_init(struct rxp_gen *gen, const struct rxp_gen_config *cfg, char *er
 		snprintf(err, errlen, "frame size %u is out of range 64..%u", cfg->frame_size,
 			 cfg->max_frame + RXP_ETH_FCS_LEN);
 		return -EINVAL;
+	}
+	if (!cfg->pcap[0]) {
+		static const struct { uint32_t bit; const char *name; uint32_t len; } need[] = {
+			{ RXP_GEN_UDP4, "udp4", RXP_ETH_HLEN + RXP_IP4_HLEN + RXP_UDP_HLEN },
+			{ RXP_GEN_TCP4, "tcp4", RXP_ETH_HLEN + RXP_IP4_HLEN + RXP_TCP_HLEN },
+			{ RXP_GEN_UDP6, "udp6", RXP_ETH_HLEN + RXP_IP6_HLEN + RXP_UDP_HLEN },
+			{ RXP_GEN_TCP6, "tcp6", RXP_ETH_HLEN + RXP_IP6_HLEN + RXP_TCP_HLEN },
+		};
+
+		/* Every frame must fit the receive buffers: a device never writes past them. */
+		for (size_t i = 0; i < RXP_ARRAY_SIZE(need); i++) {
+			if ((cfg->protos & need[i].bit) && need[i].len > cfg->max_frame) {
+				snprintf(err, errlen, "proto %s needs %u-byte frames but the maximum frame is %u bytes; raise --max-frame",
+					 need[i].name, need[i].len, cfg->max_frame);
+				return -EINVAL;
+			}
+		}
+		if (cfg->bad_pct > 0 && BAD_FRAME_SIZE > cfg->max_frame) {
+			snprintf(err, errlen, "bad=%g needs a maximum frame of at least %u bytes (it is %u); raise --max-frame",
+				 cfg->bad_pct, BAD_FRAME_SIZE, cfg->max_frame);
+			return -EINVAL;
+		}
 	}
 	ret = cfg->pcap[0] ? load_pcap(gen, cfg, err, errlen) : build_templates(gen, cfg, err, errlen);
 	if (ret)

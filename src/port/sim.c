@@ -37,6 +37,7 @@ struct sim_ring {
 	rxp_cache_aligned uint32_t dev_head;	/* next slot the device works on */
 	uint64_t dev_frames;
 	uint64_t dev_bytes;
+	uint64_t dev_oversize;	/* frames larger than a buffer, not written */
 };
 
 struct sim_queue {
@@ -97,6 +98,11 @@ static uint32_t dev_rx(struct sim_port *sp, struct sim_queue *sq)
 		if (!frame) {
 			atomic_store_explicit(&sq->gen_done, true, memory_order_release);
 			break;
+		}
+		/* Like a NIC's buffer size register: never write past the buffer. */
+		if (rxp_unlikely(len > sp->pool->data_room)) {
+			r->dev_oversize++;
+			continue;
 		}
 		memcpy(sp->pool->base + d->addr, frame, len);
 		d->len = len;
