@@ -63,4 +63,4 @@ test: unit
 clean:
 	rm -rf build build-san
 
--include $(shell find build build-san -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -14,6 +14,7 @@
 
 #define RXP_PORT_NAME_MAX 16
 #define RXP_QUEUES_MAX 64
+#define RXP_PORTS_MAX 64	/* port ids are below this */
 
 struct rxp_port;
 struct rxp_queue;

@@ -44,7 +44,11 @@ static inline uint32_t rxp_ring_count(const struct rxp_ring *r)
 static inline void rxp_ring_publish(struct rxp_ring_headtail *ht, uint32_t old_head,
 				    uint32_t new_head)
 {
-	while (atomic_load_explicit(&ht->tail, memory_order_relaxed) != old_head)
+	/*
+	 * Acquire: the slots published by the reservation before ours become
+	 * ours to republish, so the other side, acquiring our tail, sees them too.
+	 */
+	while (atomic_load_explicit(&ht->tail, memory_order_acquire) != old_head)
 		rxp_cpu_relax();
 	/* Pairs with the acquire load of this tail by the other side's reserve. */
 	atomic_store_explicit(&ht->tail, new_head, memory_order_release);

@@ -87,7 +87,7 @@ struct rxp_rx_tuning {
 /* Returns the tuning with every technique on (list, zero-copy, 2-line prefetch, budget 64). */
 struct rxp_rx_tuning rxp_rx_tuning_default(void);
 
-#define RXP_STACK_PORTS_MAX 64
+#define RXP_STACK_PORTS_MAX RXP_PORTS_MAX
 
 struct rxp_stack {
 	struct rxp_rx_tuning tuning;

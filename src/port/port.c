@@ -5,9 +5,11 @@
 #include "rxpath/port.h"
 
 extern const struct rxp_port_ops rxp_sim_ops;
+extern const struct rxp_port_ops rxp_pcap_ops;
 
 static const struct rxp_port_ops *const drivers[] = {
 	&rxp_sim_ops,
+	&rxp_pcap_ops,
 };
 
 const struct rxp_port_ops *rxp_port_driver(const char *name)
@@ -20,7 +22,7 @@ const struct rxp_port_ops *rxp_port_driver(const char *name)
 
 const char *rxp_port_drivers(void)
 {
-	return "sim";
+	return "sim, pcap";
 }
 
 int rxp_port_open(struct rxp_port *port, uint16_t id, const char *name, const char *spec,
@@ -33,6 +35,10 @@ int rxp_port_open(struct rxp_port *port, uint16_t id, const char *name, const ch
 	int ret;
 
 	memset(port, 0, sizeof(*port));
+	if (id >= RXP_PORTS_MAX) {
+		snprintf(err, errlen, "port %s: at most %d ports", name, RXP_PORTS_MAX);
+		return -EINVAL;
+	}
 	if (!name[0] || strlen(name) >= sizeof(port->name)) {
 		snprintf(err, errlen, "port name '%s' must be 1 to %d characters", name,
 			 RXP_PORT_NAME_MAX - 1);

@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The pcap port: "pcap:in=FILE,out=FILE,mac=MAC".
+ *
+ * Every frame of @in is received on the port's one queue, in file order;
+ * every frame transmitted is appended to @out. Either file may be left out,
+ * not both. This driver feeds conformance tests and replays, not line rate:
+ * it copies each frame out of libpcap's buffer into a pool buffer, and
+ * writes synchronously, so nothing is ever in flight and tx_idle() is
+ * always true.
+ *
+ * Receive reads one frame ahead. The frame libpcap returned last stays in
+ * libpcap's buffer (valid until the next pcap_next_ex() call) until a pool
+ * buffer is free for it, so an empty pool delays a frame but never loses
+ * it, and rx_finished() knows the file is done as soon as the last frame
+ * was taken.
+ *
+ * Output timestamps are the wall clock (CLOCK_REALTIME), read once per
+ * tx_burst: every frame of one burst carries the same time.
+ */
+#include <errno.h>
+#include <pcap/pcap.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include "rxpath/pcap_port.h"
+
+#define PCAPPORT_KEYS "in, out, mac"
+#define PCAPPORT_SNAPLEN 65535
+#define PCAPPORT_WARN_MAX 8u	/* skip warnings per port; later skips are only counted */
+#define PCAPPORT_PATH_MAX 256u
+
+struct pcapport {
+	/* input */
+	pcap_t *in;
+	const uint8_t *next;	/* next frame to receive, in libpcap's buffer; NULL: none left */
+	uint32_t next_len;
+	uint64_t n_read;	/* records read from @in, skipped ones included */
+	uint64_t skipped_oversize;
+	uint64_t skipped_truncated;
+	unsigned n_warned;
+	/* output */
+	pcap_t *out_dead;	/* pcap_dump_open() needs a handle to take the link type from */
+	pcap_dumper_t *out;
+	bool out_failed;	/* a flush failed; warned once */
+	/* for messages */
+	char port_name[RXP_PORT_NAME_MAX];
+	uint32_t max_frame;
+	char in_path[PCAPPORT_PATH_MAX];
+	char out_path[PCAPPORT_PATH_MAX];
+};
+
+/* Slow path: says why a frame of @in was skipped, up to PCAPPORT_WARN_MAX times per port. */
+static rxp_noinline void warn_skip(struct pcapport *pp, const struct pcap_pkthdr *hdr,
+				   bool truncated)
+{
+	if (pp->n_warned > PCAPPORT_WARN_MAX)
+		return;
+	if (pp->n_warned++ == PCAPPORT_WARN_MAX) {
+		fprintf(stderr, "rxpath: port %s: pcap in=%s: more frames skipped; counted, not reported\n",
+			pp->port_name, pp->in_path);
+		return;
+	}
+	if (truncated)
+		fprintf(stderr, "rxpath: port %s: pcap in=%s: frame %llu was captured truncated (%u of %u bytes); skipped, capture with a larger snap length\n",
+			pp->port_name, pp->in_path, (unsigned long long)pp->n_read, hdr->caplen,
+			hdr->len);
+	else
+		fprintf(stderr, "rxpath: port %s: pcap in=%s: frame %llu is %u bytes, larger than the pool's %u-byte maximum frame; skipped, raise the maximum frame\n",
+			pp->port_name, pp->in_path, (unsigned long long)pp->n_read, hdr->caplen,
+			pp->max_frame);
+}
+
+/*
+ * Reads ahead to the next frame of @in that fits a buffer, skipping (and
+ * counting) the others. Sets pp->next to NULL at the end of the file or on
+ * a read error. Invalidates the previous pp->next.
+ */
+static void read_ahead(struct pcapport *pp)
+{
+	struct pcap_pkthdr *hdr;
+	const u_char *data;
+	int ret;
+
+	pp->next = NULL;
+	if (!pp->in)
+		return;
+	while ((ret = pcap_next_ex(pp->in, &hdr, &data)) == 1) {
+		pp->n_read++;
+		if (hdr->caplen < hdr->len) {
+			pp->skipped_truncated++;
+			warn_skip(pp, hdr, true);
+			continue;
+		}
+		if (hdr->caplen > pp->max_frame) {
+			pp->skipped_oversize++;
+			warn_skip(pp, hdr, false);
+			continue;
+		}
+		pp->next = data;
+		pp->next_len = hdr->caplen;
+		return;
+	}
+	/* -2 is the clean end of the file; -1 a damaged one (cut short, say). */
+	if (ret == -1)
+		fprintf(stderr, "rxpath: port %s: pcap in=%s: read error after frame %llu: %s; no more frames from this file\n",
+			pp->port_name, pp->in_path, (unsigned long long)pp->n_read,
+			pcap_geterr(pp->in));
+	/* Nothing is read after the end, so libpcap's buffers can go now. */
+	pcap_close(pp->in);
+	pp->in = NULL;
+}
+
+static uint16_t pcapport_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_t n)
+{
+	struct pcapport *pp = q->port->priv;
+	struct rxp_pool *pool = q->port->pool;
+	uint64_t bytes = 0;
+	uint16_t i = 0;
+
+	while (i < n && pp->next) {
+		struct rxp_pkt *pkt = rxp_pool_alloc(q->cache);
+
+		if (rxp_unlikely(!pkt)) {
+			/* The frame stays in pp->next for a later call. */
+			q->stats.rx_no_buffer++;
+			break;
+		}
+		pkt->data_off = (uint16_t)pool->data_off;
+		pkt->len = (uint16_t)pp->next_len;
+		pkt->port = q->port->id;
+		pkt->queue = q->id;
+		memcpy(rxp_pkt_data(pkt), pp->next, pp->next_len);
+		bytes += pp->next_len;
+		pkts[i++] = pkt;
+		read_ahead(pp);
+	}
+	q->stats.rx_polls++;
+	q->stats.rx_nonempty += i != 0;
+	q->stats.rx_packets += i;
+	q->stats.rx_bytes += bytes;
+	return i;
+}
+
+/* Takes all @n frames: writes them to @out (if any) and frees their buffers. */
+static uint16_t pcapport_tx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_t n)
+{
+	struct pcapport *pp = q->port->priv;
+	uint64_t bytes = 0;
+
+	if (pp->out && n) {
+		struct pcap_pkthdr hdr;
+		struct timespec now;
+
+		/* One clock read per burst, not per frame. */
+		clock_gettime(CLOCK_REALTIME, &now);
+		hdr.ts.tv_sec = now.tv_sec;
+		hdr.ts.tv_usec = now.tv_nsec / 1000;
+		for (uint16_t i = 0; i < n; i++) {
+			hdr.caplen = hdr.len = pkts[i]->len;
+			pcap_dump((u_char *)pp->out, &hdr, rxp_pkt_cdata(pkts[i]));
+			bytes += pkts[i]->len;
+		}
+		/* Keep the file whole if the program is killed; this is no fast path. */
+		if (pcap_dump_flush(pp->out) && !pp->out_failed) {
+			pp->out_failed = true;
+			fprintf(stderr, "rxpath: port %s: pcap out=%s: write failed: %s; frames are being lost\n",
+				pp->port_name, pp->out_path, strerror(errno));
+		}
+	} else {
+		for (uint16_t i = 0; i < n; i++)
+			bytes += pkts[i]->len;
+	}
+	rxp_pool_free_bulk(q->cache, pkts, n);
+	q->stats.tx_packets += n;
+	q->stats.tx_bytes += bytes;
+	q->stats.tx_completed += n;
+	return n;
+}
+
+/* Nothing to post: buffers are taken from the cache as frames are read. */
+static uint32_t pcapport_refill(struct rxp_queue *q)
+{
+	(void)q;
+	return 0;
+}
+
+/* Nothing to reap: tx_burst frees buffers as it writes them. */
+static uint32_t pcapport_complete(struct rxp_queue *q)
+{
+	(void)q;
+	return 0;
+}
+
+static bool pcapport_rx_finished(struct rxp_queue *q)
+{
+	const struct pcapport *pp = q->port->priv;
+
+	return !pp->next;
+}
+
+static bool pcapport_tx_idle(struct rxp_queue *q)
+{
+	(void)q;
+	return true;
+}
+
+static void pcapport_close(struct rxp_port *port)
+{
+	struct pcapport *pp = port->priv;
+
+	if (!pp)
+		return;
+	/* pcap_dump_close() flushes first. No buffers are held: frames wait in libpcap's. */
+	if (pp->out)
+		pcap_dump_close(pp->out);
+	if (pp->out_dead)
+		pcap_close(pp->out_dead);
+	if (pp->in)
+		pcap_close(pp->in);
+	free(pp);
+	port->priv = NULL;
+}
+
+/*
+ * Copies the value of @key to @path. Returns 0 (an absent key leaves @path
+ * empty) or -errno with @err explained.
+ */
+static int get_path(struct rxp_args *args, const char *key, char *path, size_t len, char *err,
+		    size_t errlen)
+{
+	const char *v = rxp_args_get(args, key);
+
+	if (!v)
+		return 0;
+	if (!v[0]) {
+		snprintf(err, errlen, "%s= is empty: give the path of a pcap file", key);
+		return -EINVAL;
+	}
+	/* libpcap reads "-" as stdin/stdout and would fclose() them at close. */
+	if (!strcmp(v, "-")) {
+		snprintf(err, errlen, "%s=-: standard streams are not supported; use %s",
+			 key, !strcmp(key, "in") ? "in=/dev/stdin" : "out=/dev/stdout");
+		return -EINVAL;
+	}
+	if (strlen(v) >= len) {
+		snprintf(err, errlen, "%s=%.32s...: the path is too long (at most %zu characters)",
+			 key, v, len - 1);
+		return -ENAMETOOLONG;
+	}
+	snprintf(path, len, "%s", v);
+	return 0;
+}
+
+/* Returns -errno for a libpcap open that failed, with errno sampled by the caller. */
+static int open_errno(int e)
+{
+	return e > 0 ? -e : -EINVAL;
+}
+
+/* Returns libpcap's message without the "PATH: " it may start with: ours names the path. */
+static const char *strip_path(const char *msg, const char *path)
+{
+	size_t len = strlen(path);
+
+	if (!strncmp(msg, path, len) && !strncmp(msg + len, ": ", 2))
+		return msg + len + 2;
+	return msg;
+}
+
+static int open_in(struct pcapport *pp, char *err, size_t errlen)
+{
+	char perr[PCAP_ERRBUF_SIZE] = "";
+	int linktype;
+
+	errno = 0;
+	pp->in = pcap_open_offline(pp->in_path, perr);
+	if (!pp->in) {
+		int ret = open_errno(errno);
+
+		snprintf(err, errlen, "pcap in=%s: cannot read it: %s; give a readable pcap file",
+			 pp->in_path, strip_path(perr, pp->in_path));
+		return ret;
+	}
+	linktype = pcap_datalink(pp->in);
+	if (linktype != DLT_EN10MB) {
+		const char *name = pcap_datalink_val_to_name(linktype);
+		const char *desc = pcap_datalink_val_to_description(linktype);
+
+		snprintf(err, errlen, "pcap in=%s: link type %s (%s, %d) is not Ethernet; only EN10MB captures can be received (convert with editcap -T ether)",
+			 pp->in_path, name ? name : "?", desc ? desc : "unknown", linktype);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int open_out(struct pcapport *pp, char *err, size_t errlen)
+{
+	struct stat st_in, st_out;
+
+	/* Opening out truncates it: it must not be the file being read. */
+	if (pp->in_path[0] && !stat(pp->in_path, &st_in) && !stat(pp->out_path, &st_out) &&
+	    st_in.st_dev == st_out.st_dev && st_in.st_ino == st_out.st_ino) {
+		snprintf(err, errlen, "pcap out=%s is the same file as in=%s; writing would destroy the input, name another file",
+			 pp->out_path, pp->in_path);
+		return -EINVAL;
+	}
+	pp->out_dead = pcap_open_dead(DLT_EN10MB, PCAPPORT_SNAPLEN);
+	if (!pp->out_dead) {
+		snprintf(err, errlen, "pcap out=%s: out of memory", pp->out_path);
+		return -ENOMEM;
+	}
+	errno = 0;
+	pp->out = pcap_dump_open(pp->out_dead, pp->out_path);
+	if (!pp->out) {
+		int ret = open_errno(errno);
+
+		snprintf(err, errlen, "pcap out=%s: cannot create it: %s; give a writable path",
+			 pp->out_path, strip_path(pcap_geterr(pp->out_dead), pp->out_path));
+		return ret;
+	}
+	/* Write the file header now: a port that never transmits still leaves a valid file. */
+	if (pcap_dump_flush(pp->out)) {
+		int e = errno;
+
+		snprintf(err, errlen, "pcap out=%s: cannot write it: %s; give a writable path with space",
+			 pp->out_path, strerror(e));
+		return e > 0 ? -e : -EIO;
+	}
+	return 0;
+}
+
+static int pcapport_open(struct rxp_port *port, struct rxp_args *args, char *err, size_t errlen)
+{
+	struct pcapport *pp;
+	int ret;
+
+	pp = calloc(1, sizeof(*pp));
+	if (!pp) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	snprintf(pp->port_name, sizeof(pp->port_name), "%s", port->name);
+	pp->max_frame = port->pool->max_frame;
+	if ((ret = get_path(args, "in", pp->in_path, sizeof(pp->in_path), err, errlen)) ||
+	    (ret = get_path(args, "out", pp->out_path, sizeof(pp->out_path), err, errlen)) ||
+	    (ret = rxp_args_mac(args, "mac", port->mac, err, errlen)) ||
+	    (ret = rxp_args_check_unused(args, PCAPPORT_KEYS, err, errlen)))
+		goto err_free;
+	if (!pp->in_path[0] && !pp->out_path[0]) {
+		snprintf(err, errlen, "a pcap port needs a file: give in=FILE to receive, out=FILE to transmit, or both");
+		ret = -EINVAL;
+		goto err_free;
+	}
+	port->priv = pp;
+	if (pp->in_path[0]) {
+		ret = open_in(pp, err, errlen);
+		if (ret)
+			goto err_close;
+	}
+	if (pp->out_path[0]) {
+		ret = open_out(pp, err, errlen);
+		if (ret)
+			goto err_close;
+	}
+	/* The first frame is read now: an empty input is finished from the start. */
+	read_ahead(pp);
+	return 0;
+
+err_close:
+	pcapport_close(port);
+	return ret;
+err_free:
+	free(pp);
+	return ret;
+}
+
+const struct rxp_port_ops rxp_pcap_ops = {
+	.driver = "pcap",
+	.args_help = PCAPPORT_KEYS,
+	.open = pcapport_open,
+	.rx_burst = pcapport_rx_burst,
+	.tx_burst = pcapport_tx_burst,
+	.refill = pcapport_refill,
+	.complete = pcapport_complete,
+	.rx_finished = pcapport_rx_finished,
+	.tx_idle = pcapport_tx_idle,
+	.start = NULL,
+	.close = pcapport_close,
+};
+
+int rxp_pcap_port_skipped(const struct rxp_port *port, uint64_t *oversize, uint64_t *truncated)
+{
+	const struct pcapport *pp = port->priv;
+
+	if (port->ops != &rxp_pcap_ops || !pp)
+		return -EINVAL;
+	*oversize = pp->skipped_oversize;
+	*truncated = pp->skipped_truncated;
+	return 0;
+}
