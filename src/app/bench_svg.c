@@ -229,10 +229,15 @@ static void svg_bar(FILE *f, const struct bench_row *r, unsigned y, double scale
 			right = hi * scale;
 	}
 
-	/* Colour the ratio so wins and losses stand out; +-2% is noise. */
-	if (isfinite(r->ratio) && r->ratio >= 1.02)
+	/*
+	 * Colour the ratio only where it stands out of the noise: by more than
+	 * this variant's own spread, and never for less than 2%.
+	 */
+	double noise = fmax(0.02, isfinite(r->spread_pct) ? r->spread_pct / 100.0 : 0.0);
+
+	if (isfinite(r->ratio) && r->ratio >= 1.0 + noise)
 		rcol = "#1e7b34";
-	else if (isfinite(r->ratio) && r->ratio <= 0.98)
+	else if (isfinite(r->ratio) && r->ratio <= 1.0 - noise)
 		rcol = "#b22222";
 
 	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" fill=\"#222222\">%.1f Mpps",
@@ -364,7 +369,7 @@ static void svg_body(FILE *f, const struct bench_row *rows, unsigned n_rows,
 		"<text x=\"%d\" y=\"49\" font-size=\"11\" fill=\"#444444\">variant</text>\n",
 		SVG_MARGIN, SVG_GREY, SVG_MARGIN + 14,
 		SVG_MARGIN + 72, svg_palette[0], SVG_MARGIN + 86);
-	fprintf(f, "<text x=\"%d\" y=\"49\" font-size=\"11\" fill=\"#444444\">bars: median Mpps; whiskers: min..max over %u repetitions; ratio to the family baseline</text>\n",
+	fprintf(f, "<text x=\"%d\" y=\"49\" font-size=\"11\" fill=\"#444444\">bars: median Mpps; whiskers: min..max over %u repetitions; ratio to the family baseline, coloured where it exceeds the spread</text>\n",
 		SVG_MARGIN + 140, rows[0].reps);
 
 	y = SVG_TITLE_H;
