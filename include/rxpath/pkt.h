@@ -34,7 +34,10 @@ struct rxp_pkt {
 	uint8_t drop_reason;	/* set by the stage that drops it */
 	uint8_t flags;
 	uint8_t pad0;
-	uint64_t user[3];	/* free for the stage that owns the packet */
+	uint16_t ifidx;		/* L3 interface it arrived on (router) */
+	uint16_t out_port;	/* port it leaves by */
+	uint32_t nh;		/* next hop id from the FIB */
+	uint64_t user[2];	/* free for the stage that owns the packet */
 };
 
 _Static_assert(sizeof(struct rxp_pkt) <= RXP_PKT_META_SIZE,

@@ -32,7 +32,24 @@
 	X(L4_TRUNCATED,   "l4_truncated",      "packet ends inside its UDP or TCP header") \
 	X(UDP_LEN,        "udp_bad_length",    "UDP length below 8 or past the IP payload") \
 	X(TCP_OFFSET,     "tcp_bad_offset",    "TCP data offset below 5 words or past the IP payload") \
-	X(NO_BUFFER,      "no_buffer",         "no free buffer to copy the frame into (copy mode)")
+	X(NO_BUFFER,      "no_buffer",         "no free buffer to copy the frame into (copy mode)") \
+	X(L2_BCAST_FWD,   "l2_broadcast_forward", "unicast IP in a link-layer broadcast or multicast frame is not forwarded (RFC 1812 5.3.4)") \
+	X(IP4_MARTIAN_SRC, "ip4_martian_source", "source is 0/8, 127/8, multicast or broadcast") \
+	X(IP4_MARTIAN_DST, "ip4_martian_destination", "destination is 0/8 or 127/8") \
+	X(IP4_BCAST,      "ip4_broadcast",     "limited broadcast is not forwarded") \
+	X(IP4_MCAST,      "ip4_multicast",     "multicast is not forwarded") \
+	X(TTL_EXCEEDED,   "ttl_exceeded",      "TTL or hop limit would reach 0 (Time Exceeded sent)") \
+	X(NO_ROUTE,       "no_route",          "no route to the destination (Destination Unreachable sent)") \
+	X(FRAG_NEEDED,    "frag_needed",       "larger than the egress MTU with DF set (Fragmentation Needed sent)") \
+	X(NEIGH_UNRESOLVED, "neigh_unresolved", "next hop did not answer ARP/ND (Destination Unreachable sent)") \
+	X(NEIGH_HOLD_FULL, "neigh_hold_full",  "too many packets already waiting for this next hop") \
+	X(NEIGH_TABLE_FULL, "neigh_table_full", "neighbour table full; cannot resolve a new next hop") \
+	X(ARP_BAD,        "arp_malformed",     "ARP packet too short or not Ethernet/IPv4") \
+	X(ARP_NOT_FOR_US, "arp_not_for_us",    "ARP for an address that is not ours (learned from if known)") \
+	X(ICMP_BAD,       "icmp_malformed",    "ICMP to us too short or with a bad checksum") \
+	X(LOCAL_UNHANDLED, "local_unhandled",  "addressed to us, but nothing here takes it") \
+	X(TX_FULL,        "tx_full",           "the egress ring was full") \
+	X(NO_MEMORY,      "no_memory",         "no free buffer to build a reply or fragment")
 
 enum rxp_drop_reason {
 #define X(id, name, help) RXP_DROP_##id,
@@ -53,6 +70,10 @@ enum rxp_sink_class {
 	RXP_SINK_UDP6,
 	RXP_SINK_TCP6,
 	RXP_SINK_OTHER6,
+	RXP_SINK_ECHO4,		/* ICMP echo requests answered */
+	RXP_SINK_ARP,		/* ARP taken: requests answered, replies learned */
+	RXP_SINK_ECHO6,
+	RXP_SINK_ND,		/* neighbor discovery taken */
 	RXP_SINK_MAX
 };
 
@@ -67,6 +88,13 @@ struct rxp_stack_stats {
 	uint64_t drops[RXP_DROP_MAX];
 	uint64_t dropped;	/* sum of drops[] */
 	uint64_t polls;		/* polls that handed packets over */
+	uint64_t forwarded;	/* received packets sent on (router) */
+	uint64_t fragments;	/* fragments made from forwarded packets */
+	uint64_t local_out;	/* packets the router made: replies, errors, requests */
+	uint64_t local_out_dropped;	/* of those, lost to a full ring or a missing queue */
+	uint64_t icmp_errors;	/* ICMP errors sent */
+	uint64_t icmp_ratelimited;	/* ICMP errors suppressed by the rate limit */
+	uint64_t neigh_requests;	/* ARP requests / neighbor solicitations sent */
 };
 
 enum rxp_handoff {
@@ -88,20 +116,60 @@ struct rxp_rx_tuning {
 struct rxp_rx_tuning rxp_rx_tuning_default(void);
 
 #define RXP_STACK_PORTS_MAX RXP_PORTS_MAX
+#define RXP_TXV_MAX 128		/* packets gathered per egress port before a tx_burst */
+
+struct rxp_router;
+
+/* Packets gathered for one egress port during a poll. */
+struct rxp_txv {
+	uint16_t n;
+	struct rxp_pkt *pkts[RXP_TXV_MAX];
+};
 
 struct rxp_stack {
 	struct rxp_rx_tuning tuning;
 	struct rxp_pool_cache *cache;	/* where freed buffers go */
+	struct rxp_router *router;	/* NULL: a host sink that takes every valid packet */
+	uint64_t now_ns;		/* the poll loop's clock, updated between polls */
+	uint64_t next_tick_ns;
+	uint64_t tx_pending;		/* bit per port with packets in txv */
+	uint16_t ip_id;			/* identification of IPv4 packets the router makes */
 	uint8_t port_mac[RXP_STACK_PORTS_MAX][6];
+	struct rxp_queue *txq[RXP_STACK_PORTS_MAX];	/* this worker's TX queue per port */
 	struct rxp_stack_stats stats;
+	uint64_t port_drops[RXP_STACK_PORTS_MAX][RXP_DROP_MAX];
+	struct rxp_txv txv[RXP_STACK_PORTS_MAX];
 };
 
 /* Prepares a stack context owned by one worker. Returns 0 or -EINVAL. */
 int rxp_stack_init(struct rxp_stack *st, const struct rxp_rx_tuning *tuning,
 		   struct rxp_pool_cache *cache);
 
-/* Tells the stack the MAC of port @id. Returns 0 or -EINVAL. */
-int rxp_stack_add_port(struct rxp_stack *st, uint16_t id, const uint8_t mac[6]);
+/* Tells the stack the MAC of port @id and the queue to transmit on. Returns 0 or -EINVAL. */
+int rxp_stack_add_port(struct rxp_stack *st, uint16_t id, const uint8_t mac[6],
+		       struct rxp_queue *txq);
+
+/* Makes the stack a router over @router's tables (NULL: a host sink). */
+void rxp_stack_set_router(struct rxp_stack *st, struct rxp_router *router);
+
+/*
+ * Runs the timers (neighbour retries, failures, ageing) at time @now_ns and
+ * sends what they produce. Call it between polls, not per packet.
+ */
+void rxp_stack_tick(struct rxp_stack *st, uint64_t now_ns);
+
+/*
+ * Gives up on every neighbour still resolving: their held packets are
+ * dropped and answered with Destination Unreachable, now. For the end of a
+ * finite input. Returns the number of packets dropped.
+ */
+uint64_t rxp_stack_drain(struct rxp_stack *st);
+
+/* Sends what the stack has gathered for transmit. */
+void rxp_stack_flush(struct rxp_stack *st);
+
+/* Releases the packets the stack still holds (neighbour queues) at shutdown. */
+void rxp_stack_close(struct rxp_stack *st);
 
 /* Vector handoff: every packet is consumed (delivered or dropped). */
 void rxp_stack_input_list(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t n);

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "config.h"
+#include "rxpath/proto.h"
 
-#define WORDS_MAX 8
+#define WORDS_MAX 12
 #define LINE_MAX_LEN 1024
 
 /* Splits @line into words at blanks, up to a '#'. Returns the count, or -E2BIG. */
@@ -29,12 +31,191 @@ static int split(char *line, char **words)
 	}
 }
 
+static bool dev_known(const struct dp_config *cfg, const char *name)
+{
+	for (unsigned i = 0; i < cfg->n_ports; i++)
+		if (!strcmp(cfg->ports[i].name, name))
+			return true;
+	for (unsigned i = 0; i < cfg->n_vlans; i++)
+		if (!strcmp(cfg->vlans[i].name, name))
+			return true;
+	return false;
+}
+
+/* Parses an IPv4 or IPv6 address; returns its family (4 or 6) or 0. */
+static int parse_addr(const char *text, uint8_t out[16])
+{
+	memset(out, 0, 16);
+	if (strchr(text, ':'))
+		return inet_pton(AF_INET6, text, out) == 1 ? 6 : 0;
+	return inet_pton(AF_INET, text, out) == 1 ? 4 : 0;
+}
+
+/* Parses "ADDR/LEN" (a bare address means a host prefix). Returns the family or 0. */
+static int parse_prefix(const char *text, uint8_t out[16], uint8_t *plen)
+{
+	char buf[64];
+	const char *slash = strchr(text, '/');
+	size_t alen = slash ? (size_t)(slash - text) : strlen(text);
+	uint64_t len;
+	int family;
+
+	if (alen >= sizeof(buf))
+		return 0;
+	memcpy(buf, text, alen);
+	buf[alen] = '\0';
+	family = parse_addr(buf, out);
+	if (!family)
+		return 0;
+	if (!slash) {
+		*plen = family == 4 ? 32 : 128;
+		return family;
+	}
+	if (rxp_parse_u64(slash + 1, 0, family == 4 ? 32 : 128, &len))
+		return 0;
+	*plen = (uint8_t)len;
+	return family;
+}
+
+#define BAD(...) do { snprintf(err, errlen, __VA_ARGS__); return -EINVAL; } while (0)
+
+/* "port add NAME SPEC" and "port set NAME mtu N" */
+static int cmd_port(struct dp_config *cfg, char **w, int n, const char *where, char *err,
+		    size_t errlen)
+{
+	char perr[RXP_ERR_LEN];
+
+	if (n >= 2 && !strcmp(w[1], "set")) {
+		struct dp_cmd c = { .kind = DP_CMD_MTU };
+		uint64_t mtu;
+
+		if (n != 5 || strcmp(w[3], "mtu"))
+			BAD("%s: expected 'port set NAME mtu N'", where);
+		if (!dev_known(cfg, w[2]))
+			BAD("%s: '%s': no such port", where, w[2]);
+		if (rxp_parse_u64(w[4], 68, 65535, &mtu))
+			BAD("%s: '%s': expected an MTU from 68 to 65535", where, w[4]);
+		c.mtu = (uint32_t)mtu;
+		snprintf(c.dev, sizeof(c.dev), "%s", w[2]);
+		snprintf(c.where, sizeof(c.where), "%s", where);
+		return dp_config_add_cmd(cfg, &c);
+	}
+	if (n < 2 || strcmp(w[1], "add"))
+		BAD("%s: '%s': expected 'add' or 'set' after 'port'", where, n < 2 ? "" : w[1]);
+	if (n != 4)
+		BAD("%s: %s: expected 'port add NAME DRIVER[:key=value,...]'", where,
+		    n < 4 ? "missing words" : w[4]);
+	if (strncmp(w[3], "vlan", 4) && !rxp_port_driver(strndupa(w[3], strcspn(w[3], ":"))))
+		BAD("%s: '%s': unknown driver (built in: %s, vlan)", where, w[3], rxp_port_drivers());
+	if (dp_config_add_port(cfg, w[2], w[3], perr, sizeof(perr)))
+		BAD("%s: '%s': %s", where, w[2], perr);
+	return 0;
+}
+
+/* "addr add A/L dev NAME" */
+static int cmd_addr(struct dp_config *cfg, char **w, int n, const char *where, char *err,
+		    size_t errlen)
+{
+	struct dp_cmd c = { .kind = DP_CMD_ADDR_ADD };
+
+	if (n < 2 || strcmp(w[1], "add"))
+		BAD("%s: '%s': expected 'add' after 'addr'", where, n < 2 ? "" : w[1]);
+	if (n != 5 || strcmp(w[3], "dev"))
+		BAD("%s: expected 'addr add ADDRESS/LENGTH dev PORT'", where);
+	c.family = (uint8_t)parse_prefix(w[2], c.addr, &c.plen);
+	if (!c.family)
+		BAD("%s: '%s': expected an address with a prefix length, like 10.0.1.1/24 or 2001:db8::1/64", where, w[2]);
+	if (!dev_known(cfg, w[4]))
+		BAD("%s: '%s': no such port", where, w[4]);
+	snprintf(c.dev, sizeof(c.dev), "%s", w[4]);
+	snprintf(c.where, sizeof(c.where), "%s", where);
+	return dp_config_add_cmd(cfg, &c);
+}
+
+/* "route add P/L [via GW] [dev NAME]", "route del P/L" */
+static int cmd_route(struct dp_config *cfg, char **w, int n, const char *where, char *err,
+		     size_t errlen)
+{
+	struct dp_cmd c = { 0 };
+	int i;
+
+	if (n < 3 || (strcmp(w[1], "add") && strcmp(w[1], "del")))
+		BAD("%s: '%s': expected 'route add PREFIX via GATEWAY|dev PORT' or 'route del PREFIX'",
+		    where, n < 2 ? "" : w[1]);
+	c.kind = !strcmp(w[1], "add") ? DP_CMD_ROUTE_ADD : DP_CMD_ROUTE_DEL;
+	c.family = (uint8_t)parse_prefix(w[2], c.addr, &c.plen);
+	if (!c.family)
+		BAD("%s: '%s': expected a prefix like 10.9.0.0/16 or 2001:db8:9::/48", where, w[2]);
+	for (i = 3; i + 1 < n; i += 2) {
+		if (c.kind == DP_CMD_ROUTE_ADD && !strcmp(w[i], "via") && !c.has_gw) {
+			if (parse_addr(w[i + 1], c.gw) != c.family)
+				BAD("%s: '%s': expected an IPv%u gateway address", where, w[i + 1], c.family);
+			c.has_gw = true;
+		} else if (c.kind == DP_CMD_ROUTE_ADD && !strcmp(w[i], "dev") && !c.dev[0]) {
+			if (!dev_known(cfg, w[i + 1]))
+				BAD("%s: '%s': no such port", where, w[i + 1]);
+			snprintf(c.dev, sizeof(c.dev), "%s", w[i + 1]);
+		} else {
+			break;
+		}
+	}
+	if (i < n)
+		BAD("%s: '%s': expected %s", where, w[i],
+		    c.kind == DP_CMD_ROUTE_ADD ? "'via GATEWAY' or 'dev PORT'" : "nothing more");
+	if (c.kind == DP_CMD_ROUTE_ADD && !c.has_gw && !c.dev[0])
+		BAD("%s: route add needs 'via GATEWAY', 'dev PORT' or both", where);
+	snprintf(c.where, sizeof(c.where), "%s", where);
+	return dp_config_add_cmd(cfg, &c);
+}
+
+/* "neigh add ADDR lladdr MAC dev NAME" */
+static int cmd_neigh(struct dp_config *cfg, char **w, int n, const char *where, char *err,
+		     size_t errlen)
+{
+	struct dp_cmd c = { .kind = DP_CMD_NEIGH_ADD };
+
+	if (n < 2 || strcmp(w[1], "add"))
+		BAD("%s: '%s': expected 'add' after 'neigh'", where, n < 2 ? "" : w[1]);
+	if (n != 7 || strcmp(w[3], "lladdr") || strcmp(w[5], "dev"))
+		BAD("%s: expected 'neigh add ADDRESS lladdr MAC dev PORT'", where);
+	c.family = (uint8_t)parse_addr(w[2], c.addr);
+	if (!c.family)
+		BAD("%s: '%s': expected an IPv4 or IPv6 address", where, w[2]);
+	if (rxp_parse_mac(w[4], c.mac) || rxp_eth_is_multicast(c.mac))
+		BAD("%s: '%s': expected a unicast MAC address like 02:00:00:00:00:22", where, w[4]);
+	if (!dev_known(cfg, w[6]))
+		BAD("%s: '%s': no such port", where, w[6]);
+	snprintf(c.dev, sizeof(c.dev), "%s", w[6]);
+	snprintf(c.where, sizeof(c.where), "%s", where);
+	return dp_config_add_cmd(cfg, &c);
+}
+
+/* "icmp ratelimit RATE [burst N]" */
+static int cmd_icmp(struct dp_config *cfg, char **w, int n, const char *where, char *err,
+		    size_t errlen)
+{
+	struct dp_cmd c = { .kind = DP_CMD_ICMP_RATE };
+	uint64_t rate, burst;
+
+	if (n < 3 || strcmp(w[1], "ratelimit") || (n != 3 && n != 5) ||
+	    (n == 5 && strcmp(w[3], "burst")))
+		BAD("%s: expected 'icmp ratelimit ERRORS_PER_SECOND [burst N]'", where);
+	if (rxp_parse_u64(w[2], 0, 10000000, &rate))
+		BAD("%s: '%s': expected errors per second from 0 to 10000000", where, w[2]);
+	burst = rate ? RXP_MAX(rate / 20, 1u) : 0;
+	if (n == 5 && rxp_parse_u64(w[4], 0, 10000000, &burst))
+		BAD("%s: '%s': expected a burst from 0 to 10000000", where, w[4]);
+	c.rate = (double)rate;
+	c.burst = (double)burst;
+	snprintf(c.where, sizeof(c.where), "%s", where);
+	return dp_config_add_cmd(cfg, &c);
+}
+
 int config_apply_line(struct dp_config *cfg, const char *line, const char *where, char *err,
 		      size_t errlen)
 {
 	char buf[LINE_MAX_LEN];
 	char *w[WORDS_MAX];
-	char perr[RXP_ERR_LEN];
 	int n;
 
 	if (strlen(line) >= sizeof(buf)) {
@@ -49,35 +230,25 @@ int config_apply_line(struct dp_config *cfg, const char *line, const char *where
 		snprintf(err, errlen, "%s: too many words (at most %d)", where, WORDS_MAX);
 		return -EINVAL;
 	}
-	if (strcmp(w[0], "port")) {
-		snprintf(err, errlen, "%s: '%s': expected a command: port", where, w[0]);
-		return -EINVAL;
-	}
-	if (n < 2 || strcmp(w[1], "add")) {
-		snprintf(err, errlen, "%s: '%s': expected 'add' after 'port'", where,
-			 n < 2 ? "" : w[1]);
-		return -EINVAL;
-	}
-	if (n != 4) {
-		snprintf(err, errlen, "%s: %s: expected 'port add NAME DRIVER[:key=value,...]'",
-			 where, n < 4 ? "missing words" : w[4]);
-		return -EINVAL;
-	}
-	if (!rxp_port_driver(strndupa(w[3], strcspn(w[3], ":")))) {
-		snprintf(err, errlen, "%s: '%s': unknown driver (built in: %s)", where, w[3],
-			 rxp_port_drivers());
-		return -EINVAL;
-	}
-	if (dp_config_add_port(cfg, w[2], w[3], perr, sizeof(perr))) {
-		snprintf(err, errlen, "%s: '%s': %s", where, w[2], perr);
-		return -EINVAL;
-	}
-	return 0;
+	if (!strcmp(w[0], "port"))
+		return cmd_port(cfg, w, n, where, err, errlen);
+	if (!strcmp(w[0], "addr"))
+		return cmd_addr(cfg, w, n, where, err, errlen);
+	if (!strcmp(w[0], "route"))
+		return cmd_route(cfg, w, n, where, err, errlen);
+	if (!strcmp(w[0], "neigh"))
+		return cmd_neigh(cfg, w, n, where, err, errlen);
+	if (!strcmp(w[0], "icmp"))
+		return cmd_icmp(cfg, w, n, where, err, errlen);
+	snprintf(err, errlen, "%s: '%s': expected a command: port, addr, route, neigh, icmp", where,
+		 w[0]);
+	return -EINVAL;
 }
 
 int config_apply_file(struct dp_config *cfg, const char *path, char *err, size_t errlen)
 {
-	struct dp_config next = *cfg;
+	/* all or nothing: on error, put back the counts the config had */
+	unsigned n_ports = cfg->n_ports, n_vlans = cfg->n_vlans, n_cmds = cfg->n_cmds;
 	char line[LINE_MAX_LEN + 1];
 	char where[300];
 	unsigned lineno = 0;
@@ -92,18 +263,18 @@ int config_apply_file(struct dp_config *cfg, const char *path, char *err, size_t
 	while (fgets(line, sizeof(line), f)) {
 		lineno++;
 		snprintf(where, sizeof(where), "%s:%u", path, lineno);
-		if (!strchr(line, '\n') && !feof(f)) {
-			snprintf(err, errlen, "%s: line longer than %d characters", where,
-				 LINE_MAX_LEN - 1);
+		if ((!strchr(line, '\n') && !feof(f)) ||
+		    config_apply_line(cfg, line, where, err, errlen)) {
+			if (!strchr(line, '\n') && !feof(f))
+				snprintf(err, errlen, "%s: line longer than %d characters", where,
+					 LINE_MAX_LEN - 1);
 			fclose(f);
-			return -EINVAL;
-		}
-		if (config_apply_line(&next, line, where, err, errlen)) {
-			fclose(f);
+			cfg->n_ports = n_ports;
+			cfg->n_vlans = n_vlans;
+			cfg->n_cmds = n_cmds;
 			return -EINVAL;
 		}
 	}
 	fclose(f);
-	*cfg = next;
 	return 0;
 }

@@ -1,8 +1,16 @@
 /* SPDX-License-Identifier: MIT */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "dataplane.h"
+#include "rxpath/proto.h"
+
+#define ROUTES4_MAX (1u << 20)
+#define ROUTES6_MAX (1u << 17)
+#define IP_MTU_DEFAULT 1500u
 
 void dp_config_default(struct dp_config *cfg)
 {
@@ -12,18 +20,102 @@ void dp_config_default(struct dp_config *cfg)
 	cfg->tuning = rxp_rx_tuning_default();
 }
 
+void dp_config_free(struct dp_config *cfg)
+{
+	free(cfg->cmds);
+	cfg->cmds = NULL;
+	cfg->n_cmds = cfg->cmds_cap = 0;
+}
+
+int dp_config_add_cmd(struct dp_config *cfg, const struct dp_cmd *cmd)
+{
+	if (cfg->n_cmds == cfg->cmds_cap) {
+		unsigned cap = cfg->cmds_cap ? cfg->cmds_cap * 2 : 64;
+		struct dp_cmd *c = realloc(cfg->cmds, cap * sizeof(*c));
+
+		if (!c)
+			return -ENOMEM;
+		cfg->cmds = c;
+		cfg->cmds_cap = cap;
+	}
+	cfg->cmds[cfg->n_cmds++] = *cmd;
+	return 0;
+}
+
+static bool name_taken(const struct dp_config *cfg, const char *name)
+{
+	for (unsigned i = 0; i < cfg->n_ports; i++)
+		if (!strcmp(cfg->ports[i].name, name))
+			return true;
+	for (unsigned i = 0; i < cfg->n_vlans; i++)
+		if (!strcmp(cfg->vlans[i].name, name))
+			return true;
+	return false;
+}
+
+/* "vlan:parent=p0,id=100": a VLAN sub-port, an L3 interface on its parent. */
+static int add_vlan(struct dp_config *cfg, const char *name, const char *args, char *err,
+		    size_t errlen)
+{
+	struct rxp_args a;
+	const char *parent;
+	uint32_t id = 0;
+	struct dp_vlan_config *v;
+	bool parent_known = false;
+
+	if (rxp_args_parse(&a, args, err, errlen))
+		return -EINVAL;
+	parent = rxp_args_get(&a, "parent");
+	if (rxp_args_u32(&a, "id", 1, 4094, &id, err, errlen))
+		return -EINVAL;
+	if (!parent || !id) {
+		snprintf(err, errlen, "a VLAN sub-port needs parent=PORT and id=1..4094");
+		return -EINVAL;
+	}
+	if (rxp_args_check_unused(&a, "parent, id", err, errlen))
+		return -EINVAL;
+	for (unsigned i = 0; i < cfg->n_ports; i++)
+		parent_known |= !strcmp(cfg->ports[i].name, parent);
+	if (!parent_known) {
+		snprintf(err, errlen, "parent=%s: no such port (add the port first)", parent);
+		return -ENOENT;
+	}
+	for (unsigned i = 0; i < cfg->n_vlans; i++) {
+		if (!strcmp(cfg->vlans[i].parent, parent) && cfg->vlans[i].id == id) {
+			snprintf(err, errlen, "VLAN %u on %s is already %s", id, parent,
+				 cfg->vlans[i].name);
+			return -EEXIST;
+		}
+	}
+	if (cfg->n_vlans == DP_VLANS_MAX) {
+		snprintf(err, errlen, "too many VLAN sub-ports (at most %d)", DP_VLANS_MAX);
+		return -ENOSPC;
+	}
+	v = &cfg->vlans[cfg->n_vlans++];
+	snprintf(v->name, sizeof(v->name), "%s", name);
+	snprintf(v->parent, sizeof(v->parent), "%s", parent);
+	v->id = (uint16_t)id;
+	return 0;
+}
+
 int dp_config_add_port(struct dp_config *cfg, const char *name, const char *spec, char *err,
 		       size_t errlen)
 {
 	struct dp_port_config *pc;
 
-	if (cfg->n_ports == DP_PORTS_MAX) {
-		snprintf(err, errlen, "too many ports (at most %d)", DP_PORTS_MAX);
-		return -EINVAL;
-	}
 	if (!name[0] || strlen(name) >= sizeof(pc->name)) {
 		snprintf(err, errlen, "port name '%s' must be 1 to %zu characters", name,
 			 sizeof(pc->name) - 1);
+		return -EINVAL;
+	}
+	if (name_taken(cfg, name)) {
+		snprintf(err, errlen, "port %s is already defined", name);
+		return -EEXIST;
+	}
+	if (!strncmp(spec, "vlan:", 5) || !strcmp(spec, "vlan"))
+		return add_vlan(cfg, name, spec[4] ? spec + 5 : "", err, errlen);
+	if (cfg->n_ports == DP_PORTS_MAX) {
+		snprintf(err, errlen, "too many ports (at most %d)", DP_PORTS_MAX);
 		return -EINVAL;
 	}
 	if (strlen(spec) >= sizeof(pc->spec)) {
@@ -31,15 +123,123 @@ int dp_config_add_port(struct dp_config *cfg, const char *name, const char *spec
 			 sizeof(pc->spec) - 1);
 		return -EINVAL;
 	}
-	for (unsigned i = 0; i < cfg->n_ports; i++) {
-		if (!strcmp(cfg->ports[i].name, name)) {
-			snprintf(err, errlen, "port %s is already defined", name);
-			return -EEXIST;
-		}
-	}
 	pc = &cfg->ports[cfg->n_ports++];
 	snprintf(pc->name, sizeof(pc->name), "%s", name);
 	snprintf(pc->spec, sizeof(pc->spec), "%s", spec);
+	return 0;
+}
+
+static const char *af_err(int ret)
+{
+	switch (ret) {
+	case -EEXIST: return "already there";
+	case -ENOSPC: return "table full";
+	case -ENETUNREACH: return "no interface has an address on the gateway's subnet; add one first, or give dev";
+	case -ENOENT: return "no such route";
+	case -ENOMEM: return "out of memory";
+	default: return strerror(-ret);
+	}
+}
+
+/* Applies the router commands in order; the first failure names its line. */
+static int apply_cmds(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen)
+{
+	struct rxp_router *r = dp->router;
+
+	for (unsigned i = 0; i < cfg->n_cmds; i++) {
+		const struct dp_cmd *c = &cfg->cmds[i];
+		int ifidx = -1, ret = 0;
+
+		if (c->dev[0]) {
+			ifidx = rxp_router_if_by_name(r, c->dev);
+			if (ifidx < 0) {
+				snprintf(err, errlen, "%s: '%s': no such port", c->where, c->dev);
+				return -ENOENT;
+			}
+		}
+		switch (c->kind) {
+		case DP_CMD_ADDR_ADD:
+			ret = rxp_router_add_addr(r, ifidx, c->family, c->addr, c->plen);
+			break;
+		case DP_CMD_ROUTE_ADD:
+			ret = rxp_router_add_route(r, c->family, c->addr, c->plen,
+						   c->has_gw ? c->gw : NULL, ifidx);
+			break;
+		case DP_CMD_ROUTE_DEL:
+			ret = rxp_router_del_route(r, c->family, c->addr, c->plen);
+			break;
+		case DP_CMD_NEIGH_ADD:
+			ret = rxp_router_add_neigh(r, ifidx, c->family, c->addr, c->mac);
+			break;
+		case DP_CMD_MTU: {
+			const struct rxp_l3if *ifp = &r->ifs[ifidx];
+			uint32_t max = dp->pool->max_frame - RXP_ETH_HLEN - (ifp->vlan ? RXP_VLAN_HLEN : 0);
+
+			if (c->mtu > max) {
+				snprintf(err, errlen, "%s: mtu %u: larger than the %u bytes a %u-byte frame carries; raise --max-frame",
+					 c->where, c->mtu, max, dp->pool->max_frame);
+				return -EINVAL;
+			}
+			ret = rxp_router_set_mtu(r, ifidx, c->mtu);
+			break;
+		}
+		case DP_CMD_ICMP_RATE:
+			r->icmp_limit.rate = c->rate;
+			r->icmp_limit.burst = c->burst;
+			r->icmp_limit.tokens = c->burst;
+			break;
+		}
+		if (ret) {
+			snprintf(err, errlen, "%s: %s", c->where, af_err(ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int open_router(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen)
+{
+	struct rxp_router *r;
+	int ret;
+
+	r = calloc(1, sizeof(*r));
+	if (!r || rxp_router_init(r, ROUTES4_MAX, ROUTES6_MAX)) {
+		free(r);
+		snprintf(err, errlen, "out of memory for the routing tables");
+		return -ENOMEM;
+	}
+	dp->router = r;
+	for (unsigned i = 0; i < dp->n_ports; i++) {
+		const struct rxp_port *p = &dp->ports[i];
+		uint32_t mtu = RXP_MIN(IP_MTU_DEFAULT, dp->pool->max_frame - RXP_ETH_HLEN);
+
+		rxp_router_add_if(r, p->name, p->id, 0, p->mac, mtu);
+	}
+	for (unsigned i = 0; i < cfg->n_vlans; i++) {
+		const struct dp_vlan_config *v = &cfg->vlans[i];
+		int parent = rxp_router_if_by_name(r, v->parent);
+		uint32_t mtu = RXP_MIN(IP_MTU_DEFAULT,
+				       dp->pool->max_frame - RXP_ETH_HLEN - RXP_VLAN_HLEN);
+
+		ret = rxp_router_add_if(r, v->name, r->ifs[parent].port, v->id,
+					r->ifs[parent].mac, mtu);
+		if (ret < 0) {
+			snprintf(err, errlen, "VLAN sub-port %s: %s", v->name, af_err(ret));
+			return ret;
+		}
+	}
+	ret = apply_cmds(dp, cfg, err, errlen);
+	if (ret)
+		return ret;
+	rxp_stack_set_router(&dp->stack, r);
 	return 0;
 }
 
@@ -77,8 +277,14 @@ int dp_open(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen
 			goto err_ports;
 		}
 		dp->n_ports++;
-		rxp_stack_add_port(&dp->stack, port->id, port->mac);
+		rxp_stack_add_port(&dp->stack, port->id, port->mac, &port->queues[0]);
 	}
+	if (cfg->n_cmds || cfg->n_vlans) {
+		ret = open_router(dp, cfg, err, errlen);
+		if (ret)
+			goto err_ports;
+	}
+	dp->stack.now_ns = monotonic_ns();
 	for (unsigned i = 0; i < dp->n_ports; i++) {
 		ret = rxp_port_start(&dp->ports[i], &dp->cache, err, errlen);
 		if (ret)
@@ -89,6 +295,11 @@ int dp_open(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen
 err_ports:
 	for (unsigned i = dp->n_ports; i-- > 0;)
 		rxp_port_close(&dp->ports[i]);
+	if (dp->router) {
+		rxp_router_free(dp->router);
+		free(dp->router);
+		dp->router = NULL;
+	}
 err_cache:
 	rxp_pool_cache_close(&dp->cache);
 err_pool:
@@ -97,19 +308,38 @@ err_pool:
 	return ret;
 }
 
-bool dp_finished(struct dp *dp)
+static bool inputs_done(struct dp *dp)
 {
 	for (unsigned p = 0; p < dp->n_ports; p++) {
 		struct rxp_port *port = &dp->ports[p];
 
-		for (uint16_t q = 0; q < port->n_queues; q++) {
-			struct rxp_queue *queue = &port->queues[q];
+		for (uint16_t q = 0; q < port->n_queues; q++)
+			if (!port->ops->rx_finished(&port->queues[q]))
+				return false;
+	}
+	return dp->n_ports > 0;
+}
 
-			if (!port->ops->rx_finished(queue) || !port->ops->tx_idle(queue))
+bool dp_finished(struct dp *dp)
+{
+	if (!inputs_done(dp))
+		return false;
+	if (!dp->drained) {
+		/* what waits for a neighbour that has not answered by now never will */
+		rxp_stack_drain(&dp->stack);
+		dp->drained = true;
+	}
+	rxp_stack_flush(&dp->stack);
+	for (unsigned p = 0; p < dp->n_ports; p++) {
+		struct rxp_port *port = &dp->ports[p];
+
+		for (uint16_t q = 0; q < port->n_queues; q++) {
+			port->ops->complete(&port->queues[q]);
+			if (!port->ops->tx_idle(&port->queues[q]))
 				return false;
 		}
 	}
-	return dp->n_ports > 0;
+	return true;
 }
 
 long dp_close(struct dp *dp)
@@ -119,9 +349,15 @@ long dp_close(struct dp *dp)
 
 	if (!dp->pool)
 		return 0;
+	rxp_stack_close(&dp->stack);
 	for (unsigned i = dp->n_ports; i-- > 0;)
 		rxp_port_close(&dp->ports[i]);
 	dp->n_ports = 0;
+	if (dp->router) {
+		rxp_router_free(dp->router);
+		free(dp->router);
+		dp->router = NULL;
+	}
 	bad = rxp_pool_audit(dp->pool, &cache, 1);
 	rxp_pool_cache_close(&dp->cache);
 	rxp_pool_destroy(dp->pool);

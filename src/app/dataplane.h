@@ -1,17 +1,51 @@
 /* SPDX-License-Identifier: MIT */
-/* One worker's datapath: a buffer pool, its cache, the ports and the stack. */
+/* One worker's datapath: a buffer pool, its cache, the ports, the router and the stack. */
 #ifndef RXPATH_APP_DATAPLANE_H
 #define RXPATH_APP_DATAPLANE_H
 
 #include "rxpath/port.h"
+#include "rxpath/router.h"
 #include "rxpath/stack.h"
 
 #define DP_PORTS_MAX 16
+#define DP_VLANS_MAX 48
 #define DP_BUFS_PER_PORT 4096u	/* RX ring + TX ring + room in flight, at default ring sizes */
+#define DP_WHERE_LEN 96
 
 struct dp_port_config {
 	char name[RXP_PORT_NAME_MAX];
 	char spec[256];
+};
+
+struct dp_vlan_config {
+	char name[RXP_PORT_NAME_MAX];
+	char parent[RXP_PORT_NAME_MAX];
+	uint16_t id;
+	char where[DP_WHERE_LEN];
+};
+
+enum dp_cmd_kind {
+	DP_CMD_ADDR_ADD,
+	DP_CMD_ROUTE_ADD,
+	DP_CMD_ROUTE_DEL,
+	DP_CMD_NEIGH_ADD,
+	DP_CMD_MTU,
+	DP_CMD_ICMP_RATE,
+};
+
+/* One router command, parsed; applied to the tables when the datapath opens. */
+struct dp_cmd {
+	enum dp_cmd_kind kind;
+	char where[DP_WHERE_LEN];	/* "-e 2", "file:7": for messages */
+	char dev[RXP_PORT_NAME_MAX];	/* empty: none given */
+	uint8_t family;
+	uint8_t plen;
+	bool has_gw;
+	uint8_t addr[16];
+	uint8_t gw[16];
+	uint8_t mac[6];
+	uint32_t mtu;
+	double rate, burst;
 };
 
 struct dp_config {
@@ -19,6 +53,10 @@ struct dp_config {
 	struct rxp_rx_tuning tuning;
 	unsigned n_ports;
 	struct dp_port_config ports[DP_PORTS_MAX];
+	unsigned n_vlans;
+	struct dp_vlan_config vlans[DP_VLANS_MAX];
+	unsigned n_cmds, cmds_cap;
+	struct dp_cmd *cmds;		/* owned; dp_config_free() */
 };
 
 struct dp {
@@ -26,15 +64,21 @@ struct dp {
 	struct rxp_pool_cache cache;
 	unsigned n_ports;
 	struct rxp_port ports[DP_PORTS_MAX];
+	struct rxp_router *router;	/* NULL: no addresses or routes, a receive sink */
+	bool drained;
 	struct rxp_stack stack;
 };
 
 /* Returns defaults: precise 1518-byte buffers at rx offset 2, every technique on. */
 void dp_config_default(struct dp_config *cfg);
+void dp_config_free(struct dp_config *cfg);
 
 /* Adds a port. Returns 0 or -EINVAL with @err. */
 int dp_config_add_port(struct dp_config *cfg, const char *name, const char *spec, char *err,
 		       size_t errlen);
+
+/* Adds a router command. Returns 0 or -ENOMEM. */
+int dp_config_add_cmd(struct dp_config *cfg, const struct dp_cmd *cmd);
 
 /* Builds and starts everything. Returns 0 or -errno with @err; on error nothing is left open. */
 int dp_open(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen);
@@ -50,7 +94,18 @@ static inline unsigned dp_poll(struct dp *dp)
 	return n;
 }
 
-/* Returns true when every port is a finite source that has delivered everything. */
+/* Runs the stack's timers; call between polls with the monotonic time. */
+static inline void dp_tick(struct dp *dp, uint64_t now_ns)
+{
+	rxp_stack_tick(&dp->stack, now_ns);
+}
+
+/*
+ * Returns true when every port is a finite source that has delivered
+ * everything, and all it caused has been sent. At the end of the input,
+ * neighbours still resolving are given up on (their packets dropped and
+ * answered).
+ */
 bool dp_finished(struct dp *dp);
 
 /*

@@ -207,7 +207,7 @@ static void report_summary_text(struct dp *dp, double elapsed)
 {
 	const struct rxp_stack_stats *ss = &dp->stack.stats;
 	const struct rxp_pool_stats *ps = &dp->cache.stats;
-	char a[32], b[32], c[32], d[32], e[32];
+	char a[32], b[32], c[32], d[32], e[32], f[32], g[32];
 
 	printf("\nsummary over %.2f s\n", elapsed);
 	for (unsigned i = 0; i < dp->n_ports; i++) {
@@ -225,13 +225,28 @@ static void report_summary_text(struct dp *dp, double elapsed)
 		if (ss->delivered[c2])
 			printf(" %s %s", rxp_sink_name((enum rxp_sink_class)c2),
 			       fmt_count(a, sizeof(a), ss->delivered[c2]));
-	printf("\n  dropped %s packets%s\n", fmt_count(a, sizeof(a), ss->dropped),
-	       ss->dropped ? ", by reason:" : "");
-	for (int r = 0; r < RXP_DROP_MAX; r++)
-		if (ss->drops[r])
-			printf("    %-18s %14s  %s\n", rxp_drop_name((enum rxp_drop_reason)r),
-			       fmt_count(a, sizeof(a), ss->drops[r]),
-			       rxp_drop_help((enum rxp_drop_reason)r));
+	printf("\n");
+	if (dp->router)
+		printf("  forwarded %s packets (%s fragments made); sent by the router %s "
+		       "(ICMP errors %s, %s held back by the rate limit; neighbour requests %s; lost %s)\n",
+		       fmt_count(a, sizeof(a), ss->forwarded), fmt_count(b, sizeof(b), ss->fragments),
+		       fmt_count(c, sizeof(c), ss->local_out), fmt_count(d, sizeof(d), ss->icmp_errors),
+		       fmt_count(e, sizeof(e), ss->icmp_ratelimited),
+		       fmt_count(f, sizeof(f), ss->neigh_requests),
+		       fmt_count(g, sizeof(g), ss->local_out_dropped));
+	printf("  dropped %s packets%s\n", fmt_count(a, sizeof(a), ss->dropped),
+	       ss->dropped ? ", by reason and port:" : "");
+	for (int r = 0; r < RXP_DROP_MAX; r++) {
+		if (!ss->drops[r])
+			continue;
+		printf("    %-24s %14s  %s\n", rxp_drop_name((enum rxp_drop_reason)r),
+		       fmt_count(a, sizeof(a), ss->drops[r]),
+		       rxp_drop_help((enum rxp_drop_reason)r));
+		for (unsigned i = 0; i < dp->n_ports && dp->n_ports > 1; i++)
+			if (dp->stack.port_drops[dp->ports[i].id][r])
+				printf("      %-22s %14s\n", dp->ports[i].name,
+				       fmt_count(a, sizeof(a), dp->stack.port_drops[dp->ports[i].id][r]));
+	}
 	printf("  polls with packets %s, average batch %.1f packets\n",
 	       fmt_count(a, sizeof(a), ss->polls),
 	       ss->polls ? (double)(ss->in_packets + ss->drops[RXP_DROP_NO_BUFFER]) / (double)ss->polls : 0.0);
@@ -252,10 +267,21 @@ static void report_summary_json(struct dp *dp, double elapsed)
 
 		rxp_port_stats(&dp->ports[i], &s);
 		printf("%s{\"port\":\"%s\",\"rx_packets\":%llu,\"rx_bytes\":%llu,\"rx_dropped\":%llu,"
-		       "\"rx_no_buffer\":%llu}",
+		       "\"rx_no_buffer\":%llu,\"tx_packets\":%llu,\"tx_bytes\":%llu,\"drops\":{",
 		       i ? "," : "", dp->ports[i].name, (unsigned long long)s.rx_packets,
 		       (unsigned long long)s.rx_bytes, (unsigned long long)s.rx_dropped,
-		       (unsigned long long)s.rx_no_buffer);
+		       (unsigned long long)s.rx_no_buffer, (unsigned long long)s.tx_packets,
+		       (unsigned long long)s.tx_bytes);
+		for (int r = 0, first = 1; r < RXP_DROP_MAX; r++) {
+			uint64_t v = dp->stack.port_drops[dp->ports[i].id][r];
+
+			if (!v)
+				continue;
+			printf("%s\"%s\":%llu", first ? "" : ",", rxp_drop_name((enum rxp_drop_reason)r),
+			       (unsigned long long)v);
+			first = 0;
+		}
+		printf("}}");
 	}
 	printf("],\"delivered\":{");
 	for (int c = 0; c < RXP_SINK_MAX; c++)
@@ -265,7 +291,13 @@ static void report_summary_json(struct dp *dp, double elapsed)
 	for (int r = 0; r < RXP_DROP_MAX; r++)
 		printf("%s\"%s\":%llu", r ? "," : "", rxp_drop_name((enum rxp_drop_reason)r),
 		       (unsigned long long)ss->drops[r]);
-	printf("},\"pool\":{\"alloc_fast\":%llu,\"alloc_slow\":%llu,\"alloc_empty\":%llu,"
+	printf("},\"forwarded\":%llu,\"fragments\":%llu,\"local_out\":%llu,\"local_out_dropped\":%llu,"
+	       "\"icmp_errors\":%llu,\"icmp_ratelimited\":%llu,\"neigh_requests\":%llu",
+	       (unsigned long long)ss->forwarded, (unsigned long long)ss->fragments,
+	       (unsigned long long)ss->local_out, (unsigned long long)ss->local_out_dropped,
+	       (unsigned long long)ss->icmp_errors, (unsigned long long)ss->icmp_ratelimited,
+	       (unsigned long long)ss->neigh_requests);
+	printf(",\"pool\":{\"alloc_fast\":%llu,\"alloc_slow\":%llu,\"alloc_empty\":%llu,"
 	       "\"recycle_cached\":%llu,\"recycle_ring\":%llu}}\n",
 	       (unsigned long long)ps->alloc_fast, (unsigned long long)ps->alloc_slow,
 	       (unsigned long long)ps->alloc_empty, (unsigned long long)ps->recycle_cached,
@@ -284,6 +316,7 @@ static double run_loop(struct dp *dp, const struct run_opts *o)
 		if (++rounds % POLLS_PER_CLOCK_READ)
 			continue;
 		now = now_seconds();
+		dp_tick(dp, (uint64_t)(now * 1e9));
 		if (o->interval > 0 && now - last >= o->interval) {
 			report_interval(dp, snap, last, now, start, o->json);
 			last = now;
@@ -345,13 +378,13 @@ int cmd_run(int argc, char **argv)
 		case 'd':
 			if (parse_num(optarg, 0, 1e9, &o.duration)) {
 				fprintf(stderr, "rxpath run: --duration %s: expected seconds (0 = no limit)\n", optarg);
-				return 2;
+				goto out_usage;
 			}
 			break;
 		case 'i':
 			if (parse_num(optarg, 0, 1e6, &o.interval) || (o.interval > 0 && o.interval < 0.01)) {
 				fprintf(stderr, "rxpath run: --interval %s: expected seconds, at least 0.01 (0 = no live lines)\n", optarg);
-				return 2;
+				goto out_usage;
 			}
 			break;
 		case 'j':
@@ -359,6 +392,7 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			dp_config_free(&cfg);
 			return 0;
 		case 0:
 			if (apply_rx_option(&cfg, longopts[idx].name, optarg ? optarg : "", err,
@@ -367,13 +401,13 @@ int cmd_run(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "rxpath run: see 'rxpath run --help'\n");
-			return 2;
+			goto out_usage;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "rxpath run: unexpected argument '%s'; see 'rxpath run --help'\n",
 			argv[optind]);
-		return 2;
+		goto out_usage;
 	}
 	if (cfg.n_ports == 0) {
 		dp_config_add_port(&cfg, "sim0", "sim:proto=udp4+tcp4,bad=0.1", err, sizeof(err));
@@ -381,6 +415,7 @@ int cmd_run(int argc, char **argv)
 	}
 	if (dp_open(&dp, &cfg, err, sizeof(err))) {
 		fprintf(stderr, "rxpath run: %s\n", err);
+		dp_config_free(&cfg);
 		return 1;
 	}
 	signal(SIGINT, on_signal);
@@ -398,6 +433,7 @@ int cmd_run(int argc, char **argv)
 	uint32_t n_bufs = dp.pool->n_bufs;
 
 	unaccounted = dp_close(&dp);
+	dp_config_free(&cfg);
 	if (unaccounted) {
 		fprintf(stderr, "rxpath run: %ld of %u buffers not accounted for at shutdown\n",
 			unaccounted, n_bufs);
@@ -409,5 +445,7 @@ int cmd_run(int argc, char **argv)
 
 bad_config:
 	fprintf(stderr, "rxpath run: %s\n", err);
+out_usage:
+	dp_config_free(&cfg);
 	return 2;
 }

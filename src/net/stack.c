@@ -21,6 +21,8 @@ static const char *const drop_helps[RXP_DROP_MAX] = {
 static const char *const sink_names[RXP_SINK_MAX] = {
 	[RXP_SINK_UDP4] = "udp4", [RXP_SINK_TCP4] = "tcp4", [RXP_SINK_OTHER4] = "other4",
 	[RXP_SINK_UDP6] = "udp6", [RXP_SINK_TCP6] = "tcp6", [RXP_SINK_OTHER6] = "other6",
+	[RXP_SINK_ECHO4] = "echo4", [RXP_SINK_ARP] = "arp", [RXP_SINK_ECHO6] = "echo6",
+	[RXP_SINK_ND] = "nd",
 };
 
 const char *rxp_drop_name(enum rxp_drop_reason reason)
@@ -62,12 +64,19 @@ int rxp_stack_init(struct rxp_stack *st, const struct rxp_rx_tuning *tuning,
 	return 0;
 }
 
-int rxp_stack_add_port(struct rxp_stack *st, uint16_t id, const uint8_t mac[6])
+int rxp_stack_add_port(struct rxp_stack *st, uint16_t id, const uint8_t mac[6],
+		       struct rxp_queue *txq)
 {
 	if (id >= RXP_STACK_PORTS_MAX)
 		return -EINVAL;
 	memcpy(st->port_mac[id], mac, 6);
+	st->txq[id] = txq;
 	return 0;
+}
+
+void rxp_stack_set_router(struct rxp_stack *st, struct rxp_router *router)
+{
+	st->router = router;
 }
 
 uint64_t rxp_stack_drops_total(const struct rxp_stack_stats *s)
@@ -91,6 +100,7 @@ uint64_t rxp_stack_delivered_total(const struct rxp_stack_stats *s)
 void rxp_stack_drop(struct rxp_stack *st, struct rxp_pkt *pkt, enum rxp_drop_reason reason)
 {
 	st->stats.drops[reason]++;
+	st->port_drops[pkt->port][reason]++;
 	st->stats.dropped++;
 	rxp_pool_free(st->cache, pkt);
 }
@@ -98,20 +108,45 @@ void rxp_stack_drop(struct rxp_stack *st, struct rxp_pkt *pkt, enum rxp_drop_rea
 /* Counts the dropped packets of a vector by reason and frees them in one go. */
 static void drop_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t n)
 {
-	for (uint16_t i = 0; i < n; i++)
+	for (uint16_t i = 0; i < n; i++) {
 		st->stats.drops[pkts[i]->drop_reason]++;
+		st->port_drops[pkts[i]->port][pkts[i]->drop_reason]++;
+	}
 	st->stats.dropped += n;
 	rxp_pool_free_bulk(st->cache, pkts, n);
 }
 
+/* The host sink: transport checks, then counted by class and consumed. */
+static void sink_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t n,
+			struct rxp_pkt **drop, uint16_t *n_drop)
+{
+	struct rxp_stack_stats *s = &st->stats;
+	uint64_t delivered_bytes = 0;
+	uint16_t n_done = 0;
+
+	for (uint16_t i = 0; i < n; i++) {
+		struct rxp_pkt *pkt = pkts[i];
+		enum rxp_sink_class cls;
+
+		if (rxp_l4_input(pkt, &cls) == RXP_NEXT_DELIVER) {
+			s->delivered[cls]++;
+			delivered_bytes += pkt->len;
+			pkts[n_done++] = pkt;	/* n_done <= i: compacts in place */
+		} else {
+			drop[(*n_drop)++] = pkt;
+		}
+	}
+	s->delivered_bytes += delivered_bytes;
+	rxp_pool_free_bulk(st->cache, pkts, n_done);
+}
+
 void rxp_stack_input_list(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t n)
 {
-	struct rxp_pkt *ip4[RXP_BURST_MAX], *ip6[RXP_BURST_MAX], *l4[RXP_BURST_MAX];
-	struct rxp_pkt *drop[RXP_BURST_MAX];
-	uint16_t n_ip4 = 0, n_ip6 = 0, n_l4 = 0, n_drop = 0, n_done = 0;
+	struct rxp_pkt *ip4[RXP_BURST_MAX], *ip6[RXP_BURST_MAX], *arp[RXP_BURST_MAX];
+	struct rxp_pkt *l4[RXP_BURST_MAX], *drop[RXP_BURST_MAX];
+	uint16_t n_ip4 = 0, n_ip6 = 0, n_arp = 0, n_l4 = 0, n_drop = 0;
 	unsigned lines = st->tuning.prefetch_lines, ahead = st->tuning.prefetch_ahead;
-	struct rxp_stack_stats *s = &st->stats;
-	uint64_t bytes = 0, delivered_bytes = 0;
+	uint64_t bytes = 0;
 
 	/* Ethernet, with the headers of packet i + ahead prefetched while packet i is parsed. */
 	if (lines)
@@ -130,43 +165,43 @@ void rxp_stack_input_list(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 		case RXP_NEXT_IP6:
 			ip6[n_ip6++] = pkt;
 			break;
+		case RXP_NEXT_ARP:
+			arp[n_arp++] = pkt;
+			break;
 		default:
 			drop[n_drop++] = pkt;
 			break;
 		}
 	}
-	s->in_packets += n;
-	s->in_bytes += bytes;
+	st->stats.in_packets += n;
+	st->stats.in_bytes += bytes;
 
+	for (uint16_t i = 0; i < n_arp; i++)
+		rxp_arp_input(st, arp[i]);
+
+	/* IPv4: validate the whole vector, then route it (or sink it, with no router). */
 	for (uint16_t i = 0; i < n_ip4; i++) {
 		if (rxp_ip4_input(ip4[i]) == RXP_NEXT_L4)
 			l4[n_l4++] = ip4[i];
 		else
 			drop[n_drop++] = ip4[i];
 	}
+	if (st->router) {
+		for (uint16_t i = 0; i < n_l4; i++)
+			rxp_ip4_route(st, l4[i]);
+		n_l4 = 0;
+	}
 	for (uint16_t i = 0; i < n_ip6; i++) {
-		if (rxp_ip6_input(ip6[i]) == RXP_NEXT_L4)
-			l4[n_l4++] = ip6[i];
-		else
+		if (rxp_ip6_input(ip6[i]) != RXP_NEXT_L4)
 			drop[n_drop++] = ip6[i];
+		else if (st->router)
+			rxp_ip6_route(st, ip6[i]);
+		else
+			l4[n_l4++] = ip6[i];
 	}
-
-	/* The sink: count by class; delivered packets are consumed here. */
-	for (uint16_t i = 0; i < n_l4; i++) {
-		struct rxp_pkt *pkt = l4[i];
-		enum rxp_sink_class cls;
-
-		if (rxp_l4_input(pkt, &cls) == RXP_NEXT_DELIVER) {
-			s->delivered[cls]++;
-			delivered_bytes += pkt->len;
-			l4[n_done++] = pkt;	/* n_done <= i: compacts in place */
-		} else {
-			drop[n_drop++] = pkt;
-		}
-	}
-	s->delivered_bytes += delivered_bytes;
-	rxp_pool_free_bulk(st->cache, l4, n_done);
+	sink_vector(st, l4, n_l4, drop, &n_drop);
 	drop_vector(st, drop, n_drop);
+	rxp_stack_flush(st);
 }
 
 void rxp_stack_input_one(struct rxp_stack *st, struct rxp_pkt *pkt)
@@ -178,10 +213,22 @@ void rxp_stack_input_one(struct rxp_stack *st, struct rxp_pkt *pkt)
 	s->in_packets++;
 	s->in_bytes += pkt->len;
 	next = rxp_eth_input(st, pkt);
-	if (next == RXP_NEXT_IP4)
+	if (next == RXP_NEXT_IP4) {
 		next = rxp_ip4_input(pkt);
-	else if (next == RXP_NEXT_IP6)
+		if (next == RXP_NEXT_L4 && st->router) {
+			rxp_ip4_route(st, pkt);
+			goto out;
+		}
+	} else if (next == RXP_NEXT_IP6) {
 		next = rxp_ip6_input(pkt);
+		if (next == RXP_NEXT_L4 && st->router) {
+			rxp_ip6_route(st, pkt);
+			goto out;
+		}
+	} else if (next == RXP_NEXT_ARP) {
+		rxp_arp_input(st, pkt);
+		goto out;
+	}
 	if (next == RXP_NEXT_L4)
 		next = rxp_l4_input(pkt, &cls);
 	if (next == RXP_NEXT_DELIVER) {
@@ -191,4 +238,8 @@ void rxp_stack_input_one(struct rxp_stack *st, struct rxp_pkt *pkt)
 	} else {
 		rxp_stack_drop(st, pkt, (enum rxp_drop_reason)pkt->drop_reason);
 	}
+out:
+	/* one packet at a time all the way: it leaves before the next one comes in */
+	if (st->tx_pending)
+		rxp_stack_flush(st);
 }

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The router's tables: L3 interfaces (a port, or a VLAN sub-port of one),
+ * their addresses, next hops, the IPv4 and IPv6 FIBs and the neighbour
+ * table. The datapath reads them; the configuration code writes them
+ * through the functions below, before forwarding starts.
+ */
+#ifndef RXPATH_ROUTER_H
+#define RXPATH_ROUTER_H
+
+#include "rxpath/common.h"
+#include "rxpath/lpm4.h"
+#include "rxpath/lpm6.h"
+#include "rxpath/neigh.h"
+#include "rxpath/port.h"
+
+#define RXP_IFS_MAX 64
+#define RXP_IF_ADDRS 8
+#define RXP_NH_MAX 4096
+#define RXP_NH_LOCAL 0		/* next hop id of the router's own addresses */
+#define RXP_NEIGH_MAX_DEFAULT 4096
+
+enum rxp_nh_kind {
+	RXP_NH_KIND_LOCAL,	/* deliver to the router itself */
+	RXP_NH_KIND_CONNECTED,	/* on-link: the destination is the neighbour */
+	RXP_NH_KIND_GATEWAY,	/* via a gateway on the interface */
+};
+
+struct rxp_nexthop {
+	uint8_t kind;
+	uint8_t family;		/* 4 or 6 */
+	uint16_t ifidx;
+	uint8_t gw[16];		/* network order; IPv4 in the first 4 bytes */
+	uint32_t refs;		/* routes using it */
+};
+
+struct rxp_l3if {
+	char name[RXP_PORT_NAME_MAX];
+	uint16_t port;		/* the physical port */
+	uint16_t vlan;		/* 802.1Q VLAN id; 0 for the port itself */
+	uint32_t mtu;		/* IP MTU */
+	uint8_t mac[6];
+	uint8_t n_addr4, n_addr6;
+	uint32_t addr4[RXP_IF_ADDRS];	/* network order */
+	uint8_t plen4[RXP_IF_ADDRS];
+	uint8_t addr6[RXP_IF_ADDRS][16];	/* [0] is the EUI-64 link-local address */
+	uint8_t plen6[RXP_IF_ADDRS];
+};
+
+/* ICMP error rate limit: a token bucket shared by all interfaces. */
+struct rxp_ratelimit {
+	double rate;		/* tokens per second */
+	double burst;		/* bucket size */
+	double tokens;
+	uint64_t last_ns;
+};
+
+/* One installed route, as configured (the FIB itself only answers longest-match lookups). */
+struct rxp_route {
+	uint8_t family;		/* 4 or 6; 0 = free slot */
+	uint8_t plen;
+	uint8_t prefix[16];	/* network order, host bits cleared */
+	uint32_t nh;
+};
+
+struct rxp_router {
+	unsigned n_ifs;
+	struct rxp_l3if ifs[RXP_IFS_MAX];
+	int16_t port_if[RXP_PORTS_MAX];		/* untagged interface of each port, -1 none */
+	bool port_has_vlans[RXP_PORTS_MAX];
+	struct rxp_lpm4 *fib4;
+	struct rxp_lpm6 *fib6;
+	unsigned n_nh;
+	struct rxp_nexthop nh[RXP_NH_MAX];
+	struct rxp_neigh_table neigh;
+	struct rxp_ratelimit icmp_limit;
+	struct rxp_route *routes;	/* open-addressing hash of installed routes */
+	uint32_t routes_size, n_routes;
+};
+
+/* Returns 0 with an empty router, or -ENOMEM. */
+int rxp_router_init(struct rxp_router *r, uint32_t max_routes4, uint32_t max_routes6);
+void rxp_router_free(struct rxp_router *r);
+
+/*
+ * Adds the interface of @port (vlan 0) or a VLAN sub-interface. Returns the
+ * interface index, or -EEXIST / -ENOSPC / -EINVAL.
+ */
+int rxp_router_add_if(struct rxp_router *r, const char *name, uint16_t port, uint16_t vlan,
+		      const uint8_t mac[6], uint32_t mtu);
+
+/* Returns the index of the interface called @name, or -ENOENT. */
+int rxp_router_if_by_name(const struct rxp_router *r, const char *name);
+
+/*
+ * Returns the interface a frame received on @port with VLAN id @vlan
+ * (0 = untagged) belongs to, or -1.
+ */
+static inline int rxp_router_if_of(const struct rxp_router *r, uint16_t port, uint16_t vlan)
+{
+	if (rxp_likely(vlan == 0))
+		return r->port_if[port];
+	for (unsigned i = 0; i < r->n_ifs; i++)
+		if (r->ifs[i].port == port && r->ifs[i].vlan == vlan)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * Adds address @addr/@plen (family 4 or 6, network order) to interface
+ * @ifidx, with its local and connected routes. Returns 0 or -errno.
+ */
+int rxp_router_add_addr(struct rxp_router *r, int ifidx, uint8_t family, const uint8_t *addr,
+			uint8_t plen);
+
+/*
+ * Adds a route. @gw may be NULL (on-link via @ifidx); with a gateway and
+ * @ifidx < 0, the interface is the one whose connected route covers @gw.
+ * Returns 0 or -errno (-ENETUNREACH when no interface reaches the gateway).
+ */
+int rxp_router_add_route(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
+			 uint8_t plen, const uint8_t *gw, int ifidx);
+
+/* Deletes a route. Returns 0 or -ENOENT. */
+int rxp_router_del_route(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
+			 uint8_t plen);
+
+/* Adds a static neighbour. Returns 0 or -errno. */
+int rxp_router_add_neigh(struct rxp_router *r, int ifidx, uint8_t family, const uint8_t *addr,
+			 const uint8_t mac[6]);
+
+/* Sets the IP MTU of an interface (68..the port's frame allows). Returns 0 or -EINVAL. */
+int rxp_router_set_mtu(struct rxp_router *r, int ifidx, uint32_t mtu);
+
+/* Returns true when @addr (network order) is one of @ifp's IPv4 addresses. */
+static inline bool rxp_l3if_has_addr4(const struct rxp_l3if *ifp, uint32_t addr)
+{
+	for (unsigned i = 0; i < ifp->n_addr4; i++)
+		if (ifp->addr4[i] == addr)
+			return true;
+	return false;
+}
+
+/* Takes one token from the ICMP limiter at time @now_ns. Returns true when allowed. */
+bool rxp_ratelimit_take(struct rxp_ratelimit *rl, uint64_t now_ns);
+
+#endif

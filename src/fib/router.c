@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: MIT */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "rxpath/router.h"
+
+#define ICMP_RATE_DEFAULT 1000.0	/* errors per second */
+#define ICMP_BURST_DEFAULT 50.0
+
+int rxp_router_init(struct rxp_router *r, uint32_t max_routes4, uint32_t max_routes6)
+{
+	memset(r, 0, sizeof(*r));
+	for (unsigned p = 0; p < RXP_PORTS_MAX; p++)
+		r->port_if[p] = -1;
+	r->fib4 = rxp_lpm4_create(max_routes4, 0);
+	r->fib6 = rxp_lpm6_create(max_routes6, 0);
+	if (!r->fib4 || !r->fib6 || rxp_neigh_init(&r->neigh, RXP_NEIGH_MAX_DEFAULT)) {
+		rxp_router_free(r);
+		return -ENOMEM;
+	}
+	/* next hop 0: the router itself */
+	r->nh[RXP_NH_LOCAL].kind = RXP_NH_KIND_LOCAL;
+	r->n_nh = 1;
+	r->icmp_limit.rate = ICMP_RATE_DEFAULT;
+	r->icmp_limit.burst = ICMP_BURST_DEFAULT;
+	r->icmp_limit.tokens = ICMP_BURST_DEFAULT;
+	return 0;
+}
+
+void rxp_router_free(struct rxp_router *r)
+{
+	if (r->fib4)
+		rxp_lpm4_destroy(r->fib4);
+	if (r->fib6)
+		rxp_lpm6_destroy(r->fib6);
+	rxp_neigh_free(&r->neigh);
+	free(r->routes);
+	r->routes = NULL;
+	r->fib4 = NULL;
+	r->fib6 = NULL;
+}
+
+/* RFC 4291 2.5.1 / appendix A: interface id from the MAC, universal/local bit flipped. */
+static void eui64_link_local(uint8_t out[16], const uint8_t mac[6])
+{
+	memset(out, 0, 16);
+	out[0] = 0xfe;
+	out[1] = 0x80;
+	out[8] = mac[0] ^ 0x02;
+	out[9] = mac[1];
+	out[10] = mac[2];
+	out[11] = 0xff;
+	out[12] = 0xfe;
+	out[13] = mac[3];
+	out[14] = mac[4];
+	out[15] = mac[5];
+}
+
+int rxp_router_add_if(struct rxp_router *r, const char *name, uint16_t port, uint16_t vlan,
+		      const uint8_t mac[6], uint32_t mtu)
+{
+	struct rxp_l3if *ifp;
+
+	if (port >= RXP_PORTS_MAX || vlan > 4094 || strlen(name) >= sizeof(ifp->name))
+		return -EINVAL;
+	if (rxp_router_if_by_name(r, name) >= 0 || rxp_router_if_of(r, port, vlan) >= 0)
+		return -EEXIST;
+	if (r->n_ifs == RXP_IFS_MAX)
+		return -ENOSPC;
+	ifp = &r->ifs[r->n_ifs];
+	memset(ifp, 0, sizeof(*ifp));
+	snprintf(ifp->name, sizeof(ifp->name), "%s", name);
+	ifp->port = port;
+	ifp->vlan = vlan;
+	ifp->mtu = mtu;
+	memcpy(ifp->mac, mac, 6);
+	eui64_link_local(ifp->addr6[0], mac);
+	ifp->plen6[0] = 64;
+	ifp->n_addr6 = 1;
+	if (vlan == 0)
+		r->port_if[port] = (int16_t)r->n_ifs;
+	else
+		r->port_has_vlans[port] = true;
+	return (int)r->n_ifs++;
+}
+
+int rxp_router_if_by_name(const struct rxp_router *r, const char *name)
+{
+	for (unsigned i = 0; i < r->n_ifs; i++)
+		if (!strcmp(r->ifs[i].name, name))
+			return (int)i;
+	return -ENOENT;
+}
+
+/* Returns an existing identical next hop or a new one, or -ENOSPC. */
+static int nh_get(struct rxp_router *r, uint8_t kind, uint8_t family, uint16_t ifidx,
+		  const uint8_t *gw)
+{
+	unsigned alen = family == 4 ? 4 : 16;
+	int free_slot = -1;
+
+	for (unsigned i = 1; i < r->n_nh; i++) {
+		struct rxp_nexthop *nh = &r->nh[i];
+
+		if (nh->refs == 0) {
+			if (free_slot < 0)
+				free_slot = (int)i;
+			continue;
+		}
+		if (nh->kind == kind && nh->family == family && nh->ifidx == ifidx &&
+		    (kind != RXP_NH_KIND_GATEWAY || !memcmp(nh->gw, gw, alen)))
+			return (int)i;
+	}
+	if (free_slot < 0) {
+		if (r->n_nh == RXP_NH_MAX)
+			return -ENOSPC;
+		free_slot = (int)r->n_nh++;
+	}
+	memset(&r->nh[free_slot], 0, sizeof(r->nh[0]));
+	r->nh[free_slot].kind = kind;
+	r->nh[free_slot].family = family;
+	r->nh[free_slot].ifidx = ifidx;
+	if (gw)
+		memcpy(r->nh[free_slot].gw, gw, alen);
+	return free_slot;
+}
+
+static void prefix_mask(uint8_t family, const uint8_t *in, uint8_t plen, uint8_t *out)
+{
+	unsigned alen = family == 4 ? 4 : 16;
+
+	memset(out, 0, 16);
+	for (unsigned i = 0; i < alen; i++) {
+		unsigned bits = plen > i * 8 ? RXP_MIN(8u, plen - i * 8u) : 0;
+
+		out[i] = in[i] & (uint8_t)(0xff00u >> bits);
+	}
+}
+
+static uint32_t route_hash(uint8_t family, const uint8_t *p, uint8_t plen)
+{
+	uint32_t h = 2166136261u ^ family ^ ((uint32_t)plen << 8);
+
+	for (unsigned i = 0; i < 16; i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h ^ (h >> 13);
+}
+
+/* Returns the slot of the route, or the free slot where it would go. */
+static struct rxp_route *route_slot(struct rxp_router *r, uint8_t family, const uint8_t *p,
+				    uint8_t plen)
+{
+	uint32_t mask = r->routes_size - 1;
+
+	for (uint32_t i = route_hash(family, p, plen);; i++) {
+		struct rxp_route *rt = &r->routes[i & mask];
+
+		if (!rt->family || (rt->family == family && rt->plen == plen &&
+				    !memcmp(rt->prefix, p, 16)))
+			return rt;
+	}
+}
+
+static int routes_grow(struct rxp_router *r)
+{
+	uint32_t old_size = r->routes_size;
+	struct rxp_route *old = r->routes;
+	uint32_t size = old_size ? old_size * 2 : 1024;
+
+	r->routes = calloc(size, sizeof(*r->routes));
+	if (!r->routes) {
+		r->routes = old;
+		return -ENOMEM;
+	}
+	r->routes_size = size;
+	for (uint32_t i = 0; i < old_size; i++)
+		if (old[i].family)
+			*route_slot(r, old[i].family, old[i].prefix, old[i].plen) = old[i];
+	free(old);
+	return 0;
+}
+
+/* Removes a route record; re-inserts the rest of its cluster. */
+static void route_remove(struct rxp_router *r, struct rxp_route *rt)
+{
+	uint32_t mask = r->routes_size - 1;
+	uint32_t i = (uint32_t)(rt - r->routes);
+
+	rt->family = 0;
+	r->n_routes--;
+	for (i = (i + 1) & mask; r->routes[i].family; i = (i + 1) & mask) {
+		struct rxp_route moved = r->routes[i];
+
+		r->routes[i].family = 0;
+		*route_slot(r, moved.family, moved.prefix, moved.plen) = moved;
+	}
+}
+
+/* Installs @prefix/@plen -> next hop @nh in the FIB and the route records. */
+static int route_set(struct rxp_router *r, uint8_t family, const uint8_t *prefix, uint8_t plen,
+		     int nh)
+{
+	uint8_t p[16];
+	struct rxp_route *rt;
+	int ret;
+
+	if (plen > (family == 4 ? 32 : 128))
+		return -EINVAL;
+	if ((r->n_routes + 1) * 2 > r->routes_size && routes_grow(r))
+		return -ENOMEM;
+	prefix_mask(family, prefix, plen, p);
+	if (family == 4) {
+		uint32_t a;
+
+		memcpy(&a, p, 4);
+		ret = rxp_lpm4_add(r->fib4, ntohl(a), plen, (uint32_t)nh);
+	} else {
+		ret = rxp_lpm6_add(r->fib6, p, plen, (uint32_t)nh);
+	}
+	if (ret)
+		return ret;
+	rt = route_slot(r, family, p, plen);
+	if (rt->family) {
+		r->nh[rt->nh].refs--;
+	} else {
+		rt->family = family;
+		rt->plen = plen;
+		memcpy(rt->prefix, p, 16);
+		r->n_routes++;
+	}
+	rt->nh = (uint32_t)nh;
+	r->nh[nh].refs++;
+	return 0;
+}
+
+int rxp_router_del_route(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
+			 uint8_t plen)
+{
+	uint8_t p[16];
+	struct rxp_route *rt;
+	int ret;
+
+	if (!r->routes_size || plen > (family == 4 ? 32 : 128))
+		return -ENOENT;
+	prefix_mask(family, prefix, plen, p);
+	rt = route_slot(r, family, p, plen);
+	if (!rt->family)
+		return -ENOENT;
+	if (family == 4) {
+		uint32_t a;
+
+		memcpy(&a, p, 4);
+		ret = rxp_lpm4_del(r->fib4, ntohl(a), plen);
+	} else {
+		ret = rxp_lpm6_del(r->fib6, p, plen);
+	}
+	if (ret)
+		return ret;
+	r->nh[rt->nh].refs--;
+	route_remove(r, rt);
+	return 0;
+}
+
+/* Returns the interface whose connected route covers @addr, or -ENETUNREACH. */
+static int if_reaching(struct rxp_router *r, uint8_t family, const uint8_t *addr)
+{
+	for (unsigned i = 0; i < r->n_ifs; i++) {
+		const struct rxp_l3if *ifp = &r->ifs[i];
+		uint8_t a[16], b[16];
+
+		if (family == 4) {
+			for (unsigned k = 0; k < ifp->n_addr4; k++) {
+				prefix_mask(4, (const uint8_t *)&ifp->addr4[k], ifp->plen4[k], a);
+				prefix_mask(4, addr, ifp->plen4[k], b);
+				if (!memcmp(a, b, 4))
+					return (int)i;
+			}
+		} else {
+			for (unsigned k = 0; k < ifp->n_addr6; k++) {
+				prefix_mask(6, ifp->addr6[k], ifp->plen6[k], a);
+				prefix_mask(6, addr, ifp->plen6[k], b);
+				if (!memcmp(a, b, 16))
+					return (int)i;
+			}
+		}
+	}
+	return -ENETUNREACH;
+}
+
+int rxp_router_add_addr(struct rxp_router *r, int ifidx, uint8_t family, const uint8_t *addr,
+			uint8_t plen)
+{
+	struct rxp_l3if *ifp;
+	int nh, ret;
+
+	if (ifidx < 0 || (unsigned)ifidx >= r->n_ifs || (family != 4 && family != 6) ||
+	    plen > (family == 4 ? 32 : 128))
+		return -EINVAL;
+	ifp = &r->ifs[ifidx];
+	if (family == 4) {
+		uint32_t a;
+
+		memcpy(&a, addr, 4);
+		if (rxp_l3if_has_addr4(ifp, a))
+			return -EEXIST;
+		if (ifp->n_addr4 == RXP_IF_ADDRS)
+			return -ENOSPC;
+	} else if (ifp->n_addr6 == RXP_IF_ADDRS) {
+		return -ENOSPC;
+	}
+	nh = nh_get(r, RXP_NH_KIND_CONNECTED, family, (uint16_t)ifidx, NULL);
+	if (nh < 0)
+		return nh;
+	ret = route_set(r, family, addr, plen, nh);
+	if (!ret)
+		ret = route_set(r, family, addr, family == 4 ? 32 : 128, RXP_NH_LOCAL);
+	if (ret)
+		return ret;
+	if (family == 4) {
+		memcpy(&ifp->addr4[ifp->n_addr4], addr, 4);
+		ifp->plen4[ifp->n_addr4++] = plen;
+	} else {
+		memcpy(ifp->addr6[ifp->n_addr6], addr, 16);
+		ifp->plen6[ifp->n_addr6++] = plen;
+	}
+	return 0;
+}
+
+int rxp_router_add_route(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
+			 uint8_t plen, const uint8_t *gw, int ifidx)
+{
+	int nh;
+
+	if (gw && ifidx < 0)
+		ifidx = if_reaching(r, family, gw);
+	if (ifidx < 0)
+		return ifidx;
+	if ((unsigned)ifidx >= r->n_ifs)
+		return -EINVAL;
+	nh = nh_get(r, gw ? RXP_NH_KIND_GATEWAY : RXP_NH_KIND_CONNECTED, family, (uint16_t)ifidx,
+		    gw);
+	if (nh < 0)
+		return nh;
+	return route_set(r, family, prefix, plen, nh);
+}
+
+int rxp_router_add_neigh(struct rxp_router *r, int ifidx, uint8_t family, const uint8_t *addr,
+			 const uint8_t mac[6])
+{
+	struct rxp_neigh *n;
+
+	if (ifidx < 0 || (unsigned)ifidx >= r->n_ifs)
+		return -EINVAL;
+	n = rxp_neigh_lookup(&r->neigh, (uint16_t)ifidx, family, addr);
+	if (!n)
+		n = rxp_neigh_create(&r->neigh, (uint16_t)ifidx, family, addr, RXP_NEIGH_STATIC);
+	if (!n)
+		return -ENOSPC;
+	n->state = RXP_NEIGH_STATIC;
+	memcpy(n->mac, mac, 6);
+	return 0;
+}
+
+int rxp_router_set_mtu(struct rxp_router *r, int ifidx, uint32_t mtu)
+{
+	if (ifidx < 0 || (unsigned)ifidx >= r->n_ifs || mtu < 68 || mtu > 65535)
+		return -EINVAL;
+	r->ifs[ifidx].mtu = mtu;
+	return 0;
+}
+
+bool rxp_ratelimit_take(struct rxp_ratelimit *rl, uint64_t now_ns)
+{
+	if (now_ns > rl->last_ns) {
+		rl->tokens += (double)(now_ns - rl->last_ns) * 1e-9 * rl->rate;
+		if (rl->tokens > rl->burst)
+			rl->tokens = rl->burst;
+		rl->last_ns = now_ns;
+	}
+	if (rl->tokens < 1.0)
+		return false;
+	rl->tokens -= 1.0;
+	return true;
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/* ARP (RFC 826) for Ethernet and IPv4: answer for our addresses, learn, resolve. */
+#include <arpa/inet.h>
+#include <string.h>
+#include "route.h"
+
+#define ARP_LEN 28
+#define ARP_OP_REQUEST 1
+#define ARP_OP_REPLY 2
+
+/* Returns the interface address to speak from toward @target: one on its subnet, else the first. */
+static bool if_source4(const struct rxp_l3if *ifp, uint32_t target, uint32_t *src)
+{
+	if (!ifp->n_addr4)
+		return false;
+	*src = ifp->addr4[0];
+	for (unsigned i = 0; i < ifp->n_addr4; i++) {
+		uint32_t mask = ifp->plen4[i] ? htonl(~0u << (32 - ifp->plen4[i])) : 0;
+
+		if (!((ifp->addr4[i] ^ target) & mask)) {
+			*src = ifp->addr4[i];
+			break;
+		}
+	}
+	return true;
+}
+
+static void arp_fill(uint8_t *a, uint16_t op, const uint8_t sha[6], uint32_t spa,
+		     const uint8_t tha[6], uint32_t tpa)
+{
+	a[0] = 0; a[1] = 1;			/* Ethernet */
+	a[2] = 0x08; a[3] = 0x00;		/* IPv4 */
+	a[4] = 6; a[5] = 4;
+	a[6] = (uint8_t)(op >> 8); a[7] = (uint8_t)op;
+	memcpy(a + 8, sha, 6);
+	memcpy(a + 14, &spa, 4);
+	memcpy(a + 18, tha, 6);
+	memcpy(a + 24, &tpa, 4);
+}
+
+void rxp_arp_request(struct rxp_stack *st, int ifidx, uint32_t target)
+{
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static const uint8_t zero[6];
+	const struct rxp_l3if *ifp = &st->router->ifs[ifidx];
+	struct rxp_pkt *pkt;
+	uint32_t src;
+
+	if (!if_source4(ifp, target, &src))
+		return;
+	pkt = rxp_local_alloc(st, ARP_LEN);
+	if (!pkt) {
+		st->stats.local_out_dropped++;
+		return;
+	}
+	arp_fill(rxp_pkt_data(pkt) + pkt->l3_off, ARP_OP_REQUEST, ifp->mac, src, zero, target);
+	rxp_l2_prepend(pkt, ifp, bcast, RXP_ETHERTYPE_ARP);
+	pkt->port = ifp->port;
+	st->stats.neigh_requests++;
+	rxp_tx_enqueue(st, pkt, true);
+}
+
+void rxp_arp_input(struct rxp_stack *st, struct rxp_pkt *pkt)
+{
+	struct rxp_router *r = st->router;
+	uint8_t *a = rxp_pkt_data(pkt) + pkt->l3_off;
+	const struct rxp_l3if *ifp;
+	uint32_t spa, tpa;
+	uint16_t op;
+	uint8_t sha[6];
+
+	if ((uint32_t)pkt->len - pkt->l3_off < ARP_LEN || rxp_load_be16(a) != 1 ||
+	    rxp_load_be16(a + 2) != RXP_ETHERTYPE_IP4 || a[4] != 6 || a[5] != 4) {
+		rxp_drop(st, pkt, RXP_DROP_ARP_BAD);
+		return;
+	}
+	op = rxp_load_be16(a + 6);
+	memcpy(sha, a + 8, 6);
+	memcpy(&spa, a + 14, 4);
+	memcpy(&tpa, a + 24, 4);
+	if ((op != ARP_OP_REQUEST && op != ARP_OP_REPLY) || rxp_eth_is_multicast(sha)) {
+		rxp_drop(st, pkt, RXP_DROP_ARP_BAD);
+		return;
+	}
+	ifp = &r->ifs[pkt->ifidx];
+	/*
+	 * RFC 826: update the sender's entry if we have one; add it when the
+	 * packet is for us. A sender of 0.0.0.0 (an address probe, RFC 5227) is
+	 * answered but not learned.
+	 */
+	if (spa != 0)
+		rxp_neigh_learn(st, pkt->ifidx, 4, (const uint8_t *)&spa, sha,
+				rxp_l3if_has_addr4(ifp, tpa));
+	if (!rxp_l3if_has_addr4(ifp, tpa)) {
+		rxp_drop(st, pkt, RXP_DROP_ARP_NOT_FOR_US);
+		return;
+	}
+	st->stats.delivered[RXP_SINK_ARP]++;
+	if (op == ARP_OP_REPLY) {
+		rxp_pool_free(st->cache, pkt);
+		return;
+	}
+	/* Answer in place: the request becomes the reply. */
+	arp_fill(a, ARP_OP_REPLY, ifp->mac, tpa, sha, spa);
+	pkt->l3_len = ARP_LEN;
+	rxp_l2_prepend(pkt, ifp, sha, RXP_ETHERTYPE_ARP);
+	rxp_tx_enqueue(st, pkt, true);
+}

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/* ICMPv4 (RFC 792, RFC 1812 4.3): echo reply and the errors a router sends. */
+#include <arpa/inet.h>
+#include <string.h>
+#include "rxpath/csum.h"
+#include "route.h"
+
+#define ICMP_ECHO_REPLY 0
+#define ICMP_ECHO_REQUEST 8
+#define ICMP_HLEN 8
+
+/* Types that are errors (RFC 1812 4.3.2.7: never answer an error with an error). */
+static bool icmp_type_is_error(uint8_t type)
+{
+	return type == 3 || type == 4 || type == 5 || type == 11 || type == 12;
+}
+
+/* A source that must never get an error: 0/8, 127/8, multicast, class E, broadcast. */
+static bool bad_source4(uint32_t src_be)
+{
+	uint32_t s = ntohl(src_be);
+
+	return (s >> 24) == 0 || (s >> 24) == 127 || (s >> 28) >= 0xe;
+}
+
+void rxp_icmp4_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code,
+		     uint16_t next_mtu)
+{
+	const uint8_t *ip = rxp_pkt_data(orig) + orig->l3_off;
+	const struct rxp_l3if *ifp = &st->router->ifs[orig->ifidx];
+	const uint8_t *src_mac = rxp_pkt_data(orig) + 6;
+	uint32_t src, dst, quote;
+	unsigned ihl = (ip[0] & 0x0fu) * 4u;
+	struct rxp_pkt *pkt;
+	uint8_t *o, *icmp;
+
+	memcpy(&src, ip + 12, 4);
+	memcpy(&dst, ip + 16, 4);
+	/* RFC 1812 4.3.2.7: not about ICMP errors, non-first fragments, broadcast or multicast, bad sources */
+	if ((orig->flags & RXP_PKT_F_FRAG_NTH) || (orig->flags & RXP_PKT_F_L2_MCAST) ||
+	    bad_source4(src) || dst == 0xffffffffu || (ntohl(dst) >> 28) == 0xe || !ifp->n_addr4)
+		return;
+	if (ip[9] == RXP_IPPROTO_ICMP && orig->l3_len >= ihl + 1 && icmp_type_is_error(ip[ihl]))
+		return;
+	if (!rxp_ratelimit_take(&st->router->icmp_limit, st->now_ns)) {
+		st->stats.icmp_ratelimited++;
+		return;
+	}
+	quote = RXP_MIN((uint32_t)orig->l3_len, (uint32_t)RXP_ICMP_QUOTE_MAX);
+	pkt = rxp_local_alloc(st, (uint16_t)(RXP_IP4_HLEN + ICMP_HLEN + quote));
+	if (!pkt) {
+		st->stats.local_out_dropped++;
+		return;
+	}
+	o = rxp_pkt_data(pkt) + pkt->l3_off;
+	icmp = o + RXP_IP4_HLEN;
+	/* IP header: from the ingress interface's address, back to the sender */
+	o[0] = 0x45;
+	o[1] = 0xc0;	/* precedence "internetwork control", as routers send errors */
+	o[2] = (uint8_t)((RXP_IP4_HLEN + ICMP_HLEN + quote) >> 8);
+	o[3] = (uint8_t)(RXP_IP4_HLEN + ICMP_HLEN + quote);
+	st->ip_id++;
+	o[4] = (uint8_t)(st->ip_id >> 8);
+	o[5] = (uint8_t)st->ip_id;
+	o[6] = 0;
+	o[7] = 0;
+	o[8] = 64;
+	o[9] = RXP_IPPROTO_ICMP;
+	o[10] = 0;
+	o[11] = 0;
+	memcpy(o + 12, &ifp->addr4[0], 4);
+	for (unsigned i = 0; i < ifp->n_addr4; i++) {
+		uint32_t mask = ifp->plen4[i] ? htonl(~0u << (32 - ifp->plen4[i])) : 0;
+
+		if (!((ifp->addr4[i] ^ src) & mask)) {
+			memcpy(o + 12, &ifp->addr4[i], 4);
+			break;
+		}
+	}
+	memcpy(o + 16, &src, 4);
+	{
+		uint16_t c = rxp_csum(o, RXP_IP4_HLEN);
+
+		memcpy(o + 10, &c, 2);
+	}
+	icmp[0] = type;
+	icmp[1] = code;
+	icmp[2] = 0;
+	icmp[3] = 0;
+	icmp[4] = 0;
+	icmp[5] = 0;
+	icmp[6] = (uint8_t)(next_mtu >> 8);
+	icmp[7] = (uint8_t)next_mtu;
+	memcpy(icmp + ICMP_HLEN, ip, quote);
+	{
+		uint16_t c = rxp_csum(icmp, ICMP_HLEN + quote);
+
+		memcpy(icmp + 2, &c, 2);
+	}
+	pkt->port = orig->port;
+	rxp_l2_prepend(pkt, ifp, src_mac, RXP_ETHERTYPE_IP4);
+	st->stats.icmp_errors++;
+	rxp_tx_enqueue(st, pkt, true);
+}
+
+void rxp_icmp4_local(struct rxp_stack *st, struct rxp_pkt *pkt)
+{
+	uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
+	uint8_t *icmp = rxp_pkt_data(pkt) + pkt->l4_off;
+	uint32_t icmp_len = (uint32_t)pkt->l3_len - (uint32_t)(pkt->l4_off - pkt->l3_off);
+	const struct rxp_l3if *ifp = &st->router->ifs[pkt->ifidx];
+	uint8_t dst_mac[6];
+	uint32_t a;
+	uint16_t c;
+
+	if (pkt->flags & RXP_PKT_F_FRAG) {
+		/* no reassembly here: a fragmented echo is not answered */
+		rxp_drop(st, pkt, RXP_DROP_LOCAL_UNHANDLED);
+		return;
+	}
+	if (icmp_len < ICMP_HLEN || rxp_csum(icmp, icmp_len) != 0) {
+		rxp_drop(st, pkt, RXP_DROP_ICMP_BAD);
+		return;
+	}
+	if (icmp[0] != ICMP_ECHO_REQUEST || (pkt->flags & RXP_PKT_F_L2_MCAST)) {
+		/* other ICMP to us (errors about what we sent, echo to broadcast): nothing to do */
+		st->stats.delivered[RXP_SINK_OTHER4]++;
+		rxp_pool_free(st->cache, pkt);
+		return;
+	}
+	/* Echo reply in place: same id, sequence and data (RFC 792). */
+	icmp[0] = ICMP_ECHO_REPLY;
+	memcpy(&c, icmp + 2, 2);
+	c = rxp_csum_update16(c, htons(ICMP_ECHO_REQUEST << 8), htons(ICMP_ECHO_REPLY << 8));
+	memcpy(icmp + 2, &c, 2);
+	memcpy(&a, ip + 12, 4);
+	memcpy(ip + 12, ip + 16, 4);
+	memcpy(ip + 16, &a, 4);
+	ip[8] = 64;
+	ip[6] &= 0x40;	/* keep DF, clear MF and offset: the request was whole */
+	ip[7] = 0;
+	ip[10] = 0;
+	ip[11] = 0;
+	c = rxp_csum(ip, (ip[0] & 0x0fu) * 4u);
+	memcpy(ip + 10, &c, 2);
+	memcpy(dst_mac, rxp_pkt_data(pkt) + 6, 6);
+	st->stats.delivered[RXP_SINK_ECHO4]++;
+	rxp_l2_prepend(pkt, ifp, dst_mac, RXP_ETHERTYPE_IP4);
+	rxp_tx_enqueue(st, pkt, true);
+}

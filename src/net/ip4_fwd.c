@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * IPv4 routing (RFC 1812 5.2-5.3): martian filtering, FIB lookup, local
+ * delivery, TTL with incremental checksum update (RFC 1624), MTU and
+ * fragmentation (RFC 791), then the neighbour.
+ */
+#include <arpa/inet.h>
+#include <string.h>
+#include "rxpath/csum.h"
+#include "l4.h"
+#include "route.h"
+
+#define IP4_OPT_EOL 0
+#define IP4_OPT_NOP 1
+#define IP4_OPT_COPIED 0x80
+
+static void local_deliver4(struct rxp_stack *st, struct rxp_pkt *pkt)
+{
+	enum rxp_sink_class cls;
+
+	if (pkt->l4_proto == RXP_IPPROTO_ICMP) {
+		rxp_icmp4_local(st, pkt);
+		return;
+	}
+	/* UDP, TCP and the rest go to the sink, as on a host (a TAP port comes later) */
+	if (rxp_l4_input(pkt, &cls) != RXP_NEXT_DELIVER) {
+		rxp_drop(st, pkt, (enum rxp_drop_reason)pkt->drop_reason);
+		return;
+	}
+	st->stats.delivered[cls]++;
+	st->stats.delivered_bytes += pkt->len;
+	rxp_pool_free(st->cache, pkt);
+}
+
+/*
+ * Writes the options a non-first fragment carries (those with the copied
+ * flag, RFC 791 3.1) into @out, padded to 32 bits. Returns their length.
+ */
+static unsigned copied_options(const uint8_t *opt, unsigned len, uint8_t *out)
+{
+	unsigned o = 0;
+
+	for (unsigned i = 0; i < len;) {
+		uint8_t type = opt[i];
+		unsigned olen;
+
+		if (type == IP4_OPT_EOL)
+			break;
+		if (type == IP4_OPT_NOP) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= len || opt[i + 1] < 2 || i + opt[i + 1] > len)
+			break;	/* malformed: keep what came before */
+		olen = opt[i + 1];
+		if (type & IP4_OPT_COPIED) {
+			memcpy(out + o, opt + i, olen);
+			o += olen;
+		}
+		i += olen;
+	}
+	while (o % 4)
+		out[o++] = IP4_OPT_EOL;
+	return o;
+}
+
+/*
+ * Splits @pkt (TTL already decremented) into fragments of at most @mtu
+ * bytes and sends each to @next. The original is consumed.
+ */
+static void fragment4(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, uint32_t next,
+		      uint32_t mtu)
+{
+	const uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
+	unsigned ihl = (ip[0] & 0x0fu) * 4u;
+	unsigned data_len = pkt->l3_len - ihl;
+	uint16_t frag = rxp_load_be16(ip + 6);
+	unsigned base_off = (frag & RXP_IP4_OFFMASK) * 8u;
+	bool more_after = frag & RXP_IP4_MF;
+	uint8_t nf_opts[40];
+	unsigned nf_len = copied_options(ip + RXP_IP4_HLEN, ihl - RXP_IP4_HLEN, nf_opts);
+	unsigned n_frags = 0;
+
+	for (unsigned off = 0; off < data_len;) {
+		unsigned hlen = off == 0 ? ihl : RXP_IP4_HLEN + nf_len;
+		unsigned chunk = RXP_MIN((mtu - hlen) & ~7u, data_len - off);
+		bool last = off + chunk == data_len;
+		struct rxp_pkt *f = rxp_local_alloc(st, (uint16_t)(hlen + chunk));
+		uint8_t *fip;
+		uint16_t v, c;
+
+		if (!f) {
+			st->stats.local_out_dropped++;
+			break;
+		}
+		fip = rxp_pkt_data(f) + f->l3_off;
+		memcpy(fip, ip, RXP_IP4_HLEN);
+		if (off == 0)
+			memcpy(fip + RXP_IP4_HLEN, ip + RXP_IP4_HLEN, ihl - RXP_IP4_HLEN);
+		else
+			memcpy(fip + RXP_IP4_HLEN, nf_opts, nf_len);
+		memcpy(fip + hlen, ip + ihl + off, chunk);
+		fip[0] = (uint8_t)(0x40 | hlen / 4);
+		v = htons((uint16_t)(hlen + chunk));
+		memcpy(fip + 2, &v, 2);
+		v = htons((uint16_t)(((base_off + off) / 8) | (!last || more_after ? RXP_IP4_MF : 0)));
+		memcpy(fip + 6, &v, 2);
+		fip[10] = 0;
+		fip[11] = 0;
+		c = rxp_csum(fip, hlen);
+		memcpy(fip + 10, &c, 2);
+		f->port = pkt->port;
+		f->ifidx = pkt->ifidx;
+		f->flags = RXP_PKT_F_LOCAL_OUT;
+		rxp_neigh_output(st, f, ifidx, 4, (const uint8_t *)&next);
+		n_frags++;
+		off += chunk;
+	}
+	st->stats.fragments += n_frags;
+	st->stats.forwarded++;
+	rxp_pool_free(st->cache, pkt);
+}
+
+void rxp_ip4_route(struct rxp_stack *st, struct rxp_pkt *pkt)
+{
+	struct rxp_router *r = st->router;
+	uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
+	const struct rxp_nexthop *nhp;
+	const struct rxp_l3if *out;
+	uint32_t src, dst, d, nh, next;
+	uint16_t csum, old, new;
+
+	memcpy(&src, ip + 12, 4);
+	memcpy(&dst, ip + 16, 4);
+	d = ntohl(dst);
+	{
+		uint32_t s = ntohl(src);
+
+		if ((s >> 24) == 0 || (s >> 24) == 127 || (s >> 28) == 0xe || s == 0xffffffffu) {
+			rxp_drop(st, pkt, RXP_DROP_IP4_MARTIAN_SRC);
+			return;
+		}
+	}
+	if (rxp_unlikely(d == 0xffffffffu)) {
+		rxp_drop(st, pkt, RXP_DROP_IP4_BCAST);
+		return;
+	}
+	if (rxp_unlikely((d >> 28) == 0xe)) {
+		rxp_drop(st, pkt, RXP_DROP_IP4_MCAST);
+		return;
+	}
+	if (rxp_unlikely((d >> 24) == 0 || (d >> 24) == 127)) {
+		rxp_drop(st, pkt, RXP_DROP_IP4_MARTIAN_DST);
+		return;
+	}
+	if (rxp_lpm4_lookup(r->fib4, d, &nh)) {
+		if (pkt->flags & RXP_PKT_F_L2_MCAST) {
+			rxp_drop(st, pkt, RXP_DROP_L2_BCAST_FWD);
+			return;
+		}
+		rxp_icmp4_error(st, pkt, 3, 0, 0);
+		rxp_drop(st, pkt, RXP_DROP_NO_ROUTE);
+		return;
+	}
+	if (nh == RXP_NH_LOCAL) {
+		local_deliver4(st, pkt);
+		return;
+	}
+	if (rxp_unlikely(pkt->flags & RXP_PKT_F_L2_MCAST)) {
+		rxp_drop(st, pkt, RXP_DROP_L2_BCAST_FWD);
+		return;
+	}
+	if (rxp_unlikely(ip[8] <= 1)) {
+		rxp_icmp4_error(st, pkt, 11, 0, 0);
+		rxp_drop(st, pkt, RXP_DROP_TTL_EXCEEDED);
+		return;
+	}
+	nhp = &r->nh[nh];
+	out = &r->ifs[nhp->ifidx];
+	if (rxp_unlikely(pkt->l3_len > out->mtu) && (ip[6] & (RXP_IP4_DF >> 8))) {
+		rxp_icmp4_error(st, pkt, 3, 4, (uint16_t)out->mtu);
+		rxp_drop(st, pkt, RXP_DROP_FRAG_NEEDED);
+		return;
+	}
+	/* TTL - 1, and the checksum updated for the 16-bit word TTL|protocol (RFC 1624) */
+	memcpy(&old, ip + 8, 2);
+	ip[8]--;
+	memcpy(&new, ip + 8, 2);
+	memcpy(&csum, ip + 10, 2);
+	csum = rxp_csum_update16(csum, old, new);
+	memcpy(ip + 10, &csum, 2);
+	next = dst;
+	if (nhp->kind == RXP_NH_KIND_GATEWAY)
+		memcpy(&next, nhp->gw, 4);
+	if (rxp_unlikely(pkt->l3_len > out->mtu)) {
+		fragment4(st, pkt, nhp->ifidx, next, out->mtu);
+		return;
+	}
+	rxp_neigh_output(st, pkt, nhp->ifidx, 4, (const uint8_t *)&next);
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/* The router's stages, shared inside src/net. */
+#ifndef RXPATH_NET_ROUTE_H
+#define RXPATH_NET_ROUTE_H
+
+#include "rxpath/router.h"
+#include "stage.h"
+
+#define RXP_PKT_F_LOCAL_OUT 0x08	/* made by the router (reply, error, request) */
+#define RXP_PKT_F_L2_MCAST  0x10	/* arrived in a link-layer broadcast/multicast frame */
+
+#define RXP_ICMP_QUOTE_MAX 548	/* RFC 1812 4.3.2.3: the error may be 576 bytes in all */
+
+/* ---- tx.c ---- */
+
+/*
+ * Gathers @pkt (Ethernet frame complete, pkt->out_port set) for transmit.
+ * @local: the router made it (not a received packet being forwarded).
+ */
+void rxp_tx_enqueue(struct rxp_stack *st, struct rxp_pkt *pkt, bool local);
+
+/*
+ * Writes an Ethernet header (with an 802.1Q tag for a VLAN interface) just
+ * in front of the network header at pkt->l3_off, to @dst from @ifp, and
+ * makes the frame start there; sets pkt->out_port. Returns false when the
+ * headroom is too small.
+ */
+bool rxp_l2_prepend(struct rxp_pkt *pkt, const struct rxp_l3if *ifp, const uint8_t dst[6],
+		    uint16_t ethertype);
+
+/* Returns a fresh buffer laid out for a packet the router makes (network header at l3_off). */
+struct rxp_pkt *rxp_local_alloc(struct rxp_stack *st, uint16_t l3_len);
+
+/* ---- arp.c ---- */
+
+/* Handles one ARP packet (pkt->ifidx set): answer, learn, or drop. Consumes @pkt. */
+void rxp_arp_input(struct rxp_stack *st, struct rxp_pkt *pkt);
+
+/* Broadcasts an ARP request for @target (network order) on interface @ifidx. */
+void rxp_arp_request(struct rxp_stack *st, int ifidx, uint32_t target);
+
+/* ---- icmp4.c ---- */
+
+/*
+ * Sends an ICMPv4 error about @orig (its IP header at l3_off, as received)
+ * back out of the interface it came in on, unless RFC 1812 4.3.2.7 forbids
+ * it or the rate limit says no. @orig is not consumed.
+ */
+void rxp_icmp4_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code,
+		     uint16_t next_mtu);
+
+/* Handles ICMP addressed to the router (echo). Consumes @pkt. */
+void rxp_icmp4_local(struct rxp_stack *st, struct rxp_pkt *pkt);
+
+/* ---- ip6 (nd.c, icmp6.c) ---- */
+
+/* Multicasts a Neighbor Solicitation for @target on interface @ifidx. */
+void rxp_nd_solicit(struct rxp_stack *st, int ifidx, const uint8_t target[16]);
+
+/* Sends an ICMPv6 error about @orig back where it came from (RFC 4443 2.4 rules). */
+void rxp_icmp6_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code,
+		     uint32_t param);
+
+/* Routes one validated IPv6 packet: local delivery (echo, ND), forward, or drop. Consumes @pkt. */
+void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt);
+
+/* ---- ip4_fwd.c ---- */
+
+/* Routes one validated IPv4 packet: local delivery, forward, or drop. Consumes @pkt. */
+void rxp_ip4_route(struct rxp_stack *st, struct rxp_pkt *pkt);
+
+/* ---- resolve.c ---- */
+
+/*
+ * Sends @pkt (network header at l3_off, ready to go) to the neighbour
+ * @next (family 4 or 6, network order) on @ifidx: now if it is known, held
+ * while it resolves (a request goes out), dropped if resolution failed.
+ */
+void rxp_neigh_output(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, uint8_t family,
+		      const uint8_t *next);
+
+/*
+ * Records what a neighbour said (@mac for @addr on @ifidx); with @create, a
+ * new entry is made when there is none. Releases packets held for it.
+ */
+void rxp_neigh_learn(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr,
+		     const uint8_t mac[6], bool create);
+
+/*
+ * Drops @pkt under @reason, counted against the port it came in on; a
+ * packet the router made itself (a fragment, a reply) counts as lost output.
+ */
+static inline void rxp_drop(struct rxp_stack *st, struct rxp_pkt *pkt, enum rxp_drop_reason reason)
+{
+	if (rxp_unlikely(pkt->flags & RXP_PKT_F_LOCAL_OUT)) {
+		st->stats.local_out_dropped++;
+		rxp_pool_free(st->cache, pkt);
+		return;
+	}
+	rxp_stack_drop(st, pkt, reason);
+}
+
+static inline uint32_t rxp_load_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+#endif
