@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs the Debian packages rxpath needs to build and test, when missing.
+# Installs the Debian packages rxpath needs to build and test, when missing
+# (python3-scapy builds and checks the frames of the conformance tests).
 # Run by `make` before the first build; as root it installs with apt-get,
 # otherwise it names the command that does.
 set -euo pipefail
 
-need=(libpcap-dev pkg-config)
+need=(libpcap-dev pkg-config python3-scapy)
 [ "${RXP_NEED_CLANG:-0}" = 1 ] && need+=(clang)
 
 missing=()

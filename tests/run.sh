@@ -36,5 +36,11 @@ for t in tests/cli/*.sh; do
 	run "$(basename "$t")" env BUILD="$BUILD" bash "$t"
 done
 
+for t in tests/conformance/test_*.py; do
+	[ -f "$t" ] || continue
+	echo "== $(basename "$t")"
+	run "$(basename "$t")" env RXPATH="$BUILD/rxpath" /usr/bin/python3 "$t"
+done
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,214 @@
+# IPv4 router conformance through pcap ports: RFC 1812 forwarding, RFC 792 ICMP, RFC 826 ARP.
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rxlab import check, done, run  # noqa: E402
+from scapy.all import ARP, ICMP, IP, UDP, Dot1Q, Ether, IPOption_NOP, Raw, TCP  # noqa: E402
+from scapy.all import checksum as inet_cksum  # noqa: E402
+
+R0, R1 = "02:00:00:00:00:01", "02:00:00:00:00:02"
+H1, GW = "02:00:00:00:00:11", "02:00:00:00:00:22"
+BASE = [
+    "addr add 10.0.1.1/24 dev p0",
+    "addr add 10.0.2.1/24 dev p1",
+    "neigh add 10.0.2.2 lladdr %s dev p1" % GW,
+    "route add 10.9.0.0/16 via 10.0.2.2",
+    "icmp ratelimit 100000 burst 1000",
+]
+
+
+def udp(dst, ttl=64, src="10.0.1.2", payload=b"rxpath-test-payload", **kw):
+    return Ether(dst=R0, src=H1) / IP(src=src, dst=dst, ttl=ttl, **kw) / UDP(sport=1234, dport=5678) / Raw(payload)
+
+
+def ip_ok(pkt):
+    """True when the IPv4 header checksum verifies."""
+    raw = bytes(pkt[IP])[: pkt[IP].ihl * 4]
+    return inet_cksum(raw) == 0
+
+
+def icmp_ok(pkt):
+    return inet_cksum(bytes(pkt[ICMP])) == 0
+
+
+def icmp_errors(res, port="p0"):
+    return [p for p in res.sent(port) if ICMP in p and p[ICMP].type in (3, 11)]
+
+
+# --- forwarding: TTL, checksum, MACs, payload ---
+orig = udp("10.9.1.1")
+res = run(BASE, {"p0": [orig]})
+out = [p for p in res.sent("p1") if IP in p]
+check("forward_exit_0", res.rc == 0, res.stderr)
+check("forward_one_frame_out_p1", len(out) == 1, res.sent("p1"))
+if out:
+    f = out[0]
+    check("forward_rewrites_macs", f[Ether].dst == GW and f[Ether].src == R1, f.summary())
+    check("forward_decrements_ttl", f[IP].ttl == 63, f[IP].ttl)
+    check("forward_header_checksum_valid", ip_ok(f), f[IP].chksum)
+    again = f[IP].copy()
+    again.chksum = None
+    check("forward_checksum_matches_recompute", f[IP].chksum == IP(bytes(again)).chksum, hex(f[IP].chksum))
+    check("forward_payload_intact", bytes(f[UDP]) == bytes(orig[UDP]))
+check("forward_counted", res.summary.get("forwarded") == 1, res.summary.get("forwarded"))
+
+# --- Ethernet padding is trimmed: a short packet in a 60-byte frame goes on without the pad ---
+small = Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.9.1.1", ttl=9) / UDP(sport=1, dport=2)
+padded = Ether(bytes(small) + b"\x00" * (60 - len(small)))
+res = run(BASE, {"p0": [padded]})
+out = [p for p in res.sent("p1") if IP in p]
+check("padding_trimmed", len(out) == 1 and len(bytes(out[0])) == 14 + 28, [len(bytes(p)) for p in out])
+
+# --- options (IHL > 5) are forwarded intact ---
+opt = Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.9.1.1", ttl=20, options=[IPOption_NOP()] * 4) / UDP() / Raw(b"x" * 10)
+res = run(BASE, {"p0": [opt]})
+out = [p for p in res.sent("p1") if IP in p]
+check("options_forwarded", len(out) == 1 and out[0][IP].ihl == 6 and bytes(out[0][IP])[20:24] == b"\x01" * 4 and ip_ok(out[0]), out)
+
+# --- TTL exceeded: ICMP 11/0 from the ingress address, quoting header + at least 8 bytes ---
+expired = udp("10.9.1.1", ttl=1)
+res = run(BASE, {"p0": [expired]})
+errs = icmp_errors(res)
+check("ttl_exceeded_no_forward", not [p for p in res.sent("p1") if IP in p])
+check("ttl_exceeded_icmp_sent", len(errs) == 1, res.sent("p0"))
+if errs:
+    e = errs[0]
+    check("ttl_exceeded_type_code", (e[ICMP].type, e[ICMP].code) == (11, 0), (e[ICMP].type, e[ICMP].code))
+    check("ttl_exceeded_addresses", e[IP].src == "10.0.1.1" and e[IP].dst == "10.0.1.2", e[IP].summary())
+    check("ttl_exceeded_l2", e[Ether].dst == H1 and e[Ether].src == R0, e[Ether].summary())
+    check("ttl_exceeded_checksums", ip_ok(e) and icmp_ok(e))
+    quoted = bytes(e[ICMP])[8:]
+    check("ttl_exceeded_quotes_header_and_8_bytes", quoted[:28] == bytes(expired[IP])[:28], quoted[:28].hex())
+check("ttl_exceeded_drop_reason", res.drops("p0").get("ttl_exceeded") == 1, res.drops("p0"))
+
+# --- no route: ICMP 3/0 ---
+res = run(BASE, {"p0": [udp("192.0.2.77")]})
+errs = icmp_errors(res)
+check("no_route_unreachable_net", len(errs) == 1 and (errs[0][ICMP].type, errs[0][ICMP].code) == (3, 0), errs)
+check("no_route_drop_reason", res.drops().get("no_route") == 1, res.drops())
+
+# --- echo: reply with the same id, sequence and data; on either interface's address ---
+for dst in ("10.0.1.1", "10.0.2.1"):
+    req = Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst=dst) / ICMP(type=8, id=0x4242, seq=7) / Raw(b"ping-data-123")
+    res = run(BASE, {"p0": [req]})
+    rep = [p for p in res.sent("p0") if ICMP in p and p[ICMP].type == 0]
+    ok = len(rep) == 1 and rep[0][ICMP].id == 0x4242 and rep[0][ICMP].seq == 7 and bytes(rep[0][Raw]) == b"ping-data-123"
+    check("echo_reply_" + dst, ok, res.sent("p0"))
+    if rep:
+        check("echo_reply_addresses_" + dst, rep[0][IP].src == dst and rep[0][IP].dst == "10.0.1.2" and rep[0][Ether].dst == H1)
+        check("echo_reply_checksums_" + dst, ip_ok(rep[0]) and icmp_ok(rep[0]))
+bad = Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1") / ICMP(type=8, id=1, seq=1, chksum=0x1234) / Raw(b"x")
+res = run(BASE, {"p0": [bad]})
+check("echo_bad_checksum_dropped", not res.sent("p0") and res.drops().get("icmp_malformed") == 1, res.drops())
+
+# --- ARP: answer for our address, not for others ---
+who = Ether(dst="ff:ff:ff:ff:ff:ff", src=H1) / ARP(op=1, hwsrc=H1, psrc="10.0.1.2", pdst="10.0.1.1")
+other = Ether(dst="ff:ff:ff:ff:ff:ff", src=H1) / ARP(op=1, hwsrc=H1, psrc="10.0.1.2", pdst="10.0.1.99")
+res = run(BASE, {"p0": [who, other]})
+rep = [p for p in res.sent("p0") if ARP in p]
+check("arp_reply_one", len(rep) == 1, res.sent("p0"))
+if rep:
+    a = rep[0][ARP]
+    check("arp_reply_fields", a.op == 2 and a.hwsrc == R0 and a.psrc == "10.0.1.1" and a.hwdst == H1 and a.pdst == "10.0.1.2"
+          and rep[0][Ether].dst == H1 and rep[0][Ether].src == R0, rep[0].summary())
+check("arp_other_target_dropped", res.drops().get("arp_not_for_us") == 1, res.drops())
+
+# --- resolution: unknown next hop gets an ARP request; the reply releases the held packet ---
+cfg = BASE + ["route add 10.8.0.0/16 via 10.0.2.3"]
+pkt = udp("10.8.0.5")
+reply = Ether(dst=R1, src="02:00:00:00:00:33") / ARP(op=2, hwsrc="02:00:00:00:00:33", psrc="10.0.2.3", hwdst=R1, pdst="10.0.2.1")
+res = run(cfg, {"p0": [pkt], "p1": [reply]})
+reqs = [p for p in res.sent("p1") if ARP in p and p[ARP].op == 1]
+fwd = [p for p in res.sent("p1") if IP in p]
+check("resolve_sends_arp_request", len(reqs) >= 1 and reqs[0][ARP].pdst == "10.0.2.3" and reqs[0][ARP].psrc == "10.0.2.1"
+      and reqs[0][Ether].dst == "ff:ff:ff:ff:ff:ff", res.sent("p1"))
+check("resolve_releases_held_packet", len(fwd) == 1 and fwd[0][Ether].dst == "02:00:00:00:00:33" and fwd[0][IP].ttl == 63, res.sent("p1"))
+
+# --- unresolved: held packets dropped with a reason and answered with host unreachable ---
+res = run(BASE + ["route add 10.7.0.0/16 via 10.0.2.4"], {"p0": [udp("10.7.0.1"), udp("10.7.0.2")]})
+errs = icmp_errors(res)
+check("unresolved_host_unreachable", len(errs) == 2 and all((e[ICMP].type, e[ICMP].code) == (3, 1) for e in errs), errs)
+check("unresolved_drop_reason", res.drops().get("neigh_unresolved") == 2, res.drops())
+check("unresolved_run_ends", res.rc == 0, res.stderr)
+
+# --- hold queue is bounded ---
+many = [udp("10.7.0.%d" % (i % 4 + 1)) for i in range(4)] + [udp("10.6.0.1") for _ in range(10)]
+res = run(BASE + ["route add 10.6.0.0/16 via 10.0.2.6"], {"p0": many})
+check("hold_queue_bounded", res.drops().get("neigh_hold_full", 0) == 10 - 4, res.drops())
+
+# --- MTU: DF set -> 3/4 with the next-hop MTU; DF clear -> fragments that reassemble ---
+cfg = BASE + ["port set p1 mtu 1280"]
+big = udp("10.9.1.1", payload=(bytes(range(256)) * 6)[:1400], flags="DF")
+res = run(cfg, {"p0": [big]})
+errs = icmp_errors(res)
+check("df_frag_needed", len(errs) == 1 and (errs[0][ICMP].type, errs[0][ICMP].code) == (3, 4)
+      and bytes(errs[0][ICMP])[6:8] == (1280).to_bytes(2, "big"), errs)
+check("df_drop_reason", res.drops().get("frag_needed") == 1, res.drops())
+big = udp("10.9.1.1", payload=(bytes(range(256)) * 6)[:1400])
+res = run(cfg, {"p0": [big]})
+frags = [p for p in res.sent("p1") if IP in p]
+check("fragments_made", len(frags) == 2, [p.summary() for p in frags])
+if len(frags) == 2:
+    check("fragments_fit_mtu", all(p[IP].len <= 1280 for p in frags), [p[IP].len for p in frags])
+    check("fragments_offsets", frags[0][IP].frag == 0 and frags[0][IP].flags.MF and not frags[1][IP].flags.MF
+          and frags[1][IP].frag * 8 == frags[0][IP].len - 20, [(p[IP].frag, p[IP].flags) for p in frags])
+    data = bytes(frags[0][IP].payload) + bytes(frags[1][IP].payload)
+    check("fragments_reassemble", data == bytes(big[UDP]), len(data))
+    check("fragments_checksums", all(ip_ok(p) for p in frags) and all(p[IP].ttl == 63 for p in frags))
+
+# --- martians, broadcast, multicast, bad checksum: never forwarded ---
+cases = [
+    ("martian_source_0", udp("10.9.1.1", src="0.1.2.3"), "ip4_martian_source"),
+    ("martian_source_127", udp("10.9.1.1", src="127.0.0.1"), "ip4_martian_source"),
+    ("martian_source_multicast", udp("10.9.1.1", src="224.0.0.5"), "ip4_martian_source"),
+    ("martian_source_broadcast", udp("10.9.1.1", src="255.255.255.255"), "ip4_martian_source"),
+    ("martian_destination_127", udp("127.0.0.1"), "ip4_martian_destination"),
+    ("martian_destination_0", udp("0.0.0.1"), "ip4_martian_destination"),
+    ("limited_broadcast", udp("255.255.255.255"), "ip4_broadcast"),
+    ("multicast_not_forwarded", udp("239.1.1.1"), "ip4_multicast"),
+]
+for name, frame, reason in cases:
+    res = run(BASE, {"p0": [frame]})
+    check(name, not res.sent("p1") and not icmp_errors(res) and res.drops().get(reason) == 1, (res.drops(), res.sent("p0")))
+badsum = udp("10.9.1.1")
+badsum[IP].chksum = 0x1234
+res = run(BASE, {"p0": [badsum]})
+check("bad_checksum_dropped", not res.sent("p1") and res.drops().get("ip4_bad_checksum") == 1, res.drops())
+l2b = udp("10.9.1.1")
+l2b[Ether].dst = "ff:ff:ff:ff:ff:ff"
+res = run(BASE, {"p0": [l2b]})
+check("l2_broadcast_not_forwarded", not res.sent("p1") and res.drops().get("l2_broadcast_forward") == 1, res.drops())
+
+# --- never an error about an ICMP error, a non-first fragment, or a multicast destination ---
+err_in = Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.9.1.1", ttl=1) / ICMP(type=3, code=1) / Raw(bytes(IP(dst="1.2.3.4") / UDP()))
+frag2 = Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.9.1.1", ttl=1, frag=100) / Raw(b"y" * 16)
+res = run(BASE, {"p0": [err_in, frag2]})
+check("no_error_about_error_or_fragment", not icmp_errors(res) and res.drops().get("ttl_exceeded") == 2, (res.sent("p0"), res.drops()))
+
+# --- rate limit holds ---
+res = run(BASE[:-1] + ["icmp ratelimit 1 burst 5"], {"p0": [udp("10.9.1.1", ttl=1) for _ in range(20)]})
+check("icmp_rate_limited", len(icmp_errors(res)) == 5 and res.summary.get("icmp_ratelimited") == 15,
+      (len(icmp_errors(res)), res.summary.get("icmp_ratelimited")))
+
+# --- VLAN sub-port: tagged in, routed out untagged; echo answered tagged ---
+cfg = ["port add p0.100 vlan:parent=p0,id=100", "addr add 10.0.3.1/24 dev p0.100"] + BASE
+tagged = Ether(dst=R0, src=H1) / Dot1Q(vlan=100) / IP(src="10.0.3.2", dst="10.9.1.1", ttl=30) / UDP() / Raw(b"v")
+ping = Ether(dst=R0, src=H1) / Dot1Q(vlan=100) / IP(src="10.0.3.2", dst="10.0.3.1") / ICMP(type=8, id=3, seq=4)
+unknown = Ether(dst=R0, src=H1) / Dot1Q(vlan=200) / IP(src="10.0.3.2", dst="10.9.1.1") / UDP()
+res = run(cfg, {"p0": [tagged, ping, unknown]})
+fwd = [p for p in res.sent("p1") if IP in p]
+check("vlan_routed_untagged", len(fwd) == 1 and Dot1Q not in fwd[0] and fwd[0][IP].ttl == 29, res.sent("p1"))
+rep = [p for p in res.sent("p0") if ICMP in p]
+check("vlan_echo_reply_tagged", len(rep) == 1 and Dot1Q in rep[0] and rep[0][Dot1Q].vlan == 100 and rep[0][IP].src == "10.0.3.1", res.sent("p0"))
+check("vlan_unknown_dropped", res.drops().get("vlan_unknown") == 1, res.drops())
+
+# --- local UDP/TCP go to the sink; frames in = forwarded + delivered + dropped ---
+mix = [udp("10.9.1.1"), udp("10.0.1.1"), Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1") / TCP(), udp("10.9.1.1", ttl=1)]
+res = run(BASE, {"p0": mix})
+s = res.summary
+delivered = sum(s.get("delivered", {}).values())
+check("accounting_adds_up", s["ports"][0]["rx_packets"] == len(mix) == s["forwarded"] + delivered + sum(s["drops"].values()),
+      (s["ports"][0]["rx_packets"], s["forwarded"], delivered, s["drops"]))
+
+done()
