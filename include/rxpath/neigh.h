@@ -38,6 +38,7 @@ struct rxp_neigh {
 };
 
 struct rxp_neigh_table {
+	uint32_t gen;		/* bumped whenever an entry is removed or moves: cached pointers die */
 	uint32_t size, mask;	/* slots, a power of two */
 	uint32_t max_entries;	/* at most this many in use (keeps probes short) */
 	uint32_t n_entries;

@@ -13,10 +13,11 @@
 #include "rxpath/lpm6.h"
 #include "rxpath/neigh.h"
 #include "rxpath/port.h"
+#include "rxpath/stack.h"
 
 #define RXP_IFS_MAX 64
 #define RXP_IF_ADDRS 8
-#define RXP_NH_MAX 4096
+#define RXP_NH_MAX RXP_STACK_NH_MAX
 #define RXP_NH_LOCAL 0		/* next hop id of the router's own addresses */
 #define RXP_NEIGH_MAX_DEFAULT 4096
 

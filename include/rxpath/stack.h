@@ -49,7 +49,15 @@
 	X(ICMP_BAD,       "icmp_malformed",    "ICMP to us too short or with a bad checksum") \
 	X(LOCAL_UNHANDLED, "local_unhandled",  "addressed to us, but nothing here takes it") \
 	X(TX_FULL,        "tx_full",           "the egress ring was full") \
-	X(NO_MEMORY,      "no_memory",         "no free buffer to build a reply or fragment")
+	X(NO_MEMORY,      "no_memory",         "no free buffer to build a reply or fragment") \
+	X(IP6_MARTIAN_SRC, "ip6_martian_source", "IPv6 source is multicast, loopback, or unspecified outside address probes") \
+	X(IP6_MARTIAN_DST, "ip6_martian_destination", "IPv6 destination is unspecified or loopback") \
+	X(IP6_MCAST,      "ip6_multicast",     "IPv6 multicast the router has not joined is not forwarded") \
+	X(IP6_LINK_LOCAL, "ip6_link_local",    "link-local destination that is not ours is not forwarded (RFC 4291 2.5.6)") \
+	X(IP6_SCOPE,      "ip6_beyond_scope",  "link-local source would leave its link (Destination Unreachable sent)") \
+	X(PKT_TOO_BIG,    "packet_too_big",    "IPv6 packet larger than the egress MTU (Packet Too Big sent)") \
+	X(ND_BAD,         "nd_malformed",      "Neighbor Discovery message that fails RFC 4861 validation") \
+	X(ND_NOT_FOR_US,  "nd_not_for_us",     "Neighbor Solicitation for an address that is not ours")
 
 enum rxp_drop_reason {
 #define X(id, name, help) RXP_DROP_##id,
@@ -117,8 +125,22 @@ struct rxp_rx_tuning rxp_rx_tuning_default(void);
 
 #define RXP_STACK_PORTS_MAX RXP_PORTS_MAX
 #define RXP_TXV_MAX 128		/* packets gathered per egress port before a tx_burst */
+#define RXP_STACK_NH_MAX 4096	/* next hops with a cached neighbour (the router's RXP_NH_MAX) */
 
 struct rxp_router;
+struct rxp_neigh;
+
+/*
+ * A next hop's resolved neighbour (an adjacency), cached so that forwarding
+ * skips the hash lookup: the Ethernet header to write, ready made.
+ */
+struct rxp_adj {
+	const struct rxp_neigh *neigh;	/* NULL: nothing cached */
+	uint32_t gen;		/* the neighbour table's generation when cached */
+	uint16_t port;		/* egress port */
+	uint8_t hlen;		/* 14, or 18 with a VLAN tag */
+	uint8_t hdr[18];	/* the header, right-aligned: it ends where the IP header starts */
+};
 
 /* Packets gathered for one egress port during a poll. */
 struct rxp_txv {
@@ -139,6 +161,7 @@ struct rxp_stack {
 	struct rxp_stack_stats stats;
 	uint64_t port_drops[RXP_STACK_PORTS_MAX][RXP_DROP_MAX];
 	struct rxp_txv txv[RXP_STACK_PORTS_MAX];
+	struct rxp_adj adj[RXP_STACK_NH_MAX];	/* by next hop id */
 };
 
 /* Prepares a stack context owned by one worker. Returns 0 or -EINVAL. */

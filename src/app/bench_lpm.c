@@ -65,9 +65,10 @@ static void usage(FILE *out)
 		"Measures the longest-prefix-match tables: lookups one at a time and in bursts\n"
 		"(lookup_bulk), table memory and build time.\n"
 		"\n"
-		"IPv4 table: random prefixes in 1.0.0.0-223.255.255.255 with lengths mixed like a\n"
-		"BGP table: /24 62%%, /23 10%%, /22 11%%, /21 4%%, /20 4%%, /19 2.5%%, /18 1.5%%,\n"
-		"/17 1%%, /16 1.5%%, /8-/15 0.5%%, /25-/32 2%%. Lookups: uniformly random addresses.\n"
+		"IPv4 table: random prefixes in 1.0.0.0-223.255.255.255 with lengths mixed like the\n"
+		"BGP table: /24 60.5%%, /23 10%%, /22 11.5%%, /21 5%%, /20 4.3%%, /19 2.6%%,\n"
+		"/18 1.4%%, /17 0.9%%, /16 1.4%%, /8-/15 0.4%% (about 20 /8s per million),\n"
+		"/25-/32 2%%. Lookups: uniformly random 32-bit addresses.\n"
 		"IPv6 table: holders' /32 (1 in 10: /29) blocks in 2001::/16, 2400::/12, 2600::/12,\n"
 		"2800::/12, 2a00::/12, 2c00::/12, one holder per 4 routes; routes are /48 45%%,\n"
 		"the holder's block 15%%, /33-/40 8%%, /41-/47 12%%, /49-/64 17%%, /65-/128 3%%,\n"
@@ -101,10 +102,10 @@ static uint32_t rnd_below(uint32_t n)
 	return (uint32_t)(((rnd64() >> 32) * n) >> 32);
 }
 
-/* Picks an index by weight (per mille, summing to 1000). */
-static unsigned pick(const uint16_t *weights, unsigned n)
+/* Picks an index by weight (the weights sum to @total). */
+static unsigned pick(const uint16_t *weights, unsigned n, uint32_t total)
 {
-	uint32_t r = rnd_below(1000);
+	uint32_t r = rnd_below(total);
 
 	for (unsigned i = 0; i < n; i++) {
 		if (r < weights[i])
@@ -194,15 +195,16 @@ static void progress_done(bool tty)
 
 /* ---- IPv4 ---- */
 
-static const uint16_t len4_weight[] = {	/* per mille, /8 .. /32 */
-	/* 8..15 */ 1, 1, 1, 0, 0, 0, 1, 1,
-	/* 16..24 */ 15, 10, 15, 25, 40, 40, 110, 100, 620,
-	/* 25..32 */ 5, 4, 3, 3, 2, 1, 1, 1,
+/* Lengths /8 .. /32 per 100,000 routes, after the shape of the IPv4 BGP table. */
+static const uint16_t len4_weight[] = {
+	/* 8..15 */ 2, 2, 4, 10, 30, 60, 110, 190,
+	/* 16..24 */ 1400, 900, 1400, 2600, 4300, 5000, 11500, 10000, 60492,
+	/* 25..32 */ 500, 400, 300, 250, 200, 150, 50, 150,
 };
 
 static void gen_prefix4(uint32_t *prefix, uint8_t *len)
 {
-	unsigned l = 8 + pick(len4_weight, RXP_ARRAY_SIZE(len4_weight));
+	unsigned l = 8 + pick(len4_weight, RXP_ARRAY_SIZE(len4_weight), 100000);
 	/* 1.0.0.0 .. 223.255.255.255 */
 	uint32_t a = (uint32_t)(0x01000000ull + (rnd64() >> 32) % (0xe0000000ull - 0x01000000ull));
 
@@ -359,7 +361,7 @@ static struct holder gen_holder(void)
 
 	for (unsigned i = 0; i < RXP_ARRAY_SIZE(regions6); i++)
 		w[i] = regions6[i].weight;
-	r = pick(w, RXP_ARRAY_SIZE(regions6));
+	r = pick(w, RXP_ARRAY_SIZE(regions6), 1000);
 	h.len = rnd_below(10) ? 32 : 29;
 	h.hi = (regions6[r].prefix | (rnd64() & ~mask64(regions6[r].len))) & mask64(h.len);
 	return h;
@@ -378,7 +380,7 @@ static uint64_t subnet_bits(unsigned bits)
 static struct route6 gen_route6(const struct holder *h)
 {
 	struct route6 r = { h->hi, 0, h->len };
-	unsigned len, k = pick(len6_weight, RXP_ARRAY_SIZE(len6_weight));
+	unsigned len, k = pick(len6_weight, RXP_ARRAY_SIZE(len6_weight), 1000);
 
 	switch (k) {
 	case 0: len = 48; break;

@@ -29,7 +29,7 @@ struct run_opts {
 
 /* Per-port counters at the previous report, to turn totals into rates. */
 struct port_snap {
-	uint64_t rx_packets, rx_bytes, rx_dropped;
+	uint64_t rx_packets, rx_bytes, rx_dropped, tx_packets, tx_bytes;
 };
 
 static void usage(FILE *out)
@@ -181,24 +181,31 @@ static void report_interval(struct dp *dp, struct port_snap *snap, double t0, do
 
 	for (unsigned i = 0; i < dp->n_ports; i++) {
 		struct rxp_queue_stats s;
-		char a[32], b[32], c[32];
+		char a[32], b[32], c[32], d[32], e[32];
 
 		rxp_port_stats(&dp->ports[i], &s);
 		double pps = (double)(s.rx_packets - snap[i].rx_packets) / dt;
 		double bps = (double)(s.rx_bytes - snap[i].rx_bytes) * 8 / dt;
 		double dps = (double)(s.rx_dropped - snap[i].rx_dropped) / dt;
+		double tpps = (double)(s.tx_packets - snap[i].tx_packets) / dt;
+		double tbps = (double)(s.tx_bytes - snap[i].tx_bytes) * 8 / dt;
 
 		if (json)
 			printf("{\"event\":\"interval\",\"start\":%.3f,\"end\":%.3f,\"port\":\"%s\","
-			       "\"rx_pps\":%.0f,\"rx_bps\":%.0f,\"drop_pps\":%.0f}\n",
-			       t0 - start, t1 - start, dp->ports[i].name, pps, bps, dps);
+			       "\"rx_pps\":%.0f,\"rx_bps\":%.0f,\"tx_pps\":%.0f,\"tx_bps\":%.0f,"
+			       "\"drop_pps\":%.0f}\n",
+			       t0 - start, t1 - start, dp->ports[i].name, pps, bps, tpps, tbps, dps);
 		else
-			printf("%6.2f-%-6.2f s  %-8s rx %12s %14s   drop %10s\n", t0 - start,
-			       t1 - start, dp->ports[i].name, fmt_si(a, sizeof(a), pps, "pps"),
-			       fmt_si(b, sizeof(b), bps, "bit/s"), fmt_si(c, sizeof(c), dps, "pps"));
+			printf("%6.2f-%-6.2f s  %-8s rx %12s %14s   tx %12s %14s   drop %10s\n",
+			       t0 - start, t1 - start, dp->ports[i].name,
+			       fmt_si(a, sizeof(a), pps, "pps"), fmt_si(b, sizeof(b), bps, "bit/s"),
+			       fmt_si(d, sizeof(d), tpps, "pps"), fmt_si(e, sizeof(e), tbps, "bit/s"),
+			       fmt_si(c, sizeof(c), dps, "pps"));
 		snap[i].rx_packets = s.rx_packets;
 		snap[i].rx_bytes = s.rx_bytes;
 		snap[i].rx_dropped = s.rx_dropped;
+		snap[i].tx_packets = s.tx_packets;
+		snap[i].tx_bytes = s.tx_bytes;
 	}
 	fflush(stdout);
 }

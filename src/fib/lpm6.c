@@ -40,7 +40,7 @@
 #define GROUPS_DEFAULT_MIN 1024u
 #define GROUPS_PER_ROUTE 4u
 #define LEVELS		14u	/* tbl24 and 13 levels of groups */
-#define BULK_BATCH	32u
+#define BULK_SLOTS	24u	/* lookups in flight in lookup_bulk */
 
 struct rule6 {
 	uint64_t hi, lo;	/* the prefix, big-endian halves, host bits zero */
@@ -563,56 +563,61 @@ uint32_t rxp_lpm6_reclaim(struct rxp_lpm6 *lpm)
 
 /* ---- lookups ---- */
 
+/*
+ * Interleaved walks: BULK_SLOTS lookups are in flight at once, each at its
+ * own level. A round visits every slot: it loads the entry prefetched for
+ * the slot a round earlier and prefetches the next one on the slot's path,
+ * or, when the walk is over, stores the answer and starts the next address
+ * in that slot. So about BULK_SLOTS cache misses overlap however deep each
+ * walk goes. (Walking a batch level by level was slower: each level waits
+ * for the slowest walk of the batch.)
+ */
 void rxp_lpm6_lookup_bulk(const struct rxp_lpm6 *lpm, const uint8_t (*addrs)[16], uint32_t *nhs,
 			  unsigned n)
 {
 	_Atomic uint32_t *tbl24 = lpm->tbl24, *groups = lpm->groups;
-	uint32_t e[BULK_BATCH];
-	uint8_t todo[BULK_BATCH];
+	_Atomic uint32_t *at[BULK_SLOTS];	/* the entry each slot loads next */
+	uint32_t idx[BULK_SLOTS];		/* the address each slot walks for */
+	uint8_t byte[BULK_SLOTS];		/* the address byte indexing the next group */
+	uint32_t dflt = atomic_load_explicit(&lpm->dflt, memory_order_relaxed);
+	unsigned n_slots = RXP_MIN(n, BULK_SLOTS), active = n_slots, next = n_slots;
 
-	while (n) {
-		unsigned m = RXP_MIN(n, BULK_BATCH), n_todo = 0;
-		uint32_t dflt;
+	for (unsigned s = 0; s < n_slots; s++) {
+		const uint8_t *a = addrs[s];
 
-		/* One level at a time over the whole batch: the misses of a level overlap. */
-		for (unsigned i = 0; i < m; i++) {
-			const uint8_t *a = addrs[i];
+		at[s] = &tbl24[(uint32_t)a[0] << 16 | (uint32_t)a[1] << 8 | a[2]];
+		rxp_prefetch((const void *)at[s]);
+		idx[s] = s;
+		byte[s] = 3;
+	}
+	while (active) {
+		for (unsigned s = 0; s < n_slots; s++) {
+			uint32_t e;
 
-			e[i] = atomic_load_explicit(
-				&tbl24[(uint32_t)a[0] << 16 | (uint32_t)a[1] << 8 | a[2]],
-				memory_order_relaxed);
-		}
-		/* partner of the release stores that publish groups, here and below */
-		atomic_thread_fence(memory_order_acquire);
-		for (unsigned i = 0; i < m; i++)
-			if (e[i] & RXP_LPM6_EXT)
-				todo[n_todo++] = (uint8_t)i;
-		for (unsigned byte = 3; n_todo && byte < 16; byte++) {
-			unsigned left = 0;
-
-			for (unsigned k = 0; k < n_todo; k++) {
-				unsigned i = todo[k];
-				uint32_t x = atomic_load_explicit(
-					&groups[((size_t)(e[i] & RXP_LPM6_VAL_MASK) << 8) |
-						addrs[i][byte]],
-					memory_order_relaxed);
-
-				e[i] = x;
-				if (x & RXP_LPM6_EXT)
-					todo[left++] = (uint8_t)i;
+			if (!at[s])
+				continue;
+			/* acquire: partner of the release store that publishes a group */
+			e = atomic_load_explicit(at[s], memory_order_acquire);
+			if ((e & RXP_LPM6_EXT) && byte[s] < 16) {
+				at[s] = &groups[((size_t)(e & RXP_LPM6_VAL_MASK) << 8) |
+						addrs[idx[s]][byte[s]++]];
+				rxp_prefetch((const void *)at[s]);
+				continue;
 			}
-			n_todo = left;
-			atomic_thread_fence(memory_order_acquire);
-		}
-		dflt = atomic_load_explicit(&lpm->dflt, memory_order_relaxed);
-		for (unsigned i = 0; i < m; i++) {
-			uint32_t x = e[i] & RXP_LPM6_VALID ? e[i] : dflt;
+			e = e & RXP_LPM6_VALID ? e : dflt;
+			nhs[idx[s]] = e & RXP_LPM6_VALID ? e & RXP_LPM6_VAL_MASK : RXP_LPM_NO_ROUTE;
+			if (next < n) {
+				const uint8_t *a = addrs[next];
 
-			nhs[i] = x & RXP_LPM6_VALID ? x & RXP_LPM6_VAL_MASK : RXP_LPM_NO_ROUTE;
+				at[s] = &tbl24[(uint32_t)a[0] << 16 | (uint32_t)a[1] << 8 | a[2]];
+				rxp_prefetch((const void *)at[s]);
+				idx[s] = next++;
+				byte[s] = 3;
+			} else {
+				at[s] = NULL;
+				active--;
+			}
 		}
-		addrs += m;
-		nhs += m;
-		n -= m;
 	}
 }
 

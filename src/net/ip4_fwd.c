@@ -196,5 +196,8 @@ void rxp_ip4_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 		fragment4(st, pkt, nhp->ifidx, next, out->mtu);
 		return;
 	}
-	rxp_neigh_output(st, pkt, nhp->ifidx, 4, (const uint8_t *)&next);
+	if (nhp->kind == RXP_NH_KIND_GATEWAY)
+		rxp_output_via(st, pkt, nh);
+	else
+		rxp_neigh_output(st, pkt, nhp->ifidx, 4, (const uint8_t *)&next);
 }

@@ -74,6 +74,45 @@ void rxp_neigh_output(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, uint
 	n->held[n->n_held++] = pkt;
 }
 
+void rxp_neigh_output_via(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh)
+{
+	struct rxp_adj *adj = &st->adj[nh];
+	struct rxp_neigh_table *t = &st->router->neigh;
+	const struct rxp_nexthop *nhp;
+	struct rxp_neigh *n;
+
+	if (adj->neigh && adj->gen == t->gen) {
+		rxp_adj_output(st, pkt, adj);
+		return;
+	}
+	nhp = &st->router->nh[nh];
+	n = rxp_neigh_lookup(t, nhp->ifidx, nhp->family, nhp->gw);
+	if (n && (n->state == RXP_NEIGH_REACHABLE || n->state == RXP_NEIGH_STATIC)) {
+		const struct rxp_l3if *ifp = &st->router->ifs[n->ifidx];
+		uint8_t *h;
+
+		adj->neigh = n;
+		adj->gen = t->gen;
+		adj->port = ifp->port;
+		adj->hlen = ifp->vlan ? RXP_ETH_HLEN + RXP_VLAN_HLEN : RXP_ETH_HLEN;
+		memset(adj->hdr, 0, sizeof(adj->hdr));
+		h = adj->hdr + sizeof(adj->hdr) - adj->hlen;
+		memcpy(h, n->mac, 6);
+		memcpy(h + 6, ifp->mac, 6);
+		if (ifp->vlan) {
+			h[12] = RXP_ETHERTYPE_VLAN >> 8;
+			h[13] = RXP_ETHERTYPE_VLAN & 0xff;
+			h[14] = (uint8_t)(ifp->vlan >> 8);
+			h[15] = (uint8_t)ifp->vlan;
+		}
+		h[adj->hlen - 2] = (uint8_t)(ethertype_of(n->family) >> 8);
+		h[adj->hlen - 1] = (uint8_t)ethertype_of(n->family);
+		rxp_adj_output(st, pkt, adj);
+		return;
+	}
+	rxp_neigh_output(st, pkt, nhp->ifidx, nhp->family, nhp->gw);
+}
+
 void rxp_neigh_learn(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr,
 		     const uint8_t mac[6], bool create)
 {
@@ -89,6 +128,7 @@ void rxp_neigh_learn(struct rxp_stack *st, int ifidx, uint8_t family, const uint
 	}
 	if (n->state == RXP_NEIGH_STATIC)
 		return;		/* configured entries are not overridden */
+	t->gen++;	/* the MAC may have changed: cached adjacencies are rebuilt */
 	memcpy(n->mac, mac, 6);
 	n->state = RXP_NEIGH_REACHABLE;
 	n->probes = 0;

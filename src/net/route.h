@@ -80,6 +80,59 @@ void rxp_neigh_output(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, uint
 		      const uint8_t *next);
 
 /*
+ * The same for a packet going via gateway next hop @nh: its neighbour is
+ * remembered per next hop, so the common case is one comparison.
+ */
+void rxp_neigh_output_via(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh);
+
+/* Gathers a forwarded packet for transmit on pkt->out_port (fast path of rxp_tx_enqueue). */
+static inline void rxp_tx_forward(struct rxp_stack *st, struct rxp_pkt *pkt)
+{
+	unsigned port = pkt->out_port;
+	struct rxp_txv *v = &st->txv[port];
+
+	if (rxp_unlikely(v->n == RXP_TXV_MAX)) {
+		rxp_tx_enqueue(st, pkt, false);
+		return;
+	}
+	v->pkts[v->n++] = pkt;
+	st->tx_pending |= 1ull << port;
+	st->stats.forwarded++;
+}
+
+/*
+ * Writes the cached Ethernet header in front of the network header and
+ * gathers the packet for transmit. Received frames always have room: the
+ * 18 bytes before the network header are in the buffer's headroom.
+ */
+static inline void rxp_adj_output(struct rxp_stack *st, struct rxp_pkt *pkt,
+				  const struct rxp_adj *adj)
+{
+	unsigned l3 = pkt->data_off + pkt->l3_off;
+
+	memcpy(rxp_pkt_buf(pkt) + l3 - sizeof(adj->hdr), adj->hdr, sizeof(adj->hdr));
+	pkt->data_off = (uint16_t)(l3 - adj->hlen);
+	pkt->l3_off = adj->hlen;
+	pkt->len = (uint16_t)(adj->hlen + pkt->l3_len);
+	pkt->out_port = adj->port;
+	if (rxp_unlikely(pkt->flags & RXP_PKT_F_LOCAL_OUT))
+		rxp_tx_enqueue(st, pkt, true);
+	else
+		rxp_tx_forward(st, pkt);
+}
+
+/* The fast path of rxp_neigh_output_via, inline: a cached adjacency. */
+static inline void rxp_output_via(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh)
+{
+	const struct rxp_adj *adj = &st->adj[nh];
+
+	if (rxp_likely(adj->neigh && adj->gen == st->router->neigh.gen))
+		rxp_adj_output(st, pkt, adj);
+	else
+		rxp_neigh_output_via(st, pkt, nh);
+}
+
+/*
  * Records what a neighbour said (@mac for @addr on @ifidx); with @create, a
  * new entry is made when there is none. Releases packets held for it.
  */

@@ -150,11 +150,20 @@ int rxp_gen_config_parse(struct rxp_gen_config *cfg, struct rxp_args *args, char
 }
 
 /* Host address number @i within prefix @base/@len (wraps inside the prefix). */
+/*
+ * Host number @i within prefix @base/@len. The numbers are scattered over
+ * the prefix (multiplying by an odd constant permutes them) so that the
+ * flows of a wide prefix reach many different routes, not one /24; the
+ * all-zeros and all-ones host parts are avoided.
+ */
 static uint32_t host4(uint32_t base, uint8_t len, uint32_t i)
 {
 	uint32_t span_mask = len >= 32 ? 0 : (uint32_t)(0xffffffffu >> len);
+	uint32_t h = ((i + 1) * 2654435761u) & span_mask;
 
-	return (base & ~span_mask) | ((i + 1) & span_mask);
+	if (span_mask > 2 && (h == 0 || h == span_mask))
+		h ^= 1;
+	return (base & ~span_mask) | h;
 }
 
 static void host6(uint8_t out[16], const uint8_t base[16], uint8_t len, uint32_t i)

@@ -367,13 +367,13 @@ static void sim_close(struct rxp_port *port)
 }
 
 #define SIM_KEYS "proto, size, flows, src4, dst4, src6, dst6, bad, count, pcap, loop, " \
-		 "rxring, txring, device, mac"
+		 "rx, rxring, txring, device, mac"
 
 static int sim_open(struct rxp_port *port, struct rxp_args *args, char *err, size_t errlen)
 {
 	struct rxp_gen_config gcfg;
 	uint32_t rx_size = SIM_RING_DEFAULT, tx_size = SIM_RING_DEFAULT;
-	const char *device;
+	const char *device, *rx;
 	struct sim_port *sp;
 	int ret;
 
@@ -387,6 +387,11 @@ static int sim_open(struct rxp_port *port, struct rxp_args *args, char *err, siz
 	if (!rxp_is_pow2(rx_size) || !rxp_is_pow2(tx_size)) {
 		snprintf(err, errlen, "rxring=%u, txring=%u: ring sizes must be powers of two",
 			 rx_size, tx_size);
+		return -EINVAL;
+	}
+	rx = rxp_args_get(args, "rx") ?: "on";
+	if (strcmp(rx, "on") && strcmp(rx, "off")) {
+		snprintf(err, errlen, "rx=%s: expected on, or off for a port that only transmits", rx);
 		return -EINVAL;
 	}
 	device = rxp_args_get(args, "device") ?: "inline";
@@ -417,6 +422,12 @@ static int sim_open(struct rxp_port *port, struct rxp_args *args, char *err, siz
 		ret = rxp_gen_init(&sp->q[q].gen, &gcfg, err, errlen);
 		if (ret)
 			goto err_close;
+		if (!strcmp(rx, "off")) {
+			/* a finite source with nothing in it */
+			sp->q[q].gen.finite = true;
+			sp->q[q].gen.remaining = 0;
+			atomic_store(&sp->q[q].gen_done, true);
+		}
 	}
 	return 0;
 
