@@ -24,12 +24,14 @@
  *  - every entry is 32 bits and written with one atomic store, so a reader
  *    sees the old or the new entry, never half of one;
  *  - a new group is filled completely before the tbl24 entry pointing at it
- *    is published with a release store (partner: the acquire load of tbl24
- *    in lookup, the acquire fence in lookup_bulk);
+ *    is published with a release store (partner: the acquire loads of tbl24
+ *    in lookup and lookup_bulk);
  *  - a group emptied by a delete is retired, not reused: a reader may still
  *    be inside it. rxp_lpm4_reclaim() makes retired groups reusable; the
  *    writer calls it once every lookup that began before the last delete has
- *    finished (a grace period, e.g. each worker has passed its poll loop).
+ *    finished (a grace period: e.g. each worker counts its poll loops, and
+ *    the writer issues a seq_cst fence, then waits until every count has
+ *    moved, as RCU's synchronize does);
  *  - during an update a reader sees, for each address, the route before or
  *    the route after; never "no route" where one covered the address
  *    throughout.
@@ -116,6 +118,12 @@ size_t rxp_lpm4_memory(const struct rxp_lpm4 *lpm, size_t *resident);
  */
 void rxp_lpm4_lookup_bulk(const struct rxp_lpm4 *lpm, const uint32_t *addrs, uint32_t *nhs,
 			  unsigned n);
+
+/* Prefetches the first-level entry for @addr: call it a few packets ahead of the lookup. */
+static inline void rxp_lpm4_prefetch(const struct rxp_lpm4 *lpm, uint32_t addr)
+{
+	rxp_prefetch((const void *)&lpm->tbl24[addr >> 8]);
+}
 
 /* Returns 0 with the next hop of the longest route covering @addr in *nh, or -ENOENT. */
 static inline int rxp_lpm4_lookup(const struct rxp_lpm4 *lpm, uint32_t addr, uint32_t *nh)

@@ -23,10 +23,10 @@
  * Concurrency: the contract of lpm4.h. One writer (add, del, reclaim) and
  * any number of lock-free readers; entries are written with single atomic
  * 32-bit stores; a new group is filled before the entry pointing at it is
- * published with a release store (partners: the acquire loads in lookup,
- * the acquire fences in lookup_bulk); groups emptied by deletes are retired
- * and reused only after rxp_lpm6_reclaim(), which the writer calls after a
- * grace period (every lookup begun before the last delete has finished).
+ * published with a release store (partners: the acquire loads in lookup
+ * and lookup_bulk); groups emptied by deletes are retired and reused only
+ * after rxp_lpm6_reclaim(), which the writer calls after a grace period
+ * (every lookup begun before the last delete has finished).
  */
 #ifndef RXPATH_LPM6_H
 #define RXPATH_LPM6_H
@@ -110,6 +110,13 @@ size_t rxp_lpm6_memory(const struct rxp_lpm6 *lpm, size_t *resident);
  */
 void rxp_lpm6_lookup_bulk(const struct rxp_lpm6 *lpm, const uint8_t (*addrs)[16], uint32_t *nhs,
 			  unsigned n);
+
+/* Prefetches the first-level entry for @addr: call it a few packets ahead of the lookup. */
+static inline void rxp_lpm6_prefetch(const struct rxp_lpm6 *lpm, const uint8_t addr[16])
+{
+	rxp_prefetch((const void *)&lpm->tbl24[(uint32_t)addr[0] << 16 | (uint32_t)addr[1] << 8 |
+						addr[2]]);
+}
 
 /* Returns 0 with the next hop of the longest route covering @addr in *nh, or -ENOENT. */
 static inline int rxp_lpm6_lookup(const struct rxp_lpm6 *lpm, const uint8_t addr[16], uint32_t *nh)

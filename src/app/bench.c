@@ -16,6 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "bench.h"
+#include "bench_l3fwd.h"
+#include "bench_lpm.h"
 #include "dataplane.h"
 #include "fmt.h"
 #include "run.h"
@@ -77,7 +79,9 @@ struct bench_opts {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: rxpath bench [OPTIONS]\n"
+		"usage: rxpath bench [OPTIONS]        the receive-path A/B matrix (below)\n"
+		"       rxpath bench l3fwd [OPTIONS]  forwarding rate, sim port to sim port\n"
+		"       rxpath bench lpm [OPTIONS]    FIB lookups with large tables\n"
 		"\n"
 		"Measures the receive path (receive, validate, count) on a simulated NIC with\n"
 		"each technique on and off, all others held on: list vs per-packet handoff,\n"
@@ -276,6 +280,10 @@ int cmd_bench(int argc, char **argv)
 	uint64_t v;
 	int opt;
 
+	if (argc > 1 && !strcmp(argv[1], "l3fwd"))
+		return cmd_bench_l3fwd(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "lpm"))
+		return cmd_bench_lpm(argc - 1, argv + 1);
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (opt) {

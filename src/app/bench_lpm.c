@@ -144,7 +144,9 @@ static size_t huge_bytes_at(const void *addr)
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long start, end, v;
 
-		if (sscanf(line, "%lx-%lx ", &start, &end) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+		/* a mapping's header line: "start-end perms ..." */
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
 			inside = a >= start && a < end;
 		} else if (inside && sscanf(line, "AnonHugePages: %lu kB", &v) == 1) {
 			kb = v;

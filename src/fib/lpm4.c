@@ -222,7 +222,7 @@ static uint32_t group_take(struct rxp_lpm4_writer *w)
 
 /* ---- add and delete ---- */
 
-/* Writes @e over the entries of [first, first + count) in group @g whose route is no longer than @len. */
+/* Writes @e over entries [first, first + count) of group @g whose route is no longer than @len. */
 static void group_set(struct rxp_lpm4 *lpm, uint32_t g, uint32_t first, uint32_t count,
 		      uint32_t len, uint32_t e)
 {
@@ -233,7 +233,7 @@ static void group_set(struct rxp_lpm4 *lpm, uint32_t g, uint32_t first, uint32_t
 			st(&t[i], e);
 }
 
-/* Writes @e over the entries of [first, first + count) in group @g that came from a route of @len. */
+/* Writes @e over entries [first, first + count) of group @g that came from a route of @len. */
 static void group_unset(struct rxp_lpm4 *lpm, uint32_t g, uint32_t first, uint32_t count,
 			uint32_t len, uint32_t e)
 {
@@ -280,7 +280,7 @@ static int add_long(struct rxp_lpm4 *lpm, uint32_t prefix, uint32_t len, uint32_
 		st(&group_at(lpm, g)[i], old);
 	group_set(lpm, g, first, count, len, route_entry(nh, len));
 	w->n_long[g] = 1;
-	/* release: partner of the acquire load in rxp_lpm4_lookup() and the fence in bulk */
+	/* release: partner of the acquire loads of tbl24 in rxp_lpm4_lookup() and bulk */
 	atomic_store_explicit(slot, RXP_LPM4_EXT | g, memory_order_release);
 	return 0;
 }

@@ -439,7 +439,7 @@ static void add_long(struct rxp_lpm6 *lpm, const struct pfx *p, struct route r)
 			w->n_own[c] = 0;
 			if (level > 1 && field_of(e) == 0)
 				w->n_own[parent]++;	/* an inherited entry becomes EXT */
-			/* release: partner of the acquire loads in lookup, the fences in bulk */
+			/* release: partner of the acquire loads in lookup and lookup_bulk */
 			atomic_store_explicit(slot, RXP_LPM6_EXT | c, memory_order_release);
 			e = RXP_LPM6_EXT | c;
 		}

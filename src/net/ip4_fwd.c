@@ -123,11 +123,35 @@ static void fragment4(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, uint
 
 void rxp_ip4_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
+	const uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
+	uint32_t nh;
+
+	if (rxp_lpm4_lookup(st->router->fib4, rxp_load_be32(ip + 16), &nh))
+		nh = RXP_LPM_NO_ROUTE;
+	rxp_ip4_route_nh(st, pkt, nh);
+}
+
+void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t n)
+{
+	uint32_t dst[RXP_BURST_MAX], nh[RXP_BURST_MAX];
+
+	if (!n)
+		return;
+	/* one lookup for the whole vector: the table's cache misses overlap */
+	for (uint16_t i = 0; i < n; i++)
+		dst[i] = rxp_load_be32(rxp_pkt_data(pkts[i]) + pkts[i]->l3_off + 16);
+	rxp_lpm4_lookup_bulk(st->router->fib4, dst, nh, n);
+	for (uint16_t i = 0; i < n; i++)
+		rxp_ip4_route_nh(st, pkts[i], nh[i]);
+}
+
+void rxp_ip4_route_nh(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh)
+{
 	struct rxp_router *r = st->router;
 	uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
 	const struct rxp_nexthop *nhp;
 	const struct rxp_l3if *out;
-	uint32_t src, dst, d, nh, next;
+	uint32_t src, dst, d, next;
 	uint16_t csum, old, new;
 
 	memcpy(&src, ip + 12, 4);
@@ -153,7 +177,7 @@ void rxp_ip4_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 		rxp_drop(st, pkt, RXP_DROP_IP4_MARTIAN_DST);
 		return;
 	}
-	if (rxp_lpm4_lookup(r->fib4, d, &nh)) {
+	if (nh == RXP_LPM_NO_ROUTE) {
 		if (pkt->flags & RXP_PKT_F_L2_MCAST) {
 			rxp_drop(st, pkt, RXP_DROP_L2_BCAST_FWD);
 			return;

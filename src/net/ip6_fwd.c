@@ -1,25 +1,182 @@
 /* SPDX-License-Identifier: MIT */
-/* IPv6 routing: not in place yet; IPv6 to a router is dropped and counted. */
+/*
+ * IPv6 routing (RFC 8200, RFC 4291): source and destination checks, the
+ * groups the router has joined, FIB lookup, local delivery, hop limit, MTU
+ * (a router never fragments: Packet Too Big instead), then the neighbour.
+ * Extension headers are not looked at on the way through: they go on intact.
+ */
+#include <string.h>
+#include "l4.h"
 #include "route.h"
+
+#define ICMP6_RS 133
+#define ICMP6_NS 135
+
+static const uint8_t zero16[16];
+
+static bool ip6_is_unspec(const uint8_t *a)
+{
+	return !memcmp(a, zero16, 16);
+}
+
+static bool ip6_is_loopback(const uint8_t *a)
+{
+	return a[15] == 1 && !memcmp(a, zero16, 15);
+}
+
+static bool ip6_is_link_local(const uint8_t *a)
+{
+	return a[0] == 0xfe && (a[1] & 0xc0) == 0x80;	/* fe80::/10 */
+}
+
+/*
+ * Returns true when @dst is a group the router listens to on @ifp
+ * (RFC 4291 2.7.1, RFC 4861 7.2.1): all-nodes, all-routers (link scope),
+ * and the solicited-node group of each of its unicast and anycast addresses.
+ */
+static bool ip6_our_group(const struct rxp_l3if *ifp, const uint8_t *dst)
+{
+	static const uint8_t all_nodes_pfx[15] = { 0xff, 0x02 };
+	static const uint8_t sn_pfx[13] = { 0xff, 0x02, [11] = 0x01, [12] = 0xff };
+
+	if (!memcmp(dst, all_nodes_pfx, 15))
+		return dst[15] == 1 || dst[15] == 2;
+	if (memcmp(dst, sn_pfx, 13))
+		return false;
+	for (unsigned i = 0; i < ifp->n_addr6; i++) {
+		const uint8_t *a = ifp->addr6[i];
+
+		if (!memcmp(a + 13, dst + 13, 3))
+			return true;
+		/* a Subnet-Router anycast address (prefix <= /104) ends in 24 zero bits */
+		if (ifp->plen6[i] <= 104 && !ip6_is_link_local(a) && !dst[13] && !dst[14] &&
+		    !dst[15])
+			return true;
+	}
+	return false;
+}
+
+static void local_deliver6(struct rxp_stack *st, struct rxp_pkt *pkt)
+{
+	enum rxp_sink_class cls;
+
+	if (pkt->l4_proto == RXP_IPPROTO_ICMP6) {
+		rxp_icmp6_local(st, pkt);
+		return;
+	}
+	/* UDP, TCP and the rest go to the sink, as on a host */
+	if (rxp_l4_input(pkt, &cls) != RXP_NEXT_DELIVER) {
+		rxp_drop(st, pkt, (enum rxp_drop_reason)pkt->drop_reason);
+		return;
+	}
+	st->stats.delivered[cls]++;
+	st->stats.delivered_bytes += pkt->len;
+	rxp_pool_free(st->cache, pkt);
+}
+
+/* Multicast to the router: only what it has joined; never forwarded. */
+static rxp_noinline void ip6_multicast(struct rxp_stack *st, struct rxp_pkt *pkt,
+				       const uint8_t *ip)
+{
+	const struct rxp_l3if *ifp = &st->router->ifs[pkt->ifidx];
+
+	if (!ip6_our_group(ifp, ip + 24)) {
+		rxp_drop(st, pkt, RXP_DROP_IP6_MCAST);
+		return;
+	}
+	/*
+	 * RFC 4291 2.5.2: the unspecified source is only for a node that has no
+	 * address yet: its address probe (RFC 4862 5.4.2, a Neighbor Solicitation)
+	 * and a Router Solicitation (RFC 4861 4.1).
+	 */
+	if (ip6_is_unspec(ip + 8) &&
+	    !(pkt->l4_proto == RXP_IPPROTO_ICMP6 && pkt->l3_len > RXP_IP6_HLEN &&
+	      (ip[RXP_IP6_HLEN] == ICMP6_NS || ip[RXP_IP6_HLEN] == ICMP6_RS))) {
+		rxp_drop(st, pkt, RXP_DROP_IP6_MARTIAN_SRC);
+		return;
+	}
+	local_deliver6(st, pkt);
+}
 
 void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
-	rxp_drop(st, pkt, RXP_DROP_LOCAL_UNHANDLED);
-}
+	struct rxp_router *r = st->router;
+	uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
+	const uint8_t *src = ip + 8, *dst = ip + 24, *next;
+	const struct rxp_nexthop *nhp;
+	const struct rxp_l3if *out;
+	uint32_t nh;
 
-void rxp_nd_solicit(struct rxp_stack *st, int ifidx, const uint8_t target[16])
-{
-	(void)st;
-	(void)ifidx;
-	(void)target;
-}
-
-void rxp_icmp6_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code,
-		     uint32_t param)
-{
-	(void)st;
-	(void)orig;
-	(void)type;
-	(void)code;
-	(void)param;
+	/* RFC 4291 2.7: never a multicast source; 2.5.3: ::1 never leaves a node */
+	if (rxp_unlikely(src[0] == 0xff || (src[0] == 0 && ip6_is_loopback(src)))) {
+		rxp_drop(st, pkt, RXP_DROP_IP6_MARTIAN_SRC);
+		return;
+	}
+	if (rxp_unlikely(dst[0] == 0xff)) {
+		ip6_multicast(st, pkt, ip);
+		return;
+	}
+	/* below, the destination is unicast: an unspecified source is never right */
+	if (rxp_unlikely(src[0] == 0 && ip6_is_unspec(src))) {
+		rxp_drop(st, pkt, RXP_DROP_IP6_MARTIAN_SRC);
+		return;
+	}
+	if (rxp_unlikely(dst[0] == 0 && (ip6_is_unspec(dst) || ip6_is_loopback(dst)))) {
+		rxp_drop(st, pkt, RXP_DROP_IP6_MARTIAN_DST);
+		return;
+	}
+	/* RFC 4291 2.5.6: link-local is for the link it came in on; no FIB lookup */
+	if (rxp_unlikely(ip6_is_link_local(dst))) {
+		if (rxp_l3if_has_addr6(&r->ifs[pkt->ifidx], dst)) {
+			local_deliver6(st, pkt);
+			return;
+		}
+		rxp_drop(st, pkt, RXP_DROP_IP6_LINK_LOCAL);
+		return;
+	}
+	if (rxp_lpm6_lookup(r->fib6, dst, &nh)) {
+		if (pkt->flags & RXP_PKT_F_L2_MCAST) {
+			rxp_drop(st, pkt, RXP_DROP_L2_BCAST_FWD);
+			return;
+		}
+		rxp_icmp6_error(st, pkt, 1, 0, 0);	/* RFC 4443 3.1: no route to destination */
+		rxp_drop(st, pkt, RXP_DROP_NO_ROUTE);
+		return;
+	}
+	if (nh == RXP_NH_LOCAL) {
+		local_deliver6(st, pkt);
+		return;
+	}
+	nhp = &r->nh[nh];
+	out = &r->ifs[nhp->ifidx];
+	/* RFC 4291 2.6.1: a router answers to the Subnet-Router anycast address of its subnets */
+	if (rxp_unlikely(nhp->kind == RXP_NH_KIND_CONNECTED && !dst[12] && !dst[13] && !dst[14] &&
+			 !dst[15]) && rxp_l3if_anycast6(out, dst)) {
+		local_deliver6(st, pkt);
+		return;
+	}
+	if (rxp_unlikely(pkt->flags & RXP_PKT_F_L2_MCAST)) {
+		rxp_drop(st, pkt, RXP_DROP_L2_BCAST_FWD);
+		return;
+	}
+	/* RFC 4007 9: a link-local source must not leave its link (RFC 4443 3.1 code 2) */
+	if (rxp_unlikely(ip6_is_link_local(src)) && nhp->ifidx != pkt->ifidx) {
+		rxp_icmp6_error(st, pkt, 1, 2, 0);
+		rxp_drop(st, pkt, RXP_DROP_IP6_SCOPE);
+		return;
+	}
+	if (rxp_unlikely(ip[7] <= 1)) {
+		rxp_icmp6_error(st, pkt, 3, 0, 0);	/* RFC 4443 3.3: hop limit exceeded in transit */
+		rxp_drop(st, pkt, RXP_DROP_TTL_EXCEEDED);
+		return;
+	}
+	/* RFC 8200 5: routers do not fragment; RFC 4443 3.2 tells the source the MTU */
+	if (rxp_unlikely(pkt->l3_len > out->mtu)) {
+		rxp_icmp6_error(st, pkt, 2, 0, out->mtu);
+		rxp_drop(st, pkt, RXP_DROP_PKT_TOO_BIG);
+		return;
+	}
+	ip[7]--;	/* no header checksum in IPv6 (RFC 8200 3) */
+	next = nhp->kind == RXP_NH_KIND_GATEWAY ? nhp->gw : dst;
+	rxp_neigh_output(st, pkt, nhp->ifidx, 6, next);
 }

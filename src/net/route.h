@@ -64,10 +64,48 @@ void rxp_icmp6_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, u
 /* Routes one validated IPv6 packet: local delivery (echo, ND), forward, or drop. Consumes @pkt. */
 void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt);
 
+/* Handles ICMPv6 addressed to the router (next header 58 right after the IPv6 header). Consumes @pkt. */
+void rxp_icmp6_local(struct rxp_stack *st, struct rxp_pkt *pkt);
+
+/* Handles one Neighbor Discovery message (types 133-137, checksum verified). Consumes @pkt. */
+void rxp_nd_input(struct rxp_stack *st, struct rxp_pkt *pkt);
+
+/*
+ * Returns the ICMPv6 checksum of the @len-byte message at @icmp under the
+ * IPv6 header at @ip: the value to store when the field is zero, 0 when a
+ * received message verifies.
+ */
+uint16_t rxp_icmp6_csum(const uint8_t *ip, const uint8_t *icmp, uint32_t len);
+
+/*
+ * Writes an IPv6 header at @ip for the @len-byte ICMPv6 message that
+ * follows it, and that message's checksum.
+ */
+void rxp_icmp6_finish(uint8_t *ip, const uint8_t src[16], const uint8_t dst[16], uint8_t hop_limit,
+		      uint32_t len);
+
+/* Returns true when @addr is the Subnet-Router anycast address of one of @ifp's prefixes. */
+bool rxp_l3if_anycast6(const struct rxp_l3if *ifp, const uint8_t addr[16]);
+
+/* Returns true when @addr is one of @ifp's IPv6 addresses. */
+static inline bool rxp_l3if_has_addr6(const struct rxp_l3if *ifp, const uint8_t addr[16])
+{
+	for (unsigned i = 0; i < ifp->n_addr6; i++)
+		if (!memcmp(ifp->addr6[i], addr, 16))
+			return true;
+	return false;
+}
+
 /* ---- ip4_fwd.c ---- */
 
 /* Routes one validated IPv4 packet: local delivery, forward, or drop. Consumes @pkt. */
 void rxp_ip4_route(struct rxp_stack *st, struct rxp_pkt *pkt);
+
+/* The same for a vector, with one bulk FIB lookup for all of it. */
+void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t n);
+
+/* Routes @pkt whose FIB lookup gave next hop @nh (RXP_LPM_NO_ROUTE: none). */
+void rxp_ip4_route_nh(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh);
 
 /* ---- resolve.c ---- */
 

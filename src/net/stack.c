@@ -187,8 +187,7 @@ void rxp_stack_input_list(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 			drop[n_drop++] = ip4[i];
 	}
 	if (st->router) {
-		for (uint16_t i = 0; i < n_l4; i++)
-			rxp_ip4_route(st, l4[i]);
+		rxp_ip4_route_vector(st, l4, n_l4);
 		n_l4 = 0;
 	}
 	for (uint16_t i = 0; i < n_ip6; i++) {

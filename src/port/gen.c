@@ -250,7 +250,7 @@ static uint16_t build_frame(uint8_t *f, const struct rxp_gen_config *cfg, uint32
 		ip6->next_hdr = tcp ? RXP_IPPROTO_TCP : RXP_IPPROTO_UDP;
 		ip6->hop_limit = 64;
 		host6(ip6->src, cfg->src6, cfg->src6_len, flow);
-		host6(ip6->dst, cfg->dst6, cfg->dst6_len, flow / 16);
+		host6(ip6->dst, cfg->dst6, cfg->dst6_len, flow + 0x5bd1e995u);
 		build_l4(l4, l4_len, tcp, flow);
 		if (tcp)
 			((struct rxp_tcp_hdr *)l4)->csum = l4_csum6(ip6, l4, l4_len);
@@ -269,7 +269,7 @@ static uint16_t build_frame(uint8_t *f, const struct rxp_gen_config *cfg, uint32
 		ip->ttl = 64;
 		ip->proto = tcp ? RXP_IPPROTO_TCP : RXP_IPPROTO_UDP;
 		ip->src = htonl(host4(cfg->src4, cfg->src4_len, flow));
-		ip->dst = htonl(host4(cfg->dst4, cfg->dst4_len, flow / 16));
+		ip->dst = htonl(host4(cfg->dst4, cfg->dst4_len, flow + 0x5bd1e995u));
 		ip->csum = 0;
 		ip->csum = rxp_csum(ip, RXP_IP4_HLEN);
 		build_l4(l4, l4_len, tcp, flow);

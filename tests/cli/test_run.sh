@@ -68,3 +68,27 @@ out=$("$RXPATH" run -i 0 --pool 300 -e 'port add p0 sim:count=20000' 2>&1); rc=$
 check run_small_pool_exit_0 [ "$rc" -eq 0 ]
 check run_small_pool_counts_short_refills grep -Eq 'refills short of buffers [1-9]' <<<"$out"
 check run_small_pool_delivers_all grep -q 'delivered 20,000 packets' <<<"$out"
+
+# The README's main job: routing between two sim ports from the shipped example.
+out=$("$RXPATH" run -c examples/router.conf --duration 1 --interval 0.5 2>&1); rc=$?
+check main_job_exits_0 [ "$rc" -eq 0 ]
+check main_job_live_tx grep -Eq 'sim1 +rx +0 pps .* tx +[0-9.]+ [kM]pps' <<<"$out"
+check main_job_forwards grep -Eq 'forwarded [0-9,]{9,} packets' <<<"$out"
+check main_job_buffers_accounted grep -q 'buffers: all [0-9]* accounted for' <<<"$out"
+
+# Router commands: errors name the line and the word; nothing runs.
+printf 'port add p0 sim:count=10\naddr add 10.0.0.1/24 dev p0\nroute add 10.9.0.0/16 via 192.168.5.5\n' >"$TMP/gw.conf"
+out=$("$RXPATH" run -c "$TMP/gw.conf" 2>&1); rc=$?
+check router_unreachable_gateway_fails [ "$rc" -ne 0 ]
+check router_unreachable_gateway_line grep -q 'gw.conf:3: no interface has an address on the gateway' <<<"$out"
+out=$("$RXPATH" run -e 'port add p0 sim' -e 'addr add 10.0.0.1/24 dev p9' 2>&1); rc=$?
+check router_unknown_dev [ "$rc" -eq 2 ]
+check router_unknown_dev_named grep -q "\-e 2: 'p9': no such port" <<<"$out"
+out=$("$RXPATH" run -e 'port add p0 sim' -e 'addr add 10.0.0.300/24 dev p0' 2>&1); rc=$?
+check router_bad_address grep -q "'10.0.0.300/24': expected an address with a prefix length" <<<"$out"
+out=$("$RXPATH" run -e 'port add p0 sim' -e 'route add 10.9.0.0/16 gateway 10.0.0.2' 2>&1); rc=$?
+check router_bad_route_word grep -q "'gateway': expected 'via GATEWAY' or 'dev PORT'" <<<"$out"
+out=$("$RXPATH" run -e 'port add p0 sim' -e 'neigh add 10.0.0.2 lladdr ff:ff:ff:ff:ff:ff dev p0' 2>&1); rc=$?
+check router_multicast_lladdr_refused grep -q "expected a unicast MAC address" <<<"$out"
+out=$("$RXPATH" run -e 'port add p0 sim' -e 'port add p0.5 vlan:parent=p9,id=5' 2>&1); rc=$?
+check router_vlan_parent_unknown grep -q "parent=p9: no such port" <<<"$out"

@@ -336,16 +336,20 @@ static void test_lpm4_memory(void)
 
 /* ---- IPv4 random sequences against the reference ---- */
 
-static void test_lpm4_random(void)
+/*
+ * Random adds, replaces and deletes against the reference. With few groups
+ * (@max_groups) some adds fail with -ENOSPC, and must change nothing.
+ */
+static void random4(uint32_t max_groups, unsigned n_ops, uint64_t seed)
 {
-	struct rxp_lpm4 *lpm = rxp_lpm4_create(REF_MAX, 0);
-	unsigned n_ops = 8000;
+	struct rxp_lpm4 *lpm = rxp_lpm4_create(REF_MAX, max_groups);
+	unsigned n_full = 0;
 	int bad = 0;
 
 	CHECK(lpm != NULL);
 	if (!lpm)
 		return;
-	rng_seed(SEED);
+	rng_seed(seed);
 	n_ref4 = 0;
 	for (unsigned op = 0; op < n_ops && !bad; op++) {
 		uint32_t r = rnd_below(100);
@@ -354,8 +358,13 @@ static void test_lpm4_random(void)
 			unsigned len = rnd_len4();
 			uint32_t prefix = rnd_addr4() & mask4(len), nh = rnd_below(RXP_LPM_NH_MAX);
 			int i = ref4_find(prefix, len);
+			int ret = rxp_lpm4_add(lpm, prefix, (uint8_t)len, nh);
 
-			CHECK_EQ(rxp_lpm4_add(lpm, prefix, (uint8_t)len, nh), 0);
+			if (ret == -ENOSPC && max_groups && i < 0 && len > 24) {
+				n_full++;
+				continue;
+			}
+			CHECK_EQ(ret, 0);
 			if (i >= 0) {
 				ref4[i].nh = nh;
 			} else {
@@ -388,7 +397,7 @@ static void test_lpm4_random(void)
 			}
 		}
 		CHECK_EQ(rxp_lpm4_count(lpm), n_ref4);
-		if (op % 997 == 0)
+		if (op % (max_groups ? 97 : 997) == 0)
 			rxp_lpm4_reclaim(lpm);
 		if (op % 250 == 0) {
 			for (unsigned k = 0; k < 300 && !bad; k++)
@@ -415,7 +424,19 @@ static void test_lpm4_random(void)
 	CHECK_EQ(rxp_lpm4_groups_used(lpm), 0);
 	for (unsigned k = 0; k < 1000; k++)
 		CHECK_EQ(look4(lpm, rnd_addr4()), RXP_LPM_NO_ROUTE);
+	if (max_groups)
+		CHECK(n_full > 10);	/* the limit really was hit */
 	rxp_lpm4_destroy(lpm);
+}
+
+static void test_lpm4_random(void)
+{
+	random4(0, 8000, SEED);
+}
+
+static void test_lpm4_random_few_groups(void)
+{
+	random4(24, 3000, SEED + 10);
 }
 
 static void test_lpm4_bulk(void)
@@ -448,6 +469,7 @@ static void test_lpm4_bulk(void)
 			for (unsigned i = n; i < N; i++)
 				bad += nhs[i] != 0xaaaaaaaau;
 		}
+		rxp_lpm4_prefetch(lpm, addrs[0]);	/* a hint only */
 		/* in place */
 		memcpy(copy, addrs, sizeof(copy));
 		rxp_lpm4_lookup_bulk(lpm, copy, copy, N);
@@ -820,16 +842,17 @@ static void test_lpm6_memory(void)
 	rxp_lpm6_destroy(lpm);
 }
 
-static void test_lpm6_random(void)
+/* As random4(), for IPv6. */
+static void random6(uint32_t max_groups, unsigned n_ops, uint64_t seed)
 {
-	struct rxp_lpm6 *lpm = rxp_lpm6_create(REF_MAX, 0);
-	unsigned n_ops = 6000;
+	struct rxp_lpm6 *lpm = rxp_lpm6_create(REF_MAX, max_groups);
+	unsigned n_full = 0;
 	int bad = 0;
 
 	CHECK(lpm != NULL);
 	if (!lpm)
 		return;
-	rng_seed(SEED + 2);
+	rng_seed(seed);
 	n_ref6 = 0;
 	for (unsigned op = 0; op < n_ops && !bad; op++) {
 		uint32_t r = rnd_below(100);
@@ -839,9 +862,14 @@ static void test_lpm6_random(void)
 			struct a6 a = rnd_addr6(), p = a6_mask(&a, len, false);
 			uint32_t nh = rnd_below(RXP_LPM_NH_MAX);
 			int i = ref6_find(&p, len);
-
 			/* host bits set on purpose: the table ignores them */
-			CHECK_EQ(rxp_lpm6_add(lpm, a.b, (uint8_t)len, nh), 0);
+			int ret = rxp_lpm6_add(lpm, a.b, (uint8_t)len, nh);
+
+			if (ret == -ENOSPC && max_groups && i < 0 && len > 24) {
+				n_full++;
+				continue;
+			}
+			CHECK_EQ(ret, 0);
 			if (i >= 0) {
 				ref6[i].nh = nh;
 			} else {
@@ -867,7 +895,7 @@ static void test_lpm6_random(void)
 				ref6[i] = ref6[--n_ref6];
 		}
 		CHECK_EQ(rxp_lpm6_count(lpm), n_ref6);
-		if (op % 997 == 0)
+		if (op % (max_groups ? 97 : 997) == 0)
 			rxp_lpm6_reclaim(lpm);
 		if (op % 250 == 0) {
 			for (unsigned k = 0; k < 200 && !bad; k++) {
@@ -899,7 +927,19 @@ static void test_lpm6_random(void)
 
 		CHECK_EQ(look6(lpm, &a), RXP_LPM_NO_ROUTE);
 	}
+	if (max_groups)
+		CHECK(n_full > 10);
 	rxp_lpm6_destroy(lpm);
+}
+
+static void test_lpm6_random(void)
+{
+	random6(0, 15000, SEED + 2);
+}
+
+static void test_lpm6_random_few_groups(void)
+{
+	random6(150, 3000, SEED + 12);
 }
 
 static void test_lpm6_bulk(void)
@@ -927,6 +967,7 @@ static void test_lpm6_bulk(void)
 
 			memcpy(addrs[i], a.b, 16);
 		}
+		rxp_lpm6_prefetch(lpm, addrs[0]);	/* a hint only */
 		for (unsigned n = 0; n <= N; n += n < 70 ? 1 : 331) {
 			memset(nhs, 0xaa, sizeof(nhs));
 			rxp_lpm6_lookup_bulk(lpm, (const uint8_t (*)[16])addrs, nhs, n);
@@ -1145,12 +1186,14 @@ int main(void)
 	RUN(test_lpm4_errors);
 	RUN(test_lpm4_memory);
 	RUN(test_lpm4_random);
+	RUN(test_lpm4_random_few_groups);
 	RUN(test_lpm4_bulk);
 	RUN(test_lpm4_concurrent);
 	RUN(test_lpm6_edges);
 	RUN(test_lpm6_errors);
 	RUN(test_lpm6_memory);
 	RUN(test_lpm6_random);
+	RUN(test_lpm6_random_few_groups);
 	RUN(test_lpm6_bulk);
 	RUN(test_lpm6_concurrent);
 	return tests_done();

@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rxpath bench l3fwd: the router's forwarding rate on one core, the way
+ * DPDK's l3fwd is measured: 64-byte frames over many flows come in on one
+ * sim port, are validated (IPv4 header checksum included), looked up in
+ * the FIB, rewritten and sent out of another sim port.
+ *
+ * All cases are built first and kept open; the measurements then take
+ * turns (case after case, repetition after repetition), so that a slow
+ * moment of a shared machine is spread over every case.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "bench_l3fwd.h"
+#include "config.h"
+#include "dataplane.h"
+#include "fmt.h"
+#include "run.h"
+
+#define CASES_MAX 4
+#define REPS_MAX 101
+#define POLLS_PER_CLOCK_READ 64u
+#define BIG_TABLE_ROUTES 1000000u
+
+struct l3fwd_case {
+	const char *name;
+	const char *proto;
+	const char *dst;	/* the generator's destination range */
+	unsigned extra_routes;	/* random prefixes added to the table */
+	struct dp_config cfg;
+	struct dp dp;
+	bool open;
+	double samples[REPS_MAX];
+};
+
+struct l3fwd_opts {
+	double duration;
+	unsigned reps;
+	uint32_t size;
+	uint32_t flows;
+	bool json;
+	bool per_packet;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: rxpath bench l3fwd [OPTIONS]\n"
+		"\n"
+		"Forwarding rate on one core: frames from sim port sim0 are routed to sim port\n"
+		"sim1 (validate with IPv4 header checksum, LPM lookup, TTL/hop limit, MAC\n"
+		"rewrite, transmit). Cases:\n"
+		"  ipv4             16 /8 routes; UDP to 16.0.0.0/4\n"
+		"  ipv6             16 /16 routes; UDP to 2001::/12\n"
+		"  ipv4-1m-routes   the ipv4 table plus 1,000,000 random prefixes\n"
+		"\n"
+		"  --duration S     seconds per measurement (default 1)\n"
+		"  --reps N         repetitions per case, interleaved (default 5)\n"
+		"  --size N         frame size with FCS (default 64)\n"
+		"  --flows N        flows (default 4096)\n"
+		"  --handoff MODE   list (default) or packet\n"
+		"  --json           one JSON array on stdout\n");
+}
+
+/* xorshift: the random prefixes are the same on every run */
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static int add_cmd(struct dp_config *cfg, const char *line, char *err, size_t errlen)
+{
+	return config_apply_line(cfg, line, "bench", err, errlen);
+}
+
+static int build_case(struct l3fwd_case *c, const struct l3fwd_opts *o, char *err, size_t errlen)
+{
+	char line[256];
+	bool v6 = !strcmp(c->proto, "udp6");
+
+	dp_config_default(&c->cfg);
+	c->cfg.tuning.handoff = o->per_packet ? RXP_HANDOFF_PACKET : RXP_HANDOFF_LIST;
+	snprintf(line, sizeof(line), "port add sim0 sim:proto=%s,size=%u,flows=%u,%s=%s",
+		 c->proto, o->size, o->flows, v6 ? "dst6" : "dst4", c->dst);
+	if (add_cmd(&c->cfg, line, err, errlen) ||
+	    add_cmd(&c->cfg, "port add sim1 sim:rx=off", err, errlen) ||
+	    add_cmd(&c->cfg, "addr add 198.18.255.254/16 dev sim0", err, errlen) ||
+	    add_cmd(&c->cfg, "addr add 10.0.1.1/24 dev sim1", err, errlen) ||
+	    add_cmd(&c->cfg, "addr add 2001:db8:1::1/64 dev sim0", err, errlen) ||
+	    add_cmd(&c->cfg, "addr add 2001:db8:ff::1/64 dev sim1", err, errlen) ||
+	    add_cmd(&c->cfg, "neigh add 10.0.1.2 lladdr 02:00:00:00:01:02 dev sim1", err, errlen) ||
+	    add_cmd(&c->cfg, "neigh add 2001:db8:ff::2 lladdr 02:00:00:00:01:02 dev sim1", err, errlen))
+		return -1;
+	for (unsigned i = 0; i < 16; i++) {
+		if (v6)
+			snprintf(line, sizeof(line), "route add 20%02x::/16 via 2001:db8:ff::2", i);
+		else
+			snprintf(line, sizeof(line), "route add %u.0.0.0/8 via 10.0.1.2", 16 + i);
+		if (add_cmd(&c->cfg, line, err, errlen))
+			return -1;
+	}
+	if (dp_open(&c->dp, &c->cfg, err, errlen))
+		return -1;
+	c->open = true;
+	if (c->extra_routes) {
+		uint64_t s = 0x9e3779b97f4a7c15ull;
+		uint8_t gw[4] = { 10, 0, 1, 2 };
+
+		uint32_t target = rxp_lpm4_count(c->dp.router->fib4) + c->extra_routes;
+
+		while (rxp_lpm4_count(c->dp.router->fib4) < target) {
+			uint64_t r = rng_next(&s);
+			/* lengths as in a real table: mostly /24, many /16-/23, a few longer */
+			static const uint8_t lens[16] = { 24, 24, 24, 24, 24, 24, 24, 24, 23, 22, 22, 21,
+							  20, 19, 16, 28 };
+			uint8_t len = lens[r & 15];
+			uint32_t a = htonl((uint32_t)(r >> 32));
+			uint8_t first = (uint8_t)(r >> 56);
+
+			/* unicast space outside our own subnets and the martians */
+			if (first == 0 || first == 10 || first == 127 || first >= 224 || first == 198)
+				continue;
+			if (rxp_router_add_route(c->dp.router, 4, (const uint8_t *)&a, len, gw, -1) == -ENOSPC)
+				break;
+		}
+	}
+	return 0;
+}
+
+/* Forwards for the duration. Returns Mpps of frames sent on sim1. */
+static double measure(struct l3fwd_case *c, double duration)
+{
+	struct dp *dp = &c->dp;
+	struct rxp_queue *out = &dp->ports[1].queues[0];
+	uint64_t start_pkts;
+	double t0, t = 0, warm = RXP_MAX(0.02, duration * 0.1);
+	unsigned rounds = 0;
+
+	t0 = now_seconds();
+	do {
+		for (unsigned i = 0; i < POLLS_PER_CLOCK_READ; i++)
+			dp_poll(dp);
+		dp_tick(dp, (uint64_t)(now_seconds() * 1e9));
+	} while (now_seconds() - t0 < warm);
+	start_pkts = out->stats.tx_packets;
+	t0 = now_seconds();
+	do {
+		dp_poll(dp);
+		if (++rounds % POLLS_PER_CLOCK_READ)
+			continue;
+		t = now_seconds();
+		dp_tick(dp, (uint64_t)(t * 1e9));
+	} while (t - t0 < duration);
+	return (double)(out->stats.tx_packets - start_pkts) / (t - t0) / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+int cmd_bench_l3fwd(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "duration", required_argument, NULL, 'd' },
+		{ "reps", required_argument, NULL, 'r' },
+		{ "size", required_argument, NULL, 's' },
+		{ "flows", required_argument, NULL, 'f' },
+		{ "handoff", required_argument, NULL, 'H' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	static struct l3fwd_case cases[CASES_MAX] = {
+		{ .name = "ipv4", .proto = "udp4", .dst = "16.0.0.0/4" },
+		{ .name = "ipv6", .proto = "udp6", .dst = "2000::/12" },
+		{ .name = "ipv4-1m-routes", .proto = "udp4", .dst = "16.0.0.0/4",
+		  .extra_routes = BIG_TABLE_ROUTES },
+	};
+	struct l3fwd_opts o = { .duration = 1, .reps = 5, .size = 64, .flows = 4096 };
+	unsigned n_cases = 3, done = 0;
+	bool tty = isatty(STDERR_FILENO);
+	char err[512];
+	uint64_t v;
+	int opt, ret = 0;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'd': {
+			char *end;
+
+			o.duration = strtod(optarg, &end);
+			if (*end || !(o.duration >= 0.01 && o.duration <= 60)) {
+				fprintf(stderr, "rxpath bench l3fwd: --duration %s: expected seconds from 0.01 to 60\n", optarg);
+				return 2;
+			}
+			break;
+		}
+		case 'r':
+			if (rxp_parse_u64(optarg, 1, REPS_MAX, &v)) {
+				fprintf(stderr, "rxpath bench l3fwd: --reps %s: expected 1 to %d\n", optarg, REPS_MAX);
+				return 2;
+			}
+			o.reps = (unsigned)v;
+			break;
+		case 's':
+			if (rxp_parse_u64(optarg, 64, 1518, &v)) {
+				fprintf(stderr, "rxpath bench l3fwd: --size %s: expected 64 to 1518\n", optarg);
+				return 2;
+			}
+			o.size = (uint32_t)v;
+			break;
+		case 'f':
+			if (rxp_parse_u64(optarg, 1, 65536, &v)) {
+				fprintf(stderr, "rxpath bench l3fwd: --flows %s: expected 1 to 65536\n", optarg);
+				return 2;
+			}
+			o.flows = (uint32_t)v;
+			break;
+		case 'H':
+			if (strcmp(optarg, "list") && strcmp(optarg, "packet")) {
+				fprintf(stderr, "rxpath bench l3fwd: --handoff %s: expected list or packet\n", optarg);
+				return 2;
+			}
+			o.per_packet = !strcmp(optarg, "packet");
+			break;
+		case 'j':
+			o.json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "rxpath bench l3fwd: see 'rxpath bench l3fwd --help'\n");
+			return 2;
+		}
+	}
+	for (unsigned i = 0; i < n_cases; i++) {
+		fprintf(stderr, "%sbench l3fwd: building %s%s", tty ? "\r" : "", cases[i].name,
+			tty ? "          " : "\n");
+		if (build_case(&cases[i], &o, err, sizeof(err))) {
+			fprintf(stderr, "%srxpath bench l3fwd: %s: %s\n", tty ? "\n" : "", cases[i].name, err);
+			ret = 1;
+			goto out;
+		}
+	}
+	for (unsigned rep = 0; rep < o.reps; rep++) {
+		for (unsigned k = 0; k < n_cases; k++) {
+			struct l3fwd_case *c = &cases[(k + rep) % n_cases];
+
+			if (tty)
+				fprintf(stderr, "\rbench l3fwd: %2u/%u  %-16s repetition %u/%u ", ++done,
+					n_cases * o.reps, c->name, rep + 1, o.reps);
+			c->samples[rep] = measure(c, o.duration);
+		}
+		if (!tty)
+			fprintf(stderr, "bench l3fwd: repetition %u/%u done\n", rep + 1, o.reps);
+	}
+	if (tty)
+		fprintf(stderr, "\r%-60s\r", "");
+	if (!o.json)
+		printf("rxpath bench l3fwd: sim0 -> route -> sim1, %u-byte frames, %u flows, 1 worker, %s handoff\n"
+		       "%u repetitions x %.2f s, interleaved; medians, spread = (max-min)/2 as %% of median\n\n"
+		       "%-16s %8s %8s %8s %8s\n",
+		       o.size, o.flows, o.per_packet ? "per-packet" : "list", o.reps, o.duration, "case",
+		       "Mpps", "ns/pkt", "min", "max");
+	else
+		printf("[");
+	for (unsigned i = 0; i < n_cases; i++) {
+		struct l3fwd_case *c = &cases[i];
+		double s[REPS_MAX], med;
+
+		memcpy(s, c->samples, o.reps * sizeof(s[0]));
+		qsort(s, o.reps, sizeof(s[0]), cmp_double);
+		med = o.reps % 2 ? s[o.reps / 2] : (s[o.reps / 2 - 1] + s[o.reps / 2]) / 2;
+		if (o.json)
+			printf("%s\n  {\"case\":\"%s\",\"frame_size\":%u,\"workers\":1,\"handoff\":\"%s\","
+			       "\"mpps\":%.4f,\"ns_per_packet\":%.3f,\"mpps_min\":%.4f,\"mpps_max\":%.4f,"
+			       "\"spread_pct\":%.2f,\"routes\":%u,\"reps\":%u}",
+			       i ? "," : "", c->name, o.size, o.per_packet ? "per-packet" : "list", med,
+			       med > 0 ? 1000 / med : 0, s[0], s[o.reps - 1],
+			       med > 0 ? (s[o.reps - 1] - s[0]) / 2 / med * 100 : 0,
+			       c->extra_routes ? rxp_lpm4_count(c->dp.router->fib4) :
+			       (unsigned)c->dp.router->n_routes, o.reps);
+		else
+			printf("%-16s %8.2f %8.2f %8.2f %8.2f\n", c->name, med, med > 0 ? 1000 / med : 0,
+			       s[0], s[o.reps - 1]);
+	}
+	if (o.json)
+		printf("\n]\n");
+out:
+	for (unsigned i = 0; i < n_cases; i++) {
+		if (cases[i].open && dp_close(&cases[i].dp)) {
+			fprintf(stderr, "rxpath bench l3fwd: %s: buffers not accounted for\n", cases[i].name);
+			ret = 1;
+		}
+		dp_config_free(&cases[i].cfg);
+	}
+	return ret;
+}

@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: MIT */
+/* ICMPv6 (RFC 4443): echo reply, the errors a router sends, and the demux to ND. */
+#include <string.h>
+#include "rxpath/csum.h"
+#include "route.h"
+
+#define ICMP6_HLEN 8
+#define ICMP6_DEST_UNREACH 1
+#define ICMP6_PKT_TOO_BIG 2
+#define ICMP6_PARAM_PROB 4
+#define ICMP6_ECHO_REQUEST 128
+#define ICMP6_ECHO_REPLY 129
+#define ICMP6_ND_FIRST 133	/* Router Solicitation .. */
+#define ICMP6_REDIRECT 137	/* .. Redirect */
+#define IP6_MIN_MTU 1280	/* RFC 8200 5 */
+
+#define NH_HOP_BY_HOP 0
+#define NH_ROUTING 43
+#define NH_FRAGMENT 44
+#define NH_AH 51
+#define NH_DEST_OPTS 60
+
+static const uint8_t zero16[16];
+
+uint16_t rxp_icmp6_csum(const uint8_t *ip, const uint8_t *icmp, uint32_t len)
+{
+	uint64_t sum = rxp_csum_pseudo6(ip + 8, ip + 24, RXP_IPPROTO_ICMP6, len);
+
+	return rxp_csum_fold(rxp_csum_partial(icmp, len, sum));
+}
+
+void rxp_icmp6_finish(uint8_t *ip, const uint8_t src[16], const uint8_t dst[16], uint8_t hop_limit,
+		      uint32_t len)
+{
+	uint8_t *icmp = ip + RXP_IP6_HLEN;
+	uint16_t c;
+
+	ip[0] = 0x60;
+	ip[1] = 0;
+	ip[2] = 0;
+	ip[3] = 0;
+	ip[4] = (uint8_t)(len >> 8);
+	ip[5] = (uint8_t)len;
+	ip[6] = RXP_IPPROTO_ICMP6;
+	ip[7] = hop_limit;
+	memcpy(ip + 8, src, 16);
+	memcpy(ip + 24, dst, 16);
+	icmp[2] = 0;
+	icmp[3] = 0;
+	c = rxp_icmp6_csum(ip, icmp, len);
+	memcpy(icmp + 2, &c, 2);
+}
+
+static bool ip6_is_link_local(const uint8_t *a)
+{
+	return a[0] == 0xfe && (a[1] & 0xc0) == 0x80;
+}
+
+static bool ip6_is_global(const uint8_t *a)
+{
+	return a[0] != 0xff && !ip6_is_link_local(a);
+}
+
+/* Returns true when the first @plen bits of @a and @b agree. */
+static bool prefix_eq(const uint8_t *a, const uint8_t *b, unsigned plen)
+{
+	unsigned bytes = plen / 8, bits = plen % 8;
+
+	if (memcmp(a, b, bytes))
+		return false;
+	return !bits || !((a[bytes] ^ b[bytes]) & (uint8_t)(0xff00u >> bits));
+}
+
+bool rxp_l3if_anycast6(const struct rxp_l3if *ifp, const uint8_t addr[16])
+{
+	for (unsigned i = 0; i < ifp->n_addr6; i++) {
+		unsigned plen = ifp->plen6[i];
+		uint8_t host = 0;
+
+		/* RFC 6164: no Subnet-Router anycast on /127 (or /128) */
+		if (plen >= 127 || !ip6_is_global(ifp->addr6[i]) ||
+		    !prefix_eq(ifp->addr6[i], addr, plen))
+			continue;
+		if (plen % 8)
+			host = addr[plen / 8] & (uint8_t)(0xffu >> (plen % 8));
+		for (unsigned k = (plen + 7) / 8; k < 16; k++)
+			host |= addr[k];
+		if (!host)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Picks the source of a message the router sends to @peer out of @ifp
+ * (RFC 4443 2.2): the link-local address for a link-local peer; else a
+ * global address of @ifp, one on the peer's prefix first; else any global
+ * address of the router; else the link-local one.
+ */
+static void icmp6_source(const struct rxp_router *r, const struct rxp_l3if *ifp,
+			 const uint8_t *peer, uint8_t out[16])
+{
+	const uint8_t *best = NULL;
+
+	memcpy(out, ifp->addr6[0], 16);
+	if (ip6_is_link_local(peer))
+		return;
+	for (unsigned i = 0; i < ifp->n_addr6; i++) {
+		if (!ip6_is_global(ifp->addr6[i]))
+			continue;
+		if (prefix_eq(ifp->addr6[i], peer, ifp->plen6[i])) {
+			best = ifp->addr6[i];
+			break;
+		}
+		if (!best)
+			best = ifp->addr6[i];
+	}
+	for (unsigned f = 0; !best && f < r->n_ifs; f++)
+		for (unsigned i = 0; !best && i < r->ifs[f].n_addr6; i++)
+			if (ip6_is_global(r->ifs[f].addr6[i]))
+				best = r->ifs[f].addr6[i];
+	if (best)
+		memcpy(out, best, 16);
+}
+
+/*
+ * RFC 4443 2.4 (e.1, e.2): true when @ip carries an ICMPv6 error or a
+ * Redirect, or may (a later fragment of ICMPv6, a chain we cannot follow).
+ * Steps over extension headers (RFC 8200 4) with every length checked.
+ */
+static bool carries_icmp6_error(const uint8_t *ip, uint32_t l3_len)
+{
+	uint32_t off = RXP_IP6_HLEN;
+	uint8_t nh = ip[6];
+
+	for (unsigned n = 0; n < 8; n++) {
+		switch (nh) {
+		case RXP_IPPROTO_ICMP6:
+			if (off >= l3_len)
+				return true;
+			return ip[off] < 128 || ip[off] == ICMP6_REDIRECT;
+		case NH_HOP_BY_HOP:
+		case NH_ROUTING:
+		case NH_DEST_OPTS:
+			if (off + 2 > l3_len)
+				return true;
+			nh = ip[off];
+			off += (ip[off + 1] + 1u) * 8u;
+			break;
+		case NH_AH:
+			if (off + 2 > l3_len)
+				return true;
+			nh = ip[off];
+			off += (ip[off + 1] + 2u) * 4u;
+			break;
+		case NH_FRAGMENT:
+			if (off + 8 > l3_len)
+				return true;
+			nh = ip[off];
+			/* a later fragment hides its message type: assume the worst for ICMPv6 */
+			if (rxp_load_be16(ip + off + 2) & 0xfff8u)
+				return nh == RXP_IPPROTO_ICMP6;
+			off += 8;
+			break;
+		default:
+			return false;	/* an upper layer other than ICMPv6, or no next header */
+		}
+	}
+	return true;
+}
+
+void rxp_icmp6_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code,
+		     uint32_t param)
+{
+	const struct rxp_router *r = st->router;
+	const uint8_t *ip = rxp_pkt_cdata(orig) + orig->l3_off;
+	const uint8_t *osrc = ip + 8, *odst = ip + 24;
+	const struct rxp_l3if *ifp = &r->ifs[orig->ifidx];
+	bool to_group_ok = type == ICMP6_PKT_TOO_BIG || (type == ICMP6_PARAM_PROB && code == 2);
+	uint8_t src_mac[6], src[16];
+	struct rxp_pkt *pkt;
+	uint32_t quote;
+	uint8_t *o, *icmp;
+
+	/* a packet the router made has no sender to tell */
+	if (orig->flags & RXP_PKT_F_LOCAL_OUT)
+		return;
+	/* RFC 4443 2.4 (e.3, e.4): not about multicast, save Packet Too Big and option code 2 */
+	if (!to_group_ok && (odst[0] == 0xff || (orig->flags & RXP_PKT_F_L2_MCAST)))
+		return;
+	/* (e.6): only to a source that names one node: not ::, ::1 or multicast */
+	if (osrc[0] == 0xff || (osrc[0] == 0 && !memcmp(osrc, zero16, 15) && osrc[15] <= 1))
+		return;
+	if (carries_icmp6_error(ip, orig->l3_len))
+		return;
+	/* (f): rate limited */
+	if (!rxp_ratelimit_take(&st->router->icmp_limit, st->now_ns)) {
+		st->stats.icmp_ratelimited++;
+		return;
+	}
+	/* (c): as much of the packet as fits in the minimum MTU */
+	quote = RXP_MIN((uint32_t)orig->l3_len, (uint32_t)(IP6_MIN_MTU - RXP_IP6_HLEN - ICMP6_HLEN));
+	pkt = rxp_local_alloc(st, (uint16_t)(RXP_IP6_HLEN + ICMP6_HLEN + quote));
+	if (!pkt) {
+		st->stats.local_out_dropped++;
+		return;
+	}
+	memcpy(src_mac, rxp_pkt_cdata(orig) + 6, 6);
+	icmp6_source(r, ifp, osrc, src);
+	o = rxp_pkt_data(pkt) + pkt->l3_off;
+	icmp = o + RXP_IP6_HLEN;
+	icmp[0] = type;
+	icmp[1] = code;
+	icmp[4] = (uint8_t)(param >> 24);	/* MTU, pointer, or unused (zero) */
+	icmp[5] = (uint8_t)(param >> 16);
+	icmp[6] = (uint8_t)(param >> 8);
+	icmp[7] = (uint8_t)param;
+	memcpy(icmp + ICMP6_HLEN, ip, quote);
+	rxp_icmp6_finish(o, src, osrc, 64, ICMP6_HLEN + quote);
+	pkt->port = orig->port;
+	pkt->ifidx = orig->ifidx;
+	/* back the way it came, to the frame's sender (as for ICMPv4) */
+	rxp_l2_prepend(pkt, ifp, src_mac, RXP_ETHERTYPE_IP6);
+	st->stats.icmp_errors++;
+	rxp_tx_enqueue(st, pkt, true);
+}
+
+/* Returns true when @addr is a unicast address of one of the router's interfaces. */
+static bool router_has_addr6(const struct rxp_router *r, const uint8_t *addr)
+{
+	for (unsigned f = 0; f < r->n_ifs; f++)
+		if (rxp_l3if_has_addr6(&r->ifs[f], addr))
+			return true;
+	return false;
+}
+
+/* RFC 4443 4.2: the request becomes the reply, same identifier, sequence and data. */
+static void echo_reply(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t *ip, uint8_t *icmp,
+		       uint32_t icmp_len)
+{
+	const struct rxp_router *r = st->router;
+	const struct rxp_l3if *ifp = &r->ifs[pkt->ifidx];
+	uint8_t src[16], dst_mac[6];
+	uint16_t c;
+
+	if (icmp_len < ICMP6_HLEN) {
+		rxp_drop(st, pkt, RXP_DROP_ICMP_BAD);
+		return;
+	}
+	/* from the address asked, unless that was a group or anycast: then one of the interface's */
+	if (ip[24] != 0xff && router_has_addr6(r, ip + 24))
+		memcpy(src, ip + 24, 16);
+	else
+		icmp6_source(r, ifp, ip + 8, src);
+	memcpy(ip + 24, ip + 8, 16);
+	memcpy(ip + 8, src, 16);
+	ip[1] &= 0xf0;	/* keep the traffic class; the flow label is the sender's own */
+	ip[2] = 0;
+	ip[3] = 0;
+	ip[7] = 64;
+	icmp[0] = ICMP6_ECHO_REPLY;
+	icmp[2] = 0;
+	icmp[3] = 0;
+	c = rxp_icmp6_csum(ip, icmp, icmp_len);
+	memcpy(icmp + 2, &c, 2);
+	memcpy(dst_mac, rxp_pkt_data(pkt) + 6, 6);
+	st->stats.delivered[RXP_SINK_ECHO6]++;
+	rxp_l2_prepend(pkt, ifp, dst_mac, RXP_ETHERTYPE_IP6);
+	rxp_tx_enqueue(st, pkt, true);
+}
+
+void rxp_icmp6_local(struct rxp_stack *st, struct rxp_pkt *pkt)
+{
+	uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
+	uint8_t *icmp = rxp_pkt_data(pkt) + pkt->l4_off;
+	uint32_t icmp_len = (uint32_t)pkt->l3_len - (uint32_t)(pkt->l4_off - pkt->l3_off);
+
+	/* RFC 4443 2.3: the checksum covers the pseudo-header */
+	if (icmp_len < 4 || rxp_icmp6_csum(ip, icmp, icmp_len) != 0) {
+		rxp_drop(st, pkt, RXP_DROP_ICMP_BAD);
+		return;
+	}
+	if (icmp[0] == ICMP6_ECHO_REQUEST) {
+		echo_reply(st, pkt, ip, icmp, icmp_len);
+		return;
+	}
+	if (icmp[0] >= ICMP6_ND_FIRST && icmp[0] <= ICMP6_REDIRECT) {
+		rxp_nd_input(st, pkt);
+		return;
+	}
+	/* errors about what we sent, echo replies, MLD, unknown types (RFC 4443 2.4 b): taken */
+	st->stats.delivered[RXP_SINK_OTHER6]++;
+	rxp_pool_free(st->cache, pkt);
+}

@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Neighbor Discovery (RFC 4861) on Ethernet (RFC 2464): answer
+ * solicitations for the router's addresses, learn from solicitations and
+ * advertisements, solicit next hops. Router and Redirect messages are
+ * validated and taken, but the router neither sends nor acts on them.
+ */
+#include <string.h>
+#include "route.h"
+
+#define ND_RS 133
+#define ND_RA 134
+#define ND_NS 135
+#define ND_NA 136
+#define ND_REDIRECT 137
+#define ND_HOP_LIMIT 255	/* RFC 4861 6.1, 7.1, 8.1: proves the sender is on the link */
+#define ND_NS_LEN 24		/* type .. target address */
+#define ND_NA_LEN 24
+#define ND_OPT_SLLA 1
+#define ND_OPT_TLLA 2
+#define ND_OPT_LLA_LEN 8	/* an Ethernet address option is one 8-byte unit (RFC 2464 8) */
+#define NA_F_ROUTER 0x80
+#define NA_F_SOLICITED 0x40
+#define NA_F_OVERRIDE 0x20
+
+static const uint8_t all_nodes[16] = { 0xff, 0x02, [15] = 0x01 };
+static const uint8_t zero16[16];
+
+/* RFC 2464 7: IPv6 multicast goes to Ethernet 33:33 + the group's low 32 bits. */
+static void mcast_mac(uint8_t mac[6], const uint8_t group[16])
+{
+	mac[0] = 0x33;
+	mac[1] = 0x33;
+	memcpy(mac + 2, group + 12, 4);
+}
+
+/* RFC 4291 2.7.1: ff02::1:ff00:0/104 */
+static bool is_solicited_node(const uint8_t *a)
+{
+	static const uint8_t pfx[13] = { 0xff, 0x02, [11] = 0x01, [12] = 0xff };
+
+	return !memcmp(a, pfx, 13);
+}
+
+/*
+ * Walks the options of an ND message (RFC 4861 4.6): @len bytes, each
+ * option a type, a length in 8-byte units and its data. Returns false
+ * when an option has length 0 or runs past the end. Sets *lla to the
+ * address in the first option of type @want, NULL when there is none.
+ */
+static bool nd_options(const uint8_t *opt, uint32_t len, uint8_t want, const uint8_t **lla)
+{
+	*lla = NULL;
+	while (len) {
+		uint32_t olen;
+
+		if (len < 2)
+			return false;
+		olen = opt[1] * 8u;
+		if (olen == 0 || olen > len)
+			return false;
+		if (opt[0] == want && !*lla)
+			*lla = opt + 2;	/* olen >= 8: the 6 bytes are there */
+		opt += olen;
+		len -= olen;
+	}
+	return true;
+}
+
+/* RFC 4861 7.2.4: a Neighbor Advertisement for @target, with our MAC in the TLLA option. */
+static void na_send(struct rxp_stack *st, int ifidx, const uint8_t target[16],
+		    const uint8_t dst[16], const uint8_t dst_mac[6], uint8_t flags)
+{
+	const struct rxp_l3if *ifp = &st->router->ifs[ifidx];
+	struct rxp_pkt *pkt = rxp_local_alloc(st, RXP_IP6_HLEN + ND_NA_LEN + ND_OPT_LLA_LEN);
+	uint8_t *ip, *na;
+
+	if (!pkt) {
+		st->stats.local_out_dropped++;
+		return;
+	}
+	ip = rxp_pkt_data(pkt) + pkt->l3_off;
+	na = ip + RXP_IP6_HLEN;
+	na[0] = ND_NA;
+	na[1] = 0;
+	na[4] = flags;
+	na[5] = 0;
+	na[6] = 0;
+	na[7] = 0;
+	memcpy(na + 8, target, 16);
+	na[24] = ND_OPT_TLLA;
+	na[25] = ND_OPT_LLA_LEN / 8;
+	memcpy(na + 26, ifp->mac, 6);
+	/* from the target itself: an address of the interface */
+	rxp_icmp6_finish(ip, target, dst, ND_HOP_LIMIT, ND_NA_LEN + ND_OPT_LLA_LEN);
+	pkt->port = ifp->port;
+	pkt->ifidx = (uint16_t)ifidx;
+	rxp_l2_prepend(pkt, ifp, dst_mac, RXP_ETHERTYPE_IP6);
+	rxp_tx_enqueue(st, pkt, true);
+}
+
+/* RFC 4861 7.1.1 validation, 7.2.3 processing, 7.2.4 the answer. */
+static void ns_input(struct rxp_stack *st, struct rxp_pkt *pkt, const uint8_t *ip,
+		     const uint8_t *icmp, uint32_t icmp_len)
+{
+	const struct rxp_l3if *ifp = &st->router->ifs[pkt->ifidx];
+	const uint8_t *src = ip + 8, *dst = ip + 24, *target = icmp + 8, *lla;
+	uint8_t mac[6], flags = NA_F_ROUTER;
+	bool unspec;
+
+	if (icmp_len < ND_NS_LEN || target[0] == 0xff ||
+	    !nd_options(icmp + ND_NS_LEN, icmp_len - ND_NS_LEN, ND_OPT_SLLA, &lla)) {
+		rxp_drop(st, pkt, RXP_DROP_ND_BAD);
+		return;
+	}
+	/* an address probe (RFC 4862 5.4.2) goes to a solicited-node group and names no sender */
+	unspec = !memcmp(src, zero16, 16);
+	if (unspec && (!is_solicited_node(dst) || lla)) {
+		rxp_drop(st, pkt, RXP_DROP_ND_BAD);
+		return;
+	}
+	/* RFC 4861 7.2.7: for an anycast target, do not override the owner's entry */
+	if (rxp_l3if_has_addr6(ifp, target))
+		flags |= NA_F_OVERRIDE;
+	else if (!rxp_l3if_anycast6(ifp, target)) {
+		rxp_drop(st, pkt, RXP_DROP_ND_NOT_FOR_US);
+		return;
+	}
+	if (lla && !rxp_eth_is_multicast(lla))
+		rxp_neigh_learn(st, pkt->ifidx, 6, src, lla, true);
+	if (unspec) {
+		/* RFC 4861 7.2.4: to all-nodes, and not marked solicited */
+		mcast_mac(mac, all_nodes);
+	} else {
+		memcpy(mac, lla && !rxp_eth_is_multicast(lla) ? lla : rxp_pkt_data(pkt) + 6, 6);
+		flags |= NA_F_SOLICITED;
+	}
+	st->stats.delivered[RXP_SINK_ND]++;
+	/* the solicitation is freed after: @target and @src still point into it */
+	na_send(st, pkt->ifidx, target, unspec ? all_nodes : src, mac, flags);
+	rxp_pool_free(st->cache, pkt);
+}
+
+/* RFC 4861 7.1.2 validation, 7.2.5 processing (update only: we never asked otherwise). */
+static void na_input(struct rxp_stack *st, struct rxp_pkt *pkt, const uint8_t *ip,
+		     const uint8_t *icmp, uint32_t icmp_len)
+{
+	struct rxp_router *r = st->router;
+	const uint8_t *target = icmp + 8, *lla;
+	struct rxp_neigh *n;
+
+	if (icmp_len < ND_NA_LEN || target[0] == 0xff ||
+	    (ip[24] == 0xff && (icmp[4] & NA_F_SOLICITED)) ||
+	    !nd_options(icmp + ND_NA_LEN, icmp_len - ND_NA_LEN, ND_OPT_TLLA, &lla)) {
+		rxp_drop(st, pkt, RXP_DROP_ND_BAD);
+		return;
+	}
+	st->stats.delivered[RXP_SINK_ND]++;
+	/*
+	 * Without a TLLA option there is nothing to learn for an incomplete
+	 * entry. Without Override, a known address is not replaced (the entry
+	 * stays as it is until it ages out).
+	 */
+	n = lla && !rxp_eth_is_multicast(lla) ?
+		rxp_neigh_lookup(&r->neigh, pkt->ifidx, 6, target) : NULL;
+	if (n && (n->state == RXP_NEIGH_INCOMPLETE || (icmp[4] & NA_F_OVERRIDE) ||
+		  !memcmp(n->mac, lla, 6)))
+		rxp_neigh_learn(st, pkt->ifidx, 6, target, lla, false);
+	rxp_pool_free(st->cache, pkt);
+}
+
+void rxp_nd_input(struct rxp_stack *st, struct rxp_pkt *pkt)
+{
+	const uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
+	const uint8_t *icmp = rxp_pkt_data(pkt) + pkt->l4_off, *lla;
+	uint32_t icmp_len = (uint32_t)pkt->l3_len - (uint32_t)(pkt->l4_off - pkt->l3_off);
+	uint32_t fixed;
+
+	if (ip[7] != ND_HOP_LIMIT || icmp[1] != 0) {
+		rxp_drop(st, pkt, RXP_DROP_ND_BAD);
+		return;
+	}
+	switch (icmp[0]) {
+	case ND_NS:
+		ns_input(st, pkt, ip, icmp, icmp_len);
+		return;
+	case ND_NA:
+		na_input(st, pkt, ip, icmp, icmp_len);
+		return;
+	case ND_RS:
+		fixed = 8;
+		break;
+	case ND_RA:
+		fixed = 16;
+		break;
+	default:
+		fixed = 40;	/* Redirect */
+		break;
+	}
+	/* RFC 4861 6.1.1, 6.1.2, 8.1: fixed part there, options well formed; then taken */
+	if (icmp_len < fixed || !nd_options(icmp + fixed, icmp_len - fixed, 0, &lla)) {
+		rxp_drop(st, pkt, RXP_DROP_ND_BAD);
+		return;
+	}
+	st->stats.delivered[RXP_SINK_ND]++;
+	rxp_pool_free(st->cache, pkt);
+}
+
+void rxp_nd_solicit(struct rxp_stack *st, int ifidx, const uint8_t target[16])
+{
+	const struct rxp_l3if *ifp = &st->router->ifs[ifidx];
+	uint8_t group[16] = { 0xff, 0x02, [11] = 0x01, [12] = 0xff };
+	uint8_t mac[6], *ip, *ns;
+	struct rxp_pkt *pkt;
+
+	/* RFC 4861 7.2.2: to the target's solicited-node group, with our link-layer address */
+	memcpy(group + 13, target + 13, 3);
+	pkt = rxp_local_alloc(st, RXP_IP6_HLEN + ND_NS_LEN + ND_OPT_LLA_LEN);
+	if (!pkt) {
+		st->stats.local_out_dropped++;
+		return;
+	}
+	ip = rxp_pkt_data(pkt) + pkt->l3_off;
+	ns = ip + RXP_IP6_HLEN;
+	ns[0] = ND_NS;
+	ns[1] = 0;
+	memset(ns + 4, 0, 4);
+	memcpy(ns + 8, target, 16);
+	ns[24] = ND_OPT_SLLA;
+	ns[25] = ND_OPT_LLA_LEN / 8;
+	memcpy(ns + 26, ifp->mac, 6);
+	rxp_icmp6_finish(ip, ifp->addr6[0], group, ND_HOP_LIMIT, ND_NS_LEN + ND_OPT_LLA_LEN);
+	mcast_mac(mac, group);
+	rxp_l2_prepend(pkt, ifp, mac, RXP_ETHERTYPE_IP6);
+	pkt->port = ifp->port;
+	st->stats.neigh_requests++;
+	rxp_tx_enqueue(st, pkt, true);
+}

@@ -1,0 +1,349 @@
+# IPv6 router conformance through pcap ports: RFC 8200 forwarding, RFC 4443 ICMPv6, RFC 4861 ND.
+import os
+import socket
+import struct
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rxlab import check, done, run  # noqa: E402
+from scapy.all import (  # noqa: E402
+    TCP, UDP, Dot1Q, Ether, ICMPv6DestUnreach, ICMPv6EchoRequest, ICMPv6ND_NA, ICMPv6ND_NS,
+    ICMPv6ND_RS, ICMPv6NDOptDstLLAddr, ICMPv6NDOptSrcLLAddr, IPv6, IPv6ExtHdrDestOpt,
+    IPv6ExtHdrHopByHop, Raw,
+)
+from scapy.all import checksum as inet_cksum  # noqa: E402
+
+R0, R1 = "02:00:00:00:00:01", "02:00:00:00:00:02"
+H1, GW = "02:00:00:00:00:11", "02:00:00:00:00:22"
+A0, A1 = "2001:db8:1::1", "2001:db8:2::1"      # the router's addresses on p0, p1
+HOST = "2001:db8:1::2"                         # a host on p0
+LL0, LL1 = "fe80::ff:fe00:1", "fe80::ff:fe00:2"  # EUI-64 link-local of p0, p1 (RFC 4291 A)
+LLH = "fe80::11"
+BASE = [
+    "addr add %s/64 dev p0" % A0,
+    "addr add %s/64 dev p1" % A1,
+    "neigh add 2001:db8:2::2 lladdr %s dev p1" % GW,
+    "route add 2001:db8:9::/48 via 2001:db8:2::2",
+    "icmp ratelimit 100000 burst 1000",
+]
+ICMP6_ERRORS = (1, 2, 3, 4)
+
+
+def udp(dst, hlim=64, src=HOST, payload=b"rxpath-v6-payload", l2dst=R0, **kw):
+    return Ether(dst=l2dst, src=H1) / IPv6(src=src, dst=dst, hlim=hlim, **kw) / UDP(sport=1234, dport=5678) / Raw(payload)
+
+
+def sn_group(addr):
+    """The solicited-node group of @addr and its Ethernet address (RFC 4291 2.7.1, RFC 2464 7)."""
+    low = socket.inet_pton(socket.AF_INET6, addr)[13:]
+    group = socket.inet_ntop(socket.AF_INET6, bytes([0xff, 0x02] + [0] * 9 + [0x01, 0xff]) + low)
+    return group, "33:33:ff:%02x:%02x:%02x" % tuple(low)
+
+
+def ns(target, src=HOST, dst=None, hlim=255, lladdr=H1, l2dst=None, vlan=None):
+    group, gmac = sn_group(target)
+    dst = dst or group
+    l2dst = l2dst or (gmac if dst == group else R0)
+    p = Ether(dst=l2dst, src=H1)
+    if vlan:
+        p = p / Dot1Q(vlan=vlan)
+    p = p / IPv6(src=src, dst=dst, hlim=hlim) / ICMPv6ND_NS(tgt=target)
+    if lladdr:
+        p = p / ICMPv6NDOptSrcLLAddr(lladdr=lladdr)
+    return p
+
+
+def echo(dst, src=HOST, l2dst=R0, data=b"ping6-data-123", ident=0x4242, seq=7):
+    return Ether(dst=l2dst, src=H1) / IPv6(src=src, dst=dst) / ICMPv6EchoRequest(id=ident, seq=seq, data=data)
+
+
+def l3(p):
+    """The IPv6 packet of a frame, as bytes, bounded by its payload length."""
+    raw = bytes(p[IPv6])
+    return raw[: 40 + struct.unpack("!H", raw[4:6])[0]]
+
+
+def icmp6(p):
+    """The ICMPv6 message right after the IPv6 header, or None."""
+    if IPv6 not in p or p[IPv6].nh != 58:
+        return None
+    return l3(p)[40:]
+
+
+def icmp6_ok(p):
+    """True when the ICMPv6 checksum verifies over the pseudo-header (RFC 4443 2.3)."""
+    ip = l3(p)
+    msg = ip[40:]
+    pseudo = ip[8:40] + struct.pack("!I", len(msg)) + b"\0\0\0\x3a"
+    return inet_cksum(pseudo + msg) == 0
+
+
+def of_type(res, port, *types):
+    return [p for p in res.sent(port) if icmp6(p) is not None and icmp6(p)[0] in types]
+
+
+def errors(res, port="p0"):
+    return of_type(res, port, *ICMP6_ERRORS)
+
+
+def fwd(res, port="p1"):
+    return [p for p in res.sent(port) if IPv6 in p and icmp6(p) is None]
+
+
+def nas(res, port="p0"):
+    return of_type(res, port, 136)
+
+
+def raw_icmp6(src, dst, msg, hlim=255):
+    """A frame carrying the ICMPv6 message @msg (checksum field zero) as given, its checksum filled in."""
+    pseudo = socket.inet_pton(socket.AF_INET6, src) + socket.inet_pton(socket.AF_INET6, dst) + \
+        struct.pack("!I", len(msg)) + b"\0\0\0\x3a"
+    c = inet_cksum(pseudo + msg)
+    msg = msg[:2] + struct.pack("!H", c) + msg[4:]
+    return Ether(dst=R0, src=H1) / IPv6(src=src, dst=dst, hlim=hlim, nh=58) / Raw(msg)
+
+
+def tlla(msg):
+    """The Target Link-Layer Address option of an NA (after the 24-byte fixed part), or None."""
+    opts = msg[24:]
+    while len(opts) >= 8 and opts[1]:
+        if opts[0] == 2:
+            return ":".join("%02x" % b for b in opts[2:8])
+        opts = opts[opts[1] * 8:]
+    return None
+
+
+# --- forwarding: hop limit, MACs, payload ---
+orig = udp("2001:db8:9::5")
+res = run(BASE, {"p0": [orig]})
+out = fwd(res)
+check("forward_exit_0", res.rc == 0, res.stderr)
+check("forward_one_frame_out_p1", len(out) == 1, res.sent("p1"))
+if out:
+    f = out[0]
+    check("forward_rewrites_macs", f[Ether].dst == GW and f[Ether].src == R1, f.summary())
+    check("forward_decrements_hop_limit", f[IPv6].hlim == 63, f[IPv6].hlim)
+    check("forward_rest_of_header_intact", l3(f)[:7] == l3(orig)[:7] and l3(f)[8:40] == l3(orig)[8:40])
+    check("forward_payload_intact", l3(f)[40:] == l3(orig)[40:])
+check("forward_counted", res.summary.get("forwarded") == 1 and not res.drops(), (res.summary.get("forwarded"), res.drops()))
+
+# --- extension headers go through untouched (RFC 8200 4) ---
+ext = Ether(dst=R0, src=H1) / IPv6(src=HOST, dst="2001:db8:9::6", hlim=10) / IPv6ExtHdrHopByHop() / \
+    IPv6ExtHdrDestOpt() / UDP(sport=7, dport=9) / Raw(b"ext-payload")
+res = run(BASE, {"p0": [ext]})
+out = [p for p in res.sent("p1") if IPv6 in p]
+check("ext_headers_forwarded_intact", len(out) == 1 and out[0][IPv6].hlim == 9 and out[0][IPv6].nh == 0
+      and l3(out[0])[40:] == l3(ext)[40:], out)
+
+# --- hop limit 1: Time Exceeded 3/0 from the ingress address, quoting the packet ---
+expired = udp("2001:db8:9::5", hlim=1)
+res = run(BASE, {"p0": [expired]})
+errs = errors(res)
+check("hop_limit_no_forward", not fwd(res))
+check("hop_limit_error_sent", len(errs) == 1, res.sent("p0"))
+if errs:
+    e = errs[0]
+    m = icmp6(e)
+    check("hop_limit_type_code", (m[0], m[1]) == (3, 0), (m[0], m[1]))
+    check("hop_limit_addresses", e[IPv6].src == A0 and e[IPv6].dst == HOST, e[IPv6].summary())
+    check("hop_limit_l2", e[Ether].dst == H1 and e[Ether].src == R0, e[Ether].summary())
+    check("hop_limit_checksum", icmp6_ok(e))
+    check("hop_limit_quotes_packet", m[4:8] == b"\0\0\0\0" and m[8:] == l3(expired), m[8:48].hex())
+check("hop_limit_drop_reason", res.drops("p0").get("ttl_exceeded") == 1, res.drops("p0"))
+
+# --- no route: Destination Unreachable 1/0 ---
+res = run(BASE, {"p0": [udp("2001:db8:77::1")]})
+errs = errors(res)
+check("no_route_unreachable", len(errs) == 1 and icmp6(errs[0])[:2] == b"\x01\x00" and icmp6_ok(errs[0]), errs)
+check("no_route_drop_reason", res.drops().get("no_route") == 1, res.drops())
+
+# --- too big: Packet Too Big 2/0 with the MTU; never fragmented; the error fits in 1280 ---
+cfg = BASE + ["port set p1 mtu 1280"]
+payload = (bytes(range(256)) * 6)[:1400 - 48]
+big = udp("2001:db8:9::5", payload=payload)
+fits = udp("2001:db8:9::5", payload=payload[:1280 - 48])
+res = run(cfg, {"p0": [big, fits]})
+errs = errors(res)
+check("too_big_error", len(errs) == 1 and icmp6(errs[0])[:2] == b"\x02\x00", errs)
+if errs:
+    m = icmp6(errs[0])
+    check("too_big_reports_mtu", m[4:8] == (1280).to_bytes(4, "big"), m[4:8].hex())
+    check("too_big_error_within_1280", len(l3(errs[0])) == 1280 and m[8:] == l3(big)[:1280 - 48], len(l3(errs[0])))
+    check("too_big_checksum", icmp6_ok(errs[0]))
+out = fwd(res)
+check("too_big_not_fragmented", len(out) == 1 and len(l3(out[0])) == 1280, [len(l3(p)) for p in out])
+check("too_big_drop_reason", res.drops().get("packet_too_big") == 1, res.drops())
+
+# --- echo: to a global address, another interface's, the link-local one, the subnet-router anycast ---
+for name, dst, src, want_src in (("global", A0, HOST, A0), ("other_if", A1, HOST, A1),
+                                  ("link_local", LL0, LLH, LL0), ("anycast", "2001:db8:1::", HOST, A0)):
+    req = echo(dst, src=src)
+    res = run(BASE, {"p0": [req]})
+    rep = of_type(res, "p0", 129)
+    ok = len(rep) == 1 and icmp6(rep[0])[4:] == bytes(req[ICMPv6EchoRequest])[4:]
+    check("echo_reply_" + name, ok, res.sent("p0"))
+    if rep:
+        r = rep[0]
+        check("echo_reply_addresses_" + name, r[IPv6].src == want_src and r[IPv6].dst == src and r[IPv6].hlim == 64
+              and r[Ether].dst == H1 and r[Ether].src == R0, r.summary())
+        check("echo_reply_checksum_" + name, icmp6_ok(r))
+    check("echo_counted_" + name, res.summary["delivered"].get("echo6") == 1, res.summary["delivered"])
+
+# --- echo to all-nodes: answered from the interface (link-local to a link-local sender) ---
+res = run(BASE, {"p0": [echo("ff02::1", src=LLH, l2dst="33:33:00:00:00:01"),
+                        echo("ff02::1", src=HOST, l2dst="33:33:00:00:00:01", seq=8)]})
+rep = of_type(res, "p0", 129)
+check("echo_multicast_replies", len(rep) == 2 and all(icmp6_ok(r) for r in rep), res.sent("p0"))
+if len(rep) == 2:
+    check("echo_multicast_sources", rep[0][IPv6].src == LL0 and rep[1][IPv6].src == A0
+          and rep[0][IPv6].dst == LLH and rep[1][IPv6].dst == HOST, [r[IPv6].summary() for r in rep])
+
+bad = echo(A0)
+bad[ICMPv6EchoRequest].cksum = 0x1234
+res = run(BASE, {"p0": [bad]})
+check("echo_bad_checksum_dropped", not res.sent("p0") and res.drops().get("icmp_malformed") == 1, res.drops())
+
+# --- Neighbor Solicitation for our address: NA with R, S, O and our MAC (RFC 4861 7.2.4) ---
+for name, frame in (("multicast", ns(A0)), ("unicast", ns(A0, dst=A0, lladdr=None)),
+                    ("link_local", ns(LL0, src=LLH))):
+    res = run(BASE, {"p0": [frame]})
+    na = nas(res)
+    check("ns_%s_answered" % name, len(na) == 1, res.sent("p0"))
+    if na:
+        a, m = na[0], icmp6(na[0])
+        target = frame[ICMPv6ND_NS].tgt
+        check("ns_%s_na_fields" % name, m[1] == 0 and m[4] & 0xe0 == 0xe0 and
+              socket.inet_ntop(socket.AF_INET6, m[8:24]) == target and tlla(m) == R0, m.hex())
+        check("ns_%s_na_addresses" % name, a[IPv6].src == target and a[IPv6].dst == frame[IPv6].src and a[IPv6].hlim == 255
+              and a[Ether].dst == H1 and a[Ether].src == R0, a.summary())
+        check("ns_%s_na_checksum" % name, icmp6_ok(a))
+    check("ns_%s_counted" % name, res.summary["delivered"].get("nd") == 1 and not res.drops(), (res.summary["delivered"], res.drops()))
+
+# an address probe (source ::): the answer goes to all-nodes, not marked solicited
+res = run(BASE, {"p0": [ns(A0, src="::", lladdr=None)]})
+na = nas(res)
+check("ns_dad_answered_to_all_nodes", len(na) == 1 and na[0][IPv6].dst == "ff02::1" and na[0][Ether].dst == "33:33:00:00:00:01"
+      and icmp6(na[0])[4] & 0xe0 == 0xa0 and icmp6_ok(na[0]), res.sent("p0"))
+
+# the solicitation's sender is learned: traffic to it goes out without asking
+res = run(BASE, {"p0": [ns(A0)], "p1": [udp(HOST, src="2001:db8:2::7", l2dst=R1)]})
+out = fwd(res, "p0")
+check("ns_source_learned", len(out) == 1 and out[0][Ether].dst == H1 and not of_type(res, "p0", 135), res.sent("p0"))
+
+# invalid solicitations are ignored (RFC 4861 7.1.1)
+zero_opt = ns(A0, lladdr=None) / Raw(b"\x01\x00\x00\x00\x00\x00\x00\x00")
+long_opt = ns(A0, lladdr=None) / Raw(b"\x01\x02\x00\x00\x00\x00\x00\x00")
+dad_with_lla = ns(A0, src="::")
+short = raw_icmp6(HOST, A0, bytes([135, 0, 0, 0, 0, 0, 0, 0]) + socket.inet_pton(socket.AF_INET6, A0)[:12])
+mtarget = Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0, hlim=255) / ICMPv6ND_NS(tgt="ff02::1")
+cases = [("ns_hop_limit_64_ignored", ns(A0, hlim=64), "nd_malformed"),
+         ("ns_zero_length_option", zero_opt, "nd_malformed"),
+         ("ns_option_past_end", long_opt, "nd_malformed"),
+         ("ns_dad_with_source_lla", dad_with_lla, "nd_malformed"),
+         ("ns_truncated", short, "nd_malformed"),
+         ("ns_multicast_target", mtarget, "nd_malformed"),
+         ("ns_other_target", ns("2001:db8:1::99", dst=A0), "nd_not_for_us")]
+for name, frame, reason in cases:
+    res = run(BASE, {"p0": [frame]})
+    check(name, not res.sent("p0") and res.drops().get(reason) == 1, (res.drops(), res.sent("p0")))
+
+# other groups are not ours: a solicitation for another node is not taken
+res = run(BASE, {"p0": [ns("2001:db8:1::99")]})
+check("ns_foreign_group_not_taken", not res.sent("p0") and res.drops().get("ip6_multicast") == 1, res.drops())
+
+# a Router Solicitation is taken (counted), and not answered (no Router Advertisements)
+rs = Ether(dst="33:33:00:00:00:02", src=H1) / IPv6(src=LLH, dst="ff02::2", hlim=255) / ICMPv6ND_RS() / ICMPv6NDOptSrcLLAddr(lladdr=H1)
+res = run(BASE, {"p0": [rs]})
+check("rs_taken", not res.sent("p0") and res.summary["delivered"].get("nd") == 1 and not res.drops(), (res.drops(), res.summary["delivered"]))
+
+# --- resolution: an unknown gateway gets a multicast NS; the NA releases the held packet ---
+cfg = BASE + ["route add 2001:db8:8::/48 via 2001:db8:2::3"]
+group, gmac = sn_group("2001:db8:2::3")
+na_in = Ether(dst=R1, src="02:00:00:00:00:33") / IPv6(src="2001:db8:2::3", dst=LL1, hlim=255) / \
+    ICMPv6ND_NA(tgt="2001:db8:2::3", R=0, S=1, O=1) / ICMPv6NDOptDstLLAddr(lladdr="02:00:00:00:00:33")
+res = run(cfg, {"p0": [udp("2001:db8:8::5")], "p1": [na_in]})
+reqs = of_type(res, "p1", 135)
+check("resolve_sends_ns", len(reqs) >= 1, res.sent("p1"))
+if reqs:
+    q, m = reqs[0], icmp6(reqs[0])
+    check("resolve_ns_addresses", q[Ether].dst == gmac and q[Ether].src == R1 and q[IPv6].dst == group
+          and q[IPv6].src == LL1 and q[IPv6].hlim == 255, q.summary())
+    check("resolve_ns_target_and_slla", socket.inet_ntop(socket.AF_INET6, m[8:24]) == "2001:db8:2::3"
+          and m[24:26] == b"\x01\x01" and m[26:32] == bytes.fromhex(R1.replace(":", "")), m.hex())
+    check("resolve_ns_checksum", icmp6_ok(q))
+out = fwd(res)
+check("resolve_na_releases_held_packet", len(out) == 1 and out[0][Ether].dst == "02:00:00:00:00:33" and out[0][IPv6].hlim == 63, res.sent("p1"))
+check("resolve_counted", res.summary.get("neigh_requests", 0) >= 1 and res.summary["delivered"].get("nd") == 1, res.summary)
+
+# an NA nobody asked for creates nothing: traffic to that address still has to ask
+res = run(cfg, {"p1": [na_in, udp("2001:db8:2::3", src="2001:db8:2::8", l2dst=R1)]})
+check("unsolicited_na_not_learned", len(of_type(res, "p1", 135)) >= 1, res.sent("p1"))
+
+# --- unresolved: held packets dropped, Address Unreachable 1/3 to each sender ---
+res = run(BASE + ["route add 2001:db8:7::/48 via 2001:db8:2::4"], {"p0": [udp("2001:db8:7::1"), udp("2001:db8:7::2")]})
+errs = errors(res)
+check("unresolved_address_unreachable", len(errs) == 2 and all(icmp6(e)[:2] == b"\x01\x03" and icmp6_ok(e) for e in errs), errs)
+check("unresolved_drop_reason", res.drops().get("neigh_unresolved") == 2, res.drops())
+check("unresolved_solicited", len(of_type(res, "p1", 135)) >= 1, len(of_type(res, "p1", 135)))
+
+# --- scope and martians: never forwarded, never answered ---
+cases = [
+    ("link_local_destination", udp("fe80::99"), "ip6_link_local"),
+    ("multicast_global_scope", udp("ff0e::1", l2dst="33:33:00:00:00:01"), "ip6_multicast"),
+    ("multicast_link_scope_other_group", udp("ff02::fb", l2dst="33:33:00:00:00:fb"), "ip6_multicast"),
+    ("martian_source_multicast", udp("2001:db8:9::5", src="ff02::1"), "ip6_martian_source"),
+    ("martian_source_loopback", udp("2001:db8:9::5", src="::1"), "ip6_martian_source"),
+    ("martian_source_unspecified", udp("2001:db8:9::5", src="::"), "ip6_martian_source"),
+    ("martian_destination_loopback", udp("::1"), "ip6_martian_destination"),
+    ("martian_destination_unspecified", udp("::"), "ip6_martian_destination"),
+    ("l2_multicast_not_forwarded", udp("2001:db8:9::5", l2dst="33:33:00:00:00:01"), "l2_broadcast_forward"),
+]
+for name, frame, reason in cases:
+    res = run(BASE, {"p0": [frame]})
+    check(name, not res.sent("p1") and not res.sent("p0") and res.drops().get(reason) == 1, (res.drops(), res.sent("p0")))
+
+# a link-local source does not leave its link: Destination Unreachable 1/2 (RFC 4443 3.1)
+res = run(BASE, {"p0": [udp("2001:db8:9::5", src=LLH)]})
+errs = errors(res)
+check("link_local_source_beyond_scope", not res.sent("p1") and len(errs) == 1 and icmp6(errs[0])[:2] == b"\x01\x02"
+      and errs[0][IPv6].src == LL0 and errs[0][IPv6].dst == LLH and res.drops().get("ip6_beyond_scope") == 1, (errs, res.drops()))
+
+# --- never an error about an ICMPv6 error (even behind an extension header); echo is fine ---
+inner = bytes(IPv6(src="2001:db8:9::5", dst=HOST) / UDP())
+err_in = Ether(dst=R0, src=H1) / IPv6(src=HOST, dst="2001:db8:9::5", hlim=1) / ICMPv6DestUnreach(code=1) / Raw(inner)
+err_ext = Ether(dst=R0, src=H1) / IPv6(src=HOST, dst="2001:db8:9::5", hlim=1) / IPv6ExtHdrDestOpt() / ICMPv6DestUnreach() / Raw(inner)
+ping = Ether(dst=R0, src=H1) / IPv6(src=HOST, dst="2001:db8:9::5", hlim=1) / ICMPv6EchoRequest()
+res = run(BASE, {"p0": [err_in, err_ext]})
+check("no_error_about_error", not errors(res) and res.drops().get("ttl_exceeded") == 2, (res.sent("p0"), res.drops()))
+res = run(BASE, {"p0": [ping]})
+check("error_about_echo", len(errors(res)) == 1, res.sent("p0"))
+
+# --- rate limit holds ---
+res = run(BASE[:-1] + ["icmp ratelimit 1 burst 5"], {"p0": [udp("2001:db8:9::5", hlim=1) for _ in range(20)]})
+check("icmp_rate_limited", len(errors(res)) == 5 and res.summary.get("icmp_ratelimited") == 15
+      and res.summary.get("icmp_errors") == 5, (len(errors(res)), res.summary.get("icmp_ratelimited")))
+
+# --- VLAN sub-port: solicitation and echo answered tagged ---
+cfg = ["port add p0.100 vlan:parent=p0,id=100", "addr add 2001:db8:3::1/64 dev p0.100"] + BASE
+vping = Ether(dst=R0, src=H1) / Dot1Q(vlan=100) / IPv6(src="2001:db8:3::2", dst="2001:db8:3::1") / ICMPv6EchoRequest(id=3, seq=4)
+res = run(cfg, {"p0": [ns("2001:db8:3::1", src="2001:db8:3::2", vlan=100), vping]})
+na = nas(res)
+rep = of_type(res, "p0", 129)
+check("vlan_na_tagged", len(na) == 1 and Dot1Q in na[0] and na[0][Dot1Q].vlan == 100 and icmp6_ok(na[0]), res.sent("p0"))
+check("vlan_echo_tagged", len(rep) == 1 and Dot1Q in rep[0] and rep[0][Dot1Q].vlan == 100 and rep[0][IPv6].src == "2001:db8:3::1", res.sent("p0"))
+res = run(cfg, {"p0": [ns("2001:db8:1::1", src="2001:db8:3::2", vlan=100)]})
+check("vlan_ns_other_if_address_not_ours", not res.sent("p0") and res.drops().get("nd_not_for_us") == 1, res.drops())
+
+# --- local UDP/TCP go to the sink; frames in = forwarded + delivered + dropped ---
+mix = [udp("2001:db8:9::5"), udp(A0), Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0) / TCP(), udp("2001:db8:9::5", hlim=1),
+       echo(A0), ns(A0), ns(A0, hlim=1), udp("fe80::99"), udp("2001:db8:77::1")]
+res = run(BASE, {"p0": mix})
+s = res.summary
+delivered = sum(s.get("delivered", {}).values())
+check("sink_udp6_tcp6", s["delivered"].get("udp6") == 1 and s["delivered"].get("tcp6") == 1, s["delivered"])
+check("accounting_adds_up", s["ports"][0]["rx_packets"] == len(mix) == s["forwarded"] + delivered + sum(s["drops"].values()),
+      (s["ports"][0]["rx_packets"], s["forwarded"], delivered, s["drops"]))
+check("accounting_output", s["local_out"] == s["icmp_errors"] + 2 + s["neigh_requests"] and s["icmp_errors"] == 2,
+      (s["local_out"], s["icmp_errors"], s["neigh_requests"]))
+
+done()
