@@ -13,6 +13,7 @@
 #define rxp_unlikely(x) __builtin_expect(!!(x), 0)
 #define rxp_cache_aligned _Alignas(RXP_CACHE_LINE)
 #define rxp_noinline __attribute__((noinline))
+#define rxp_always_inline inline __attribute__((always_inline))
 #define rxp_unused __attribute__((unused))
 
 #define RXP_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

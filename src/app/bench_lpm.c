@@ -24,8 +24,8 @@
 #include "fmt.h"
 
 #define REPS_MAX 51
-#define PREFIXES4_MAX (1u << 24)
-#define PREFIXES6_MAX (1u << 22)
+#define PREFIXES4_MAX (1u << 22)
+#define PREFIXES6_MAX (1u << 20)
 #define LOOKUPS_MAX (1u << 28)
 #define BURST_MAX 256u
 
@@ -74,6 +74,10 @@ static void usage(FILE *out)
 		"the holder's block 15%%, /33-/40 8%%, /41-/47 12%%, /49-/64 17%%, /65-/128 3%%,\n"
 		"numbered mostly from the start of the holder's block. Lookups: 9 in 10 inside a\n"
 		"random route (host bits random), 1 in 10 random in 2000::/3.\n"
+		"\n"
+		"Modes: single (rxp_lpm*_lookup per address), bulk (rxp_lpm*_lookup_bulk per\n"
+		"burst) and, for IPv4, floor: one prefetched load of the first-level entry per\n"
+		"address and nothing else, the memory-bound limit for a DIR-24-8 lookup here.\n"
 		"\n"
 		"  --prefixes4 N   IPv4 routes (default 1000000; 0 skips IPv4)\n"
 		"  --prefixes6 N   IPv6 routes (default 100000; 0 skips IPv6)\n"
@@ -214,12 +218,78 @@ static void gen_prefix4(uint32_t *prefix, uint8_t *len)
 	*prefix = a & (~0u << (32 - l));
 }
 
-/* Runs the IPv4 measurements; fills two rows. Returns 0 or -errno. */
+enum { MODE_SINGLE, MODE_BULK, MODE_FLOOR, MODES4 };
+
+static const char *const mode_names[MODES4] = { "single", "bulk", "floor" };
+
+/* One pass of single lookups. Returns a sum of the results; counts hits in *hits. */
+static uint64_t pass4_single(const struct rxp_lpm4 *lpm, const uint32_t *addrs, uint32_t n,
+			     uint64_t *hits)
+{
+	uint64_t sum = 0, hit = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t nh;
+
+		if (rxp_lpm4_lookup(lpm, addrs[i], &nh) == 0) {
+			sum += nh;
+			hit++;
+		} else {
+			sum += RXP_LPM_NO_ROUTE;
+		}
+	}
+	*hits = hit;
+	return sum;
+}
+
+/* One pass of lookup_bulk calls of @burst addresses. Returns a sum of the results. */
+static uint64_t pass4_bulk(const struct rxp_lpm4 *lpm, const uint32_t *addrs, uint32_t *nhs,
+			   uint32_t n, unsigned burst)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; i < n; i += burst) {
+		unsigned m = RXP_MIN(burst, n - i);
+
+		rxp_lpm4_lookup_bulk(lpm, addrs + i, nhs, m);
+		for (unsigned j = 0; j < m; j++)
+			sum += nhs[j];
+	}
+	return sum;
+}
+
+/*
+ * The memory floor: one load of the first-level entry per address, in bursts
+ * and prefetched ahead like lookup_bulk, with nothing else. What bulk costs
+ * above this is the LPM's own work. Returns a sum of the entries.
+ */
+static uint64_t pass4_floor(const struct rxp_lpm4 *lpm, const uint32_t *addrs, uint32_t n,
+			    unsigned burst)
+{
+	enum { AHEAD = 24 };
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; i < n; i += burst) {
+		unsigned m = RXP_MIN(burst, n - i);
+		const uint32_t *a = addrs + i;
+
+		for (unsigned j = 0; j < m && j < AHEAD; j++)
+			rxp_lpm4_prefetch(lpm, a[j]);
+		for (unsigned j = 0; j < m; j++) {
+			if (j + AHEAD < m)
+				rxp_lpm4_prefetch(lpm, a[j + AHEAD]);
+			sum += atomic_load_explicit(&lpm->tbl24[a[j] >> 8], memory_order_relaxed);
+		}
+	}
+	return sum;
+}
+
+/* Runs the IPv4 measurements; fills MODES4 rows. Returns 0 or -errno. */
 static int bench4(const struct lpm_opts *o, struct lpm_row *rows, bool tty)
 {
 	uint32_t *addrs = NULL, *nhs = NULL;
 	struct rxp_lpm4 *lpm;
-	double single[REPS_MAX], bulk[REPS_MAX], t0;
+	double samples[MODES4][REPS_MAX], t0;
 	size_t rss0, resident;
 	uint64_t hits = 0, sink = 0;
 	uint32_t n = o->lookups, made = 0;
@@ -227,7 +297,8 @@ static int bench4(const struct lpm_opts *o, struct lpm_row *rows, bool tty)
 
 	rng = o->seed;
 	rss0 = statm_resident();
-	lpm = rxp_lpm4_create(o->prefixes4, 0);
+	/* 2% of the routes are longer than /24: room for 1 group in 8 routes is plenty */
+	lpm = rxp_lpm4_create(o->prefixes4, o->prefixes4 / 8 + 256);
 	if (!lpm)
 		return -errno;
 	progress("ipv4", 0, o->prefixes4, tty);
@@ -261,57 +332,43 @@ static int bench4(const struct lpm_opts *o, struct lpm_row *rows, bool tty)
 		addrs[i] = (uint32_t)(rnd64() >> 32);
 
 	for (unsigned rep = 0; rep <= o->reps; rep++) {
-		/* rep 0 warms up; the order alternates so neither mode always goes first */
-		for (unsigned k = 0; k < 2; k++) {
-			bool is_bulk = (k + rep) % 2;
+		/* rep 0 warms up; the order rotates so no mode always goes first */
+		for (unsigned k = 0; k < MODES4; k++) {
+			unsigned mode = (k + rep) % MODES4;
 			uint64_t sum = 0, hit = 0;
 			double t;
 
 			t0 = now_seconds();
-			if (is_bulk) {
-				for (uint32_t i = 0; i < n; i += o->burst) {
-					unsigned m = RXP_MIN(o->burst, n - i);
-
-					rxp_lpm4_lookup_bulk(lpm, addrs + i, nhs, m);
-					for (unsigned j = 0; j < m; j++)
-						sum += nhs[j];
-				}
-			} else {
-				for (uint32_t i = 0; i < n; i++) {
-					uint32_t nh;
-
-					if (rxp_lpm4_lookup(lpm, addrs[i], &nh) == 0) {
-						sum += nh;
-						hit++;
-					} else {
-						sum += RXP_LPM_NO_ROUTE;
-					}
-				}
-			}
+			if (mode == MODE_SINGLE)
+				sum = pass4_single(lpm, addrs, n, &hit);
+			else if (mode == MODE_BULK)
+				sum = pass4_bulk(lpm, addrs, nhs, n, o->burst);
+			else
+				sum = pass4_floor(lpm, addrs, n, o->burst);
 			t = (now_seconds() - t0) * 1e9 / n;
 			sink ^= sum;
 			if (rep == 0) {
-				if (!is_bulk)
+				if (mode == MODE_SINGLE)
 					hits = hit;
 				continue;
 			}
-			(is_bulk ? bulk : single)[rep - 1] = t;
+			samples[mode][rep - 1] = t;
 		}
 	}
 	if (sink == 0x5a5a5a5a)	/* keep the results alive */
 		fprintf(stderr, " ");
-	for (int k = 0; k < 2; k++) {
+	for (unsigned k = 0; k < MODES4; k++) {
 		struct lpm_row *r = &rows[k];
 
 		if (k)
 			*r = rows[0];
 		r->family = "ipv4";
-		r->mode = k ? "bulk" : "single";
-		r->burst = k ? o->burst : 1;
+		r->mode = mode_names[k];
+		r->burst = k == MODE_SINGLE ? 1 : o->burst;
 		r->prefixes = rxp_lpm4_count(lpm);
 		r->lookups = n;
 		r->hit_pct = 100.0 * (double)hits / n;
-		summarize(r, k ? bulk : single, o->reps);
+		summarize(r, samples[k], o->reps);
 	}
 	ret = 0;
 out:
@@ -556,6 +613,7 @@ static void print_table(const struct lpm_row *rows, unsigned n, const struct lpm
 
 	printf("rxpath bench lpm: %u repetitions, medians; spread = (max-min)/2 as %% of median\n",
 	       o->reps);
+	printf("floor = one prefetched load of the first-level entry per address, nothing else\n");
 	printf("memory: alloc = mapped + heap, resident = pages in memory (mincore), rss+ = growth\n"
 	       "of the process over the build, huge = first-level table on 2 MiB pages\n\n");
 	printf("%-6s %11s %-6s %5s %9s %9s %7s %6s\n", "family", "prefixes", "mode", "burst",
@@ -569,8 +627,11 @@ static void print_table(const struct lpm_row *rows, unsigned n, const struct lpm
 	}
 	printf("\n%-6s %11s %8s %9s %9s %9s %9s %8s\n", "family", "prefixes", "build s", "alloc MiB",
 	       "resid MiB", "rss+ MiB", "huge MiB", "groups");
-	for (unsigned i = 0; i < n; i += 2) {
+	for (unsigned i = 0; i < n; i++) {
 		const struct lpm_row *r = &rows[i];
+
+		if (i && !strcmp(r->family, rows[i - 1].family))
+			continue;	/* one line per table */
 
 		printf("%-6s %11s %8.3f %9.1f %9.1f %9.1f %9.1f %8u\n", r->family,
 		       fmt_count(buf, sizeof(buf), r->prefixes), r->build_s, mib(r->bytes),
@@ -623,7 +684,7 @@ int cmd_bench_lpm(int argc, char **argv)
 		.prefixes4 = 1000000, .prefixes6 = 100000, .lookups = 1u << 24, .reps = 5,
 		.burst = 64, .seed = 1,
 	};
-	struct lpm_row rows[4];
+	struct lpm_row rows[MODES4 + 2];
 	bool tty = isatty(STDERR_FILENO);
 	unsigned n_rows = 0;
 	uint64_t v;
@@ -689,7 +750,7 @@ int cmd_bench_lpm(int argc, char **argv)
 			fprintf(stderr, "rxpath bench lpm: ipv4: %s\n", strerror(-ret));
 			return 1;
 		}
-		n_rows += 2;
+		n_rows += MODES4;
 	}
 	if (o.prefixes6) {
 		ret = bench6(&o, rows + n_rows, tty);

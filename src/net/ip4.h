@@ -6,7 +6,7 @@
 #include "rxpath/csum.h"
 #include "stage.h"
 
-static inline enum rxp_next rxp_ip4_input(struct rxp_pkt *pkt)
+static rxp_always_inline enum rxp_next rxp_ip4_input(struct rxp_pkt *pkt)
 {
 	const uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
 	uint32_t avail = (uint32_t)pkt->len - pkt->l3_off;

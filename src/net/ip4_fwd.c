@@ -121,38 +121,14 @@ static void fragment4(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, uint
 	rxp_pool_free(st->cache, pkt);
 }
 
-void rxp_ip4_route(struct rxp_stack *st, struct rxp_pkt *pkt)
-{
-	const uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
-	uint32_t nh;
-
-	if (rxp_lpm4_lookup(st->router->fib4, rxp_load_be32(ip + 16), &nh))
-		nh = RXP_LPM_NO_ROUTE;
-	rxp_ip4_route_nh(st, pkt, nh);
-}
-
-void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t n)
-{
-	uint32_t dst[RXP_BURST_MAX], nh[RXP_BURST_MAX];
-
-	if (!n)
-		return;
-	/* one lookup for the whole vector: the table's cache misses overlap */
-	for (uint16_t i = 0; i < n; i++)
-		dst[i] = rxp_load_be32(rxp_pkt_data(pkts[i]) + pkts[i]->l3_off + 16);
-	rxp_lpm4_lookup_bulk(st->router->fib4, dst, nh, n);
-	for (uint16_t i = 0; i < n; i++)
-		rxp_ip4_route_nh(st, pkts[i], nh[i]);
-}
-
-void rxp_ip4_route_nh(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh)
+static rxp_always_inline void route_nh(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh)
 {
 	struct rxp_router *r = st->router;
 	uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
 	const struct rxp_nexthop *nhp;
 	const struct rxp_l3if *out;
 	uint32_t src, dst, d, next;
-	uint16_t csum, old, new;
+	uint16_t csum;
 
 	memcpy(&src, ip + 12, 4);
 	memcpy(&dst, ip + 16, 4);
@@ -206,12 +182,10 @@ void rxp_ip4_route_nh(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh)
 		rxp_drop(st, pkt, RXP_DROP_FRAG_NEEDED);
 		return;
 	}
-	/* TTL - 1, and the checksum updated for the 16-bit word TTL|protocol (RFC 1624) */
-	memcpy(&old, ip + 8, 2);
+	/* TTL - 1, and the checksum updated for it, not recomputed (RFC 1624) */
 	ip[8]--;
-	memcpy(&new, ip + 8, 2);
 	memcpy(&csum, ip + 10, 2);
-	csum = rxp_csum_update16(csum, old, new);
+	csum = rxp_csum_ttl_dec(csum);
 	memcpy(ip + 10, &csum, 2);
 	next = dst;
 	if (nhp->kind == RXP_NH_KIND_GATEWAY)
@@ -224,4 +198,33 @@ void rxp_ip4_route_nh(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh)
 		rxp_output_via(st, pkt, nh);
 	else
 		rxp_neigh_output(st, pkt, nhp->ifidx, 4, (const uint8_t *)&next);
+}
+
+void rxp_ip4_route(struct rxp_stack *st, struct rxp_pkt *pkt)
+{
+	const uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
+	uint32_t nh;
+
+	if (rxp_lpm4_lookup(st->router->fib4, rxp_load_be32(ip + 16), &nh))
+		nh = RXP_LPM_NO_ROUTE;
+	route_nh(st, pkt, nh);
+}
+
+void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t n)
+{
+	uint32_t dst[RXP_BURST_MAX], nh[RXP_BURST_MAX];
+
+	if (!n)
+		return;
+	/* one lookup for the whole vector: the table's cache misses overlap */
+	for (uint16_t i = 0; i < n; i++)
+		dst[i] = rxp_load_be32(rxp_pkt_data(pkts[i]) + pkts[i]->l3_off + 16);
+	rxp_lpm4_lookup_bulk(st->router->fib4, dst, nh, n);
+	for (uint16_t i = 0; i < n; i++)
+		route_nh(st, pkts[i], nh[i]);
+}
+
+void rxp_ip4_route_nh(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh)
+{
+	route_nh(st, pkt, nh);
 }

@@ -1,11 +1,13 @@
 # IPv6 router conformance through pcap ports: RFC 8200 forwarding, RFC 4443 ICMPv6, RFC 4861 ND.
 import os
+import random
 import socket
 import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rxlab import check, done, run  # noqa: E402
+import rxlab  # noqa: E402
+from rxlab import check, done  # noqa: E402
 from scapy.all import (  # noqa: E402
     TCP, UDP, Dot1Q, Ether, ICMPv6DestUnreach, ICMPv6EchoRequest, ICMPv6ND_NA, ICMPv6ND_NS,
     ICMPv6ND_RS, ICMPv6NDOptDstLLAddr, ICMPv6NDOptSrcLLAddr, IPv6, IPv6ExtHdrDestOpt,
@@ -27,6 +29,15 @@ BASE = [
     "icmp ratelimit 100000 burst 1000",
 ]
 ICMP6_ERRORS = (1, 2, 3, 4)
+bad_exits = []
+
+
+def run(config, inputs, **kw):
+    """rxlab.run, remembering any run that did not exit cleanly (a sanitizer report, a crash)."""
+    res = rxlab.run(config, inputs, **kw)
+    if res.rc != 0:
+        bad_exits.append((res.rc, res.stderr[-2000:]))
+    return res
 
 
 def udp(dst, hlim=64, src=HOST, payload=b"rxpath-v6-payload", l2dst=R0, **kw):
@@ -345,5 +356,33 @@ check("accounting_adds_up", s["ports"][0]["rx_packets"] == len(mix) == s["forwar
       (s["ports"][0]["rx_packets"], s["forwarded"], delivered, s["drops"]))
 check("accounting_output", s["local_out"] == s["icmp_errors"] + 2 + s["neigh_requests"] and s["icmp_errors"] == 2,
       (s["local_out"], s["icmp_errors"], s["neigh_requests"]))
+
+# --- hostile input: mutated and truncated ND, ICMPv6 and extension-header frames ---
+rng = random.Random(6)
+seeds = [ns(A0), ns(A0, src="::", lladdr=None), Ether(dst=R0) / na_in[IPv6], rs, echo(A0), echo("ff02::1", l2dst="33:33:00:00:00:01"),
+         err_in, err_ext, ext, udp("2001:db8:9::5", hlim=1), ns(LL0, src=LLH)]
+frames = []
+for i in range(600):
+    raw = bytearray(bytes(seeds[i % len(seeds)]))
+    for _ in range(rng.randint(1, 4)):
+        raw[rng.randrange(14 + 6, len(raw))] = rng.randrange(256)    # keep the IPv6 version
+    if rng.random() < 0.5:
+        raw = raw[: rng.randint(14, len(raw))]
+        if rng.random() < 0.7 and len(raw) >= 54:
+            raw[18:20] = struct.pack("!H", len(raw) - 54)              # payload length that fits
+    plen = struct.unpack("!H", raw[18:20])[0] if len(raw) >= 54 else -1
+    if raw[20:21] == b"\x3a" and 4 <= plen <= len(raw) - 54 and rng.random() < 0.8:
+        # a correct checksum, so that the ND and ICMPv6 parsers see the damage
+        raw[56:58] = b"\0\0"
+        pseudo = bytes(raw[22:54]) + struct.pack("!I", plen) + b"\0\0\0\x3a"
+        raw[56:58] = struct.pack("!H", inet_cksum(pseudo + bytes(raw[54:54 + plen])))
+    frames.append(Ether(bytes(raw)))
+res = run(BASE + ["route add 2001:db8:8::/48 via 2001:db8:2::3"], {"p0": frames})
+s = res.summary
+check("hostile_input_survived", res.rc == 0 and s["ports"][0]["rx_packets"] == len(frames), res.stderr[-2000:])
+check("hostile_input_accounted", s["ports"][0]["rx_packets"] == s["forwarded"] + sum(s["delivered"].values()) + sum(s["drops"].values()),
+      (s["forwarded"], s["delivered"], s["drops"]))
+
+check("all_runs_exit_0", not bad_exits, "\n".join("rc %d: %s" % e for e in bad_exits[:3]))
 
 done()
