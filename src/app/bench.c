@@ -24,7 +24,6 @@
 
 #define SIZES_MAX 8
 #define REPS_MAX 101
-#define POLLS_PER_CLOCK_READ 64u
 
 enum bench_config {
 	CFG_ALL_ON,
@@ -161,10 +160,7 @@ static double measure(enum bench_config c, uint32_t size, const struct bench_opt
 	struct dp_config cfg;
 	char spec[160];
 	struct dp dp;
-	struct rxp_queue *q;
-	uint64_t start_pkts;
-	double t0, t = 0, warm = RXP_MAX(0.02, o->duration * 0.1);
-	unsigned rounds = 0;
+	double mpps;
 	long bad;
 
 	config_for(c, &cfg);
@@ -172,49 +168,13 @@ static double measure(enum bench_config c, uint32_t size, const struct bench_opt
 		 o->flows, o->device);
 	if (dp_config_add_port(&cfg, "bench0", spec, err, errlen) || dp_open(&dp, &cfg, err, errlen))
 		return -1;
-	q = &dp.ports[0].queues[0];
-
-	/* Warm-up: fill the rings and caches, fault in the pages, train the branches. */
-	t0 = now_seconds();
-	do {
-		for (unsigned i = 0; i < POLLS_PER_CLOCK_READ; i++)
-			dp_poll(&dp);
-	} while (now_seconds() - t0 < warm);
-
-	start_pkts = q->stats.rx_packets;
-	t0 = now_seconds();
-	do {
-		dp_poll(&dp);
-		if (++rounds % POLLS_PER_CLOCK_READ)
-			continue;
-		t = now_seconds();
-	} while (t - t0 < o->duration);
-	uint64_t pkts = q->stats.rx_packets - start_pkts;
-
+	mpps = dp_measure_mpps(&dp, &dp.ports[0].queues[0].stats.rx_packets, o->duration);
 	bad = dp_close(&dp);
 	if (bad) {
 		snprintf(err, errlen, "%ld buffers not accounted for after a measurement", bad);
 		return -1;
 	}
-	return (double)pkts / (t - t0) / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static void summarize(const double *samples, unsigned n, double *median, double *min, double *max)
-{
-	double s[REPS_MAX];
-
-	memcpy(s, samples, n * sizeof(*s));
-	qsort(s, n, sizeof(*s), cmp_double);
-	*median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-	*min = s[0];
-	*max = s[n - 1];
+	return mpps;
 }
 
 static void print_table(const struct bench_row *rows, unsigned n, const struct bench_opts *o)
@@ -287,16 +247,12 @@ int cmd_bench(int argc, char **argv)
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (opt) {
-		case 'd': {
-			char *end;
-
-			o.duration = strtod(optarg, &end);
-			if (*end || !(o.duration >= 0.01 && o.duration <= 60)) {
+		case 'd':
+			if (parse_seconds(optarg, 0.01, 60, &o.duration)) {
 				fprintf(stderr, "rxpath bench: --duration %s: expected seconds from 0.01 to 60\n", optarg);
 				return 2;
 			}
 			break;
-		}
 		case 'r':
 			if (rxp_parse_u64(optarg, 1, REPS_MAX, &v)) {
 				fprintf(stderr, "rxpath bench: --reps %s: expected 1 to %d\n", optarg, REPS_MAX);
@@ -392,7 +348,7 @@ int cmd_bench(int argc, char **argv)
 			r->baseline = first;
 			r->frame_size = o.sizes[s];
 			r->reps = o.reps;
-			summarize(samples[s][table[i].cfg], o.reps, &r->mpps, &r->mpps_min,
+			summarize_samples(samples[s][table[i].cfg], o.reps, &r->mpps, &r->mpps_min,
 				  &r->mpps_max);
 			if (first)
 				base = r->mpps;

@@ -24,7 +24,6 @@
 
 #define CASES_MAX 4
 #define REPS_MAX 101
-#define POLLS_PER_CLOCK_READ 64u
 #define BIG_TABLE_ROUTES 1000000u
 
 struct l3fwd_case {
@@ -135,40 +134,6 @@ static int build_case(struct l3fwd_case *c, const struct l3fwd_opts *o, char *er
 	return 0;
 }
 
-/* Forwards for the duration. Returns Mpps of frames sent on sim1. */
-static double measure(struct l3fwd_case *c, double duration)
-{
-	struct dp *dp = &c->dp;
-	struct rxp_queue *out = &dp->ports[1].queues[0];
-	uint64_t start_pkts;
-	double t0, t = 0, warm = RXP_MAX(0.02, duration * 0.1);
-	unsigned rounds = 0;
-
-	t0 = now_seconds();
-	do {
-		for (unsigned i = 0; i < POLLS_PER_CLOCK_READ; i++)
-			dp_poll(dp);
-		dp_tick(dp, (uint64_t)(now_seconds() * 1e9));
-	} while (now_seconds() - t0 < warm);
-	start_pkts = out->stats.tx_packets;
-	t0 = now_seconds();
-	do {
-		dp_poll(dp);
-		if (++rounds % POLLS_PER_CLOCK_READ)
-			continue;
-		t = now_seconds();
-		dp_tick(dp, (uint64_t)(t * 1e9));
-	} while (t - t0 < duration);
-	return (double)(out->stats.tx_packets - start_pkts) / (t - t0) / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 int cmd_bench_l3fwd(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -197,16 +162,12 @@ int cmd_bench_l3fwd(int argc, char **argv)
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (opt) {
-		case 'd': {
-			char *end;
-
-			o.duration = strtod(optarg, &end);
-			if (*end || !(o.duration >= 0.01 && o.duration <= 60)) {
+		case 'd':
+			if (parse_seconds(optarg, 0.01, 60, &o.duration)) {
 				fprintf(stderr, "rxpath bench l3fwd: --duration %s: expected seconds from 0.01 to 60\n", optarg);
 				return 2;
 			}
 			break;
-		}
 		case 'r':
 			if (rxp_parse_u64(optarg, 1, REPS_MAX, &v)) {
 				fprintf(stderr, "rxpath bench l3fwd: --reps %s: expected 1 to %d\n", optarg, REPS_MAX);
@@ -262,7 +223,9 @@ int cmd_bench_l3fwd(int argc, char **argv)
 			if (tty)
 				fprintf(stderr, "\rbench l3fwd: %2u/%u  %-16s repetition %u/%u ", ++done,
 					n_cases * o.reps, c->name, rep + 1, o.reps);
-			c->samples[rep] = measure(c, o.duration);
+			/* what leaves sim1 is what was forwarded */
+			c->samples[rep] = dp_measure_mpps(&c->dp, &c->dp.ports[1].queues[0].stats.tx_packets,
+							  o.duration);
 		}
 		if (!tty)
 			fprintf(stderr, "bench l3fwd: repetition %u/%u done\n", rep + 1, o.reps);
@@ -279,23 +242,20 @@ int cmd_bench_l3fwd(int argc, char **argv)
 		printf("[");
 	for (unsigned i = 0; i < n_cases; i++) {
 		struct l3fwd_case *c = &cases[i];
-		double s[REPS_MAX], med;
+		double med, lo, hi;
 
-		memcpy(s, c->samples, o.reps * sizeof(s[0]));
-		qsort(s, o.reps, sizeof(s[0]), cmp_double);
-		med = o.reps % 2 ? s[o.reps / 2] : (s[o.reps / 2 - 1] + s[o.reps / 2]) / 2;
+		summarize_samples(c->samples, o.reps, &med, &lo, &hi);
 		if (o.json)
 			printf("%s\n  {\"case\":\"%s\",\"frame_size\":%u,\"workers\":1,\"handoff\":\"%s\","
 			       "\"mpps\":%.4f,\"ns_per_packet\":%.3f,\"mpps_min\":%.4f,\"mpps_max\":%.4f,"
 			       "\"spread_pct\":%.2f,\"routes\":%u,\"reps\":%u}",
 			       i ? "," : "", c->name, o.size, o.per_packet ? "per-packet" : "list", med,
-			       med > 0 ? 1000 / med : 0, s[0], s[o.reps - 1],
-			       med > 0 ? (s[o.reps - 1] - s[0]) / 2 / med * 100 : 0,
+			       med > 0 ? 1000 / med : 0, lo, hi, med > 0 ? (hi - lo) / 2 / med * 100 : 0,
 			       c->extra_routes ? rxp_lpm4_count(c->dp.router->fib4) :
 			       (unsigned)c->dp.router->n_routes, o.reps);
 		else
 			printf("%-16s %8.2f %8.2f %8.2f %8.2f\n", c->name, med, med > 0 ? 1000 / med : 0,
-			       s[0], s[o.reps - 1]);
+			       lo, hi);
 	}
 	if (o.json)
 		printf("\n]\n");

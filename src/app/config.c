@@ -31,17 +31,6 @@ static int split(char *line, char **words)
 	}
 }
 
-static bool dev_known(const struct dp_config *cfg, const char *name)
-{
-	for (unsigned i = 0; i < cfg->n_ports; i++)
-		if (!strcmp(cfg->ports[i].name, name))
-			return true;
-	for (unsigned i = 0; i < cfg->n_vlans; i++)
-		if (!strcmp(cfg->vlans[i].name, name))
-			return true;
-	return false;
-}
-
 /* Parses an IPv4 or IPv6 address; returns its family (4 or 6) or 0. */
 static int parse_addr(const char *text, uint8_t out[16])
 {
@@ -91,7 +80,7 @@ static int cmd_port(struct dp_config *cfg, char **w, int n, const char *where, c
 
 		if (n != 5 || strcmp(w[3], "mtu"))
 			BAD("%s: expected 'port set NAME mtu N'", where);
-		if (!dev_known(cfg, w[2]))
+		if (!dp_config_has_name(cfg, w[2]))
 			BAD("%s: '%s': no such port", where, w[2]);
 		if (rxp_parse_u64(w[4], 68, 65535, &mtu))
 			BAD("%s: '%s': expected an MTU from 68 to 65535", where, w[4]);
@@ -125,7 +114,7 @@ static int cmd_addr(struct dp_config *cfg, char **w, int n, const char *where, c
 	c.family = (uint8_t)parse_prefix(w[2], c.addr, &c.plen);
 	if (!c.family)
 		BAD("%s: '%s': expected an address with a prefix length, like 10.0.1.1/24 or 2001:db8::1/64", where, w[2]);
-	if (!dev_known(cfg, w[4]))
+	if (!dp_config_has_name(cfg, w[4]))
 		BAD("%s: '%s': no such port", where, w[4]);
 	snprintf(c.dev, sizeof(c.dev), "%s", w[4]);
 	snprintf(c.where, sizeof(c.where), "%s", where);
@@ -152,7 +141,7 @@ static int cmd_route(struct dp_config *cfg, char **w, int n, const char *where, 
 				BAD("%s: '%s': expected an IPv%u gateway address", where, w[i + 1], c.family);
 			c.has_gw = true;
 		} else if (c.kind == DP_CMD_ROUTE_ADD && !strcmp(w[i], "dev") && !c.dev[0]) {
-			if (!dev_known(cfg, w[i + 1]))
+			if (!dp_config_has_name(cfg, w[i + 1]))
 				BAD("%s: '%s': no such port", where, w[i + 1]);
 			snprintf(c.dev, sizeof(c.dev), "%s", w[i + 1]);
 		} else {
@@ -183,7 +172,7 @@ static int cmd_neigh(struct dp_config *cfg, char **w, int n, const char *where, 
 		BAD("%s: '%s': expected an IPv4 or IPv6 address", where, w[2]);
 	if (rxp_parse_mac(w[4], c.mac) || rxp_eth_is_multicast(c.mac))
 		BAD("%s: '%s': expected a unicast MAC address like 02:00:00:00:00:22", where, w[4]);
-	if (!dev_known(cfg, w[6]))
+	if (!dp_config_has_name(cfg, w[6]))
 		BAD("%s: '%s': no such port", where, w[6]);
 	snprintf(c.dev, sizeof(c.dev), "%s", w[6]);
 	snprintf(c.where, sizeof(c.where), "%s", where);

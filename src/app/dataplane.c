@@ -42,7 +42,7 @@ int dp_config_add_cmd(struct dp_config *cfg, const struct dp_cmd *cmd)
 	return 0;
 }
 
-static bool name_taken(const struct dp_config *cfg, const char *name)
+bool dp_config_has_name(const struct dp_config *cfg, const char *name)
 {
 	for (unsigned i = 0; i < cfg->n_ports; i++)
 		if (!strcmp(cfg->ports[i].name, name))
@@ -108,7 +108,7 @@ int dp_config_add_port(struct dp_config *cfg, const char *name, const char *spec
 			 sizeof(pc->name) - 1);
 		return -EINVAL;
 	}
-	if (name_taken(cfg, name)) {
+	if (dp_config_has_name(cfg, name)) {
 		snprintf(err, errlen, "port %s is already defined", name);
 		return -EEXIST;
 	}
@@ -340,6 +340,37 @@ bool dp_finished(struct dp *dp)
 		}
 	}
 	return true;
+}
+
+static double mono_seconds(void)
+{
+	return (double)monotonic_ns() * 1e-9;
+}
+
+double dp_measure_mpps(struct dp *dp, const uint64_t *counter, double seconds)
+{
+	const unsigned polls_per_clock_read = 64;
+	double t0, t = 0, warm = RXP_MAX(0.02, seconds * 0.1);
+	unsigned rounds = 0;
+	uint64_t start;
+
+	/* warm-up: fill the rings and caches, fault in the pages, train the branches */
+	t0 = mono_seconds();
+	do {
+		for (unsigned i = 0; i < polls_per_clock_read; i++)
+			dp_poll(dp);
+		dp_tick(dp, monotonic_ns());
+	} while (mono_seconds() - t0 < warm);
+	start = *counter;
+	t0 = mono_seconds();
+	do {
+		dp_poll(dp);
+		if (++rounds % polls_per_clock_read)
+			continue;
+		t = mono_seconds();
+		dp_tick(dp, (uint64_t)(t * 1e9));
+	} while (t - t0 < seconds);
+	return (double)(*counter - start) / (t - t0) / 1e6;
 }
 
 long dp_close(struct dp *dp)

@@ -77,6 +77,9 @@ void dp_config_free(struct dp_config *cfg);
 int dp_config_add_port(struct dp_config *cfg, const char *name, const char *spec, char *err,
 		       size_t errlen);
 
+/* Returns true when a port or VLAN sub-port called @name is configured. */
+bool dp_config_has_name(const struct dp_config *cfg, const char *name);
+
 /* Adds a router command. Returns 0 or -ENOMEM. */
 int dp_config_add_cmd(struct dp_config *cfg, const struct dp_cmd *cmd);
 
@@ -107,6 +110,13 @@ static inline void dp_tick(struct dp *dp, uint64_t now_ns)
  * answered).
  */
 bool dp_finished(struct dp *dp);
+
+/*
+ * Runs the datapath for a short warm-up, then for @seconds, and returns
+ * the rate at which *@counter grew, in millions per second. The clock is
+ * read once every 64 rounds of polls.
+ */
+double dp_measure_mpps(struct dp *dp, const uint64_t *counter, double seconds);
 
 /*
  * Stops the ports, returns every buffer and checks that the pool has them all.

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include "fmt.h"
 
@@ -40,4 +44,37 @@ double now_seconds(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int parse_seconds(const char *text, double min, double max, double *out)
+{
+	char *end;
+	double x;
+
+	errno = 0;
+	x = strtod(text, &end);
+	if (!*text || *end || errno || isnan(x) || x < min || x > max)
+		return -EINVAL;
+	*out = x;
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+void summarize_samples(const double *samples, unsigned n, double *median, double *min,
+		       double *max)
+{
+	double s[101];
+
+	n = n > 101 ? 101 : n;
+	memcpy(s, samples, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), cmp_double);
+	*median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	*min = s[0];
+	*max = s[n - 1];
 }

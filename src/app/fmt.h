@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Human-readable numbers and a monotonic clock for the program's reports. */
+/* Human-readable numbers, a monotonic clock, and the arithmetic of the program's reports. */
 #ifndef RXPATH_APP_FMT_H
 #define RXPATH_APP_FMT_H
 
@@ -14,5 +14,12 @@ char *fmt_count(char *buf, size_t len, uint64_t n);
 
 /* Returns seconds on the monotonic clock. */
 double now_seconds(void);
+
+/* Parses a number of seconds from @min to @max. Returns 0 or -EINVAL. */
+int parse_seconds(const char *text, double min, double max, double *out);
+
+/* Writes the median, minimum and maximum of @n (1..101) samples. */
+void summarize_samples(const double *samples, unsigned n, double *median, double *min,
+		       double *max);
 
 #endif

@@ -63,19 +63,6 @@ static void usage(FILE *out)
 		RXP_BURST_MAX, DP_BUFS_PER_PORT, RXP_POOL_CACHE_MAX);
 }
 
-static int parse_num(const char *v, double min, double max, double *out)
-{
-	char *end;
-	double x;
-
-	errno = 0;
-	x = strtod(v, &end);
-	if (!*v || *end || errno || isnan(x) || x < min || x > max)
-		return -EINVAL;
-	*out = x;
-	return 0;
-}
-
 int apply_rx_option(struct dp_config *cfg, const char *name, const char *value, char *err,
 		    size_t errlen)
 {
@@ -383,13 +370,13 @@ int cmd_run(int argc, char **argv)
 				goto bad_config;
 			break;
 		case 'd':
-			if (parse_num(optarg, 0, 1e9, &o.duration)) {
+			if (parse_seconds(optarg, 0, 1e9, &o.duration)) {
 				fprintf(stderr, "rxpath run: --duration %s: expected seconds (0 = no limit)\n", optarg);
 				goto out_usage;
 			}
 			break;
 		case 'i':
-			if (parse_num(optarg, 0, 1e6, &o.interval) || (o.interval > 0 && o.interval < 0.01)) {
+			if (parse_seconds(optarg, 0, 1e6, &o.interval) || (o.interval > 0 && o.interval < 0.01)) {
 				fprintf(stderr, "rxpath run: --interval %s: expected seconds, at least 0.01 (0 = no live lines)\n", optarg);
 				goto out_usage;
 			}
