@@ -20,13 +20,14 @@
  *
  * Next hops are ids below RXP_LPM_NH_MAX (2^24).
  *
- * Concurrency: the contract of lpm4.h. One writer (add, del, reclaim) and
- * any number of lock-free readers; entries are written with single atomic
- * 32-bit stores; a new group is filled before the entry pointing at it is
- * published with a release store (partners: the acquire loads in lookup
- * and lookup_bulk); groups emptied by deletes are retired and reused only
- * after rxp_lpm6_reclaim(), which the writer calls after a grace period
- * (every lookup begun before the last delete has finished).
+ * Concurrency: the contract of lpm4.h. One writer (add, del, reclaim and
+ * the queries) and any number of lock-free readers (lookup, lookup_bulk,
+ * prefetch); entries are written with single atomic 32-bit stores; a new
+ * group is filled before the entry pointing at it is published with a
+ * release store (partners: the acquire loads in lookup and lookup_bulk);
+ * groups emptied by deletes are retired and reused only after
+ * rxp_lpm6_reclaim(), which the writer calls after a grace period (every
+ * lookup begun before the last delete has finished).
  */
 #ifndef RXPATH_LPM6_H
 #define RXPATH_LPM6_H
@@ -105,8 +106,8 @@ size_t rxp_lpm6_memory(const struct rxp_lpm6 *lpm, size_t *resident);
 
 /*
  * Looks up @n addresses, 16 bytes each in network order; writes each next
- * hop, or RXP_LPM_NO_ROUTE, to @nhs. Walks a batch one level at a time so
- * that the cache misses of its addresses overlap.
+ * hop, or RXP_LPM_NO_ROUTE, to @nhs. Keeps a couple of dozen walks in
+ * flight, each at its own level, so that their cache misses overlap.
  */
 void rxp_lpm6_lookup_bulk(const struct rxp_lpm6 *lpm, const uint8_t (*addrs)[16], uint32_t *nhs,
 			  unsigned n);

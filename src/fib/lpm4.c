@@ -29,6 +29,9 @@
 #define GROUPS_DEFAULT_MAX 65536u
 #define BULK_AHEAD	24u	/* lookups between a prefetch and its use */
 
+_Static_assert(RXP_LPM4_VALID == 1u << 25 && RXP_LPM_NO_ROUTE == UINT32_MAX,
+	       "resolve() builds its masks from these");
+
 struct rxp_lpm4_writer {
 	uint64_t *rules;	/* the rule store; see above */
 	uint32_t rule_shift;	/* 64 - log2(slots): the hash keeps the top bits */
@@ -377,9 +380,16 @@ static inline uint32_t resolve(const struct rxp_lpm4 *lpm, uint32_t e, uint32_t 
 		e = atomic_load_explicit(&lpm->groups[((size_t)(e & RXP_LPM4_VAL_MASK) << 8) |
 						      (addr & 0xff)],
 					 memory_order_relaxed);
-	/* selects, not branches: a mispredicted "no route" would flush the loads in flight */
-	e = e & RXP_LPM4_VALID ? e : dflt;
-	return e & RXP_LPM4_VALID ? e & RXP_LPM4_VAL_MASK : RXP_LPM_NO_ROUTE;
+	/*
+	 * Masks, not branches: a branch on the entry waits for its cache miss,
+	 * and when mispredicted it throws away the loads issued after it.
+	 * none = all ones when the entry holds no route.
+	 */
+	uint32_t none = ((e & RXP_LPM4_VALID) >> 25) - 1;
+
+	e = (e & ~none) | (dflt & none);
+	none = ((e & RXP_LPM4_VALID) >> 25) - 1;
+	return (e & RXP_LPM4_VAL_MASK) | none;	/* RXP_LPM_NO_ROUTE is all ones */
 }
 
 /*

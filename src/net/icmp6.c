@@ -4,15 +4,14 @@
 #include "rxpath/csum.h"
 #include "route.h"
 
-#define ICMP6_HLEN 8
-#define ICMP6_DEST_UNREACH 1
+#define ICMP6_HLEN 8u
 #define ICMP6_PKT_TOO_BIG 2
 #define ICMP6_PARAM_PROB 4
 #define ICMP6_ECHO_REQUEST 128
 #define ICMP6_ECHO_REPLY 129
 #define ICMP6_ND_FIRST 133	/* Router Solicitation .. */
 #define ICMP6_REDIRECT 137	/* .. Redirect */
-#define IP6_MIN_MTU 1280	/* RFC 8200 5 */
+#define IP6_MIN_MTU 1280u	/* RFC 8200 5 */
 
 #define NH_HOP_BY_HOP 0
 #define NH_ROUTING 43
@@ -163,7 +162,7 @@ static bool carries_icmp6_error(const uint8_t *ip, uint32_t l3_len)
 			off += 8;
 			break;
 		default:
-			return false;	/* an upper layer other than ICMPv6, or no next header */
+			return false;	/* another upper layer, or no next header */
 		}
 	}
 	return true;
@@ -199,7 +198,7 @@ void rxp_icmp6_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, u
 		return;
 	}
 	/* (c): as much of the packet as fits in the minimum MTU */
-	quote = RXP_MIN((uint32_t)orig->l3_len, (uint32_t)(IP6_MIN_MTU - RXP_IP6_HLEN - ICMP6_HLEN));
+	quote = RXP_MIN((uint32_t)orig->l3_len, IP6_MIN_MTU - RXP_IP6_HLEN - ICMP6_HLEN);
 	pkt = rxp_local_alloc(st, (uint16_t)(RXP_IP6_HLEN + ICMP6_HLEN + quote));
 	if (!pkt) {
 		st->stats.local_out_dropped++;
@@ -247,7 +246,7 @@ static void echo_reply(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t *ip, u
 		rxp_drop(st, pkt, RXP_DROP_ICMP_BAD);
 		return;
 	}
-	/* from the address asked, unless that was a group or anycast: then one of the interface's */
+	/* from the address asked; for a group or anycast, one of the interface's */
 	if (ip[24] != 0xff && router_has_addr6(r, ip + 24))
 		memcpy(src, ip + 24, 16);
 	else

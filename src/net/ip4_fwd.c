@@ -112,6 +112,13 @@ static void fragment4(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, uint
 		f->port = pkt->port;
 		f->ifidx = pkt->ifidx;
 		f->flags = RXP_PKT_F_LOCAL_OUT;
+		/*
+		 * Should the next hop not answer, the error about this fragment goes
+		 * to the sender's MAC, and only the first fragment gets one.
+		 */
+		memcpy(rxp_pkt_data(f), rxp_pkt_data(pkt), 12);
+		if (off)
+			f->flags |= RXP_PKT_F_FRAG | RXP_PKT_F_FRAG_NTH;
 		rxp_neigh_output(st, f, ifidx, 4, (const uint8_t *)&next);
 		n_frags++;
 		off += chunk;

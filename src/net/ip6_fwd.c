@@ -139,7 +139,8 @@ void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 			rxp_drop(st, pkt, RXP_DROP_L2_BCAST_FWD);
 			return;
 		}
-		rxp_icmp6_error(st, pkt, 1, 0, 0);	/* RFC 4443 3.1: no route to destination */
+		/* RFC 4443 3.1: no route to destination */
+		rxp_icmp6_error(st, pkt, 1, 0, 0);
 		rxp_drop(st, pkt, RXP_DROP_NO_ROUTE);
 		return;
 	}
@@ -166,7 +167,8 @@ void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 		return;
 	}
 	if (rxp_unlikely(ip[7] <= 1)) {
-		rxp_icmp6_error(st, pkt, 3, 0, 0);	/* RFC 4443 3.3: hop limit exceeded in transit */
+		/* RFC 4443 3.3: hop limit exceeded in transit */
+		rxp_icmp6_error(st, pkt, 3, 0, 0);
 		rxp_drop(st, pkt, RXP_DROP_TTL_EXCEEDED);
 		return;
 	}
@@ -177,6 +179,10 @@ void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 		return;
 	}
 	ip[7]--;	/* no header checksum in IPv6 (RFC 8200 3) */
-	next = nhp->kind == RXP_NH_KIND_GATEWAY ? nhp->gw : dst;
+	if (nhp->kind == RXP_NH_KIND_GATEWAY) {
+		rxp_output_via(st, pkt, nh);
+		return;
+	}
+	next = dst;
 	rxp_neigh_output(st, pkt, nhp->ifidx, 6, next);
 }

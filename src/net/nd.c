@@ -120,9 +120,9 @@ static void ns_input(struct rxp_stack *st, struct rxp_pkt *pkt, const uint8_t *i
 		return;
 	}
 	/* RFC 4861 7.2.7: for an anycast target, do not override the owner's entry */
-	if (rxp_l3if_has_addr6(ifp, target))
+	if (rxp_l3if_has_addr6(ifp, target)) {
 		flags |= NA_F_OVERRIDE;
-	else if (!rxp_l3if_anycast6(ifp, target)) {
+	} else if (!rxp_l3if_anycast6(ifp, target)) {
 		rxp_drop(st, pkt, RXP_DROP_ND_NOT_FOR_US);
 		return;
 	}

@@ -64,7 +64,7 @@ void rxp_icmp6_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, u
 /* Routes one validated IPv6 packet: local delivery (echo, ND), forward, or drop. Consumes @pkt. */
 void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt);
 
-/* Handles ICMPv6 addressed to the router (next header 58 right after the IPv6 header). Consumes @pkt. */
+/* Handles ICMPv6 to the router (next header 58 right after the IPv6 header). Consumes @pkt. */
 void rxp_icmp6_local(struct rxp_stack *st, struct rxp_pkt *pkt);
 
 /* Handles one Neighbor Discovery message (types 133-137, checksum verified). Consumes @pkt. */

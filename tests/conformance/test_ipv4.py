@@ -157,6 +157,12 @@ if len(frags) == 2:
     check("fragments_reassemble", data == bytes(big[UDP]), len(data))
     check("fragments_checksums", all(ip_ok(p) for p in frags) and all(p[IP].ttl == 63 for p in frags))
 
+# --- fragments whose next hop never answers: one error, to the sender ---
+res = run(cfg + ["route add 10.5.0.0/16 via 10.0.2.5"], {"p0": [udp("10.5.0.1", payload=(bytes(range(256)) * 6)[:1400])]})
+errs = icmp_errors(res)
+check("fragments_unresolved_one_error_to_sender", len(errs) == 1 and errs[0][Ether].dst == H1 and errs[0][IP].dst == "10.0.1.2"
+      and (errs[0][ICMP].type, errs[0][ICMP].code) == (3, 1), [e.summary() for e in errs])
+
 # --- martians, broadcast, multicast, bad checksum: never forwarded ---
 cases = [
     ("martian_source_0", udp("10.9.1.1", src="0.1.2.3"), "ip4_martian_source"),

@@ -286,6 +286,15 @@ out = fwd(res)
 check("resolve_na_releases_held_packet", len(out) == 1 and out[0][Ether].dst == "02:00:00:00:00:33" and out[0][IPv6].hlim == 63, res.sent("p1"))
 check("resolve_counted", res.summary.get("neigh_requests", 0) >= 1 and res.summary["delivered"].get("nd") == 1, res.summary)
 
+# a later NA without Override leaves the learned address alone; with Override it replaces it (RFC 4861 7.2.5)
+for flag, want in ((0, "02:00:00:00:00:33"), (1, "02:00:00:00:00:44")):
+    na2 = Ether(dst=R1, src="02:00:00:00:00:44") / IPv6(src="2001:db8:2::3", dst=LL1, hlim=255) / \
+        ICMPv6ND_NA(tgt="2001:db8:2::3", R=0, S=0, O=flag) / ICMPv6NDOptDstLLAddr(lladdr="02:00:00:00:00:44")
+    res = run(cfg, {"p0": [udp("2001:db8:8::5")], "p1": [na_in, na2, udp("2001:db8:8::6", src="2001:db8:2::8", l2dst=R1)]})
+    out = fwd(res)
+    check("na_override_%d" % flag, len(out) == 2 and out[0][Ether].dst == "02:00:00:00:00:33" and out[1][Ether].dst == want,
+          [p[Ether].dst for p in out])
+
 # an NA nobody asked for creates nothing: traffic to that address still has to ask
 res = run(cfg, {"p1": [na_in, udp("2001:db8:2::3", src="2001:db8:2::8", l2dst=R1)]})
 check("unsolicited_na_not_learned", len(of_type(res, "p1", 135)) >= 1, res.sent("p1"))

@@ -460,7 +460,7 @@ static void test_lpm4_bulk(void)
 			CHECK_EQ(rxp_lpm4_add(lpm, 0, 0, 4242), 0);
 		for (unsigned i = 0; i < N; i++)
 			addrs[i] = i % 7 ? rnd_addr4() : rnd32();
-		/* odd counts: a partial batch at the end */
+		/* every count to 70 (around the prefetch distance), then larger ones */
 		for (unsigned n = 0; n <= N; n += n < 70 ? 1 : 331) {
 			memset(nhs, 0xaa, sizeof(nhs));
 			rxp_lpm4_lookup_bulk(lpm, addrs, nhs, n);
