@@ -56,7 +56,7 @@ def run(config, inputs, ports=("p0", "p1"), args=()):
         for i, p in enumerate(ports):
             spec = "pcap:"
             if p in inputs:
-                wrpcap(os.path.join(tmp, p + ".in.pcap"), inputs[p])
+                wrpcap(os.path.join(tmp, p + ".in.pcap"), inputs[p], linktype=1)  # Ethernet
                 spec += "in=%s," % os.path.join(tmp, p + ".in.pcap")
             spec += "out=%s,mac=02:00:00:00:00:%02x" % (os.path.join(tmp, p + ".out.pcap"), i + 1)
             lines.append("port add %s %s" % (p, spec))
