@@ -29,9 +29,6 @@
 #define GROUPS_DEFAULT_MAX 65536u
 #define BULK_AHEAD	24u	/* lookups between a prefetch and its use */
 
-_Static_assert(RXP_LPM4_VALID == 1u << 25 && RXP_LPM_NO_ROUTE == UINT32_MAX,
-	       "resolve() builds its masks from these");
-
 struct rxp_lpm4_writer {
 	uint64_t *rules;	/* the rule store; see above */
 	uint32_t rule_shift;	/* 64 - log2(slots): the hash keeps the top bits */
@@ -372,24 +369,20 @@ uint32_t rxp_lpm4_reclaim(struct rxp_lpm4 *lpm)
 
 /* ---- lookups ---- */
 
-/* The second half of a lookup: the group, if any, then the default route. */
+/*
+ * The second half of a lookup: the group, if any, then the default route.
+ * An entry without a route is 0 (no depth, no flags), so a mask picks the
+ * default: a branch would wait for the miss, and when mispredicted throw
+ * away the loads issued after it. @dflt_nh: the /0 next hop or NO_ROUTE.
+ */
 static inline uint32_t resolve(const struct rxp_lpm4 *lpm, uint32_t e, uint32_t addr,
-			       uint32_t dflt)
+			       uint32_t dflt_nh)
 {
 	if (rxp_unlikely(e & RXP_LPM4_EXT))
 		e = atomic_load_explicit(&lpm->groups[((size_t)(e & RXP_LPM4_VAL_MASK) << 8) |
 						      (addr & 0xff)],
 					 memory_order_relaxed);
-	/*
-	 * Masks, not branches: a branch on the entry waits for its cache miss,
-	 * and when mispredicted it throws away the loads issued after it.
-	 * none = all ones when the entry holds no route.
-	 */
-	uint32_t none = ((e & RXP_LPM4_VALID) >> 25) - 1;
-
-	e = (e & ~none) | (dflt & none);
-	none = ((e & RXP_LPM4_VALID) >> 25) - 1;
-	return (e & RXP_LPM4_VAL_MASK) | none;	/* RXP_LPM_NO_ROUTE is all ones */
+	return (e & RXP_LPM4_VAL_MASK) | (dflt_nh & (0u - (uint32_t)(e == 0)));
 }
 
 /*
@@ -404,6 +397,7 @@ void rxp_lpm4_lookup_bulk(const struct rxp_lpm4 *lpm, const uint32_t *addrs, uin
 {
 	_Atomic uint32_t *tbl24 = lpm->tbl24;
 	uint32_t dflt = atomic_load_explicit(&lpm->dflt, memory_order_relaxed);
+	uint32_t dflt_nh = dflt & RXP_LPM4_VALID ? dflt & RXP_LPM4_VAL_MASK : RXP_LPM_NO_ROUTE;
 	unsigned i, ahead = RXP_MIN(n, BULK_AHEAD);
 
 	for (i = 0; i < ahead; i++)
@@ -414,13 +408,13 @@ void rxp_lpm4_lookup_bulk(const struct rxp_lpm4 *lpm, const uint32_t *addrs, uin
 		rxp_prefetch((const void *)&tbl24[addrs[i + BULK_AHEAD] >> 8]);
 		/* acquire: partner of the release store that publishes a group */
 		e = atomic_load_explicit(&tbl24[a >> 8], memory_order_acquire);
-		nhs[i] = resolve(lpm, e, a, dflt);
+		nhs[i] = resolve(lpm, e, a, dflt_nh);
 	}
 	for (; i < n; i++) {
 		uint32_t a = addrs[i];
 
 		nhs[i] = resolve(lpm, atomic_load_explicit(&tbl24[a >> 8], memory_order_acquire), a,
-				 dflt);
+				 dflt_nh);
 	}
 }
 

@@ -258,6 +258,14 @@ int rxp_router_del_route(struct rxp_router *r, uint8_t family, const uint8_t *pr
 	}
 	if (ret)
 		return ret;
+	/*
+	 * Tables change between polls of the one worker, so no lookup is inside
+	 * a group the delete retired: it can be reused at once.
+	 */
+	if (family == 4)
+		rxp_lpm4_reclaim(r->fib4);
+	else
+		rxp_lpm6_reclaim(r->fib6);
 	r->nh[rt->nh].refs--;
 	route_remove(r, rt);
 	return 0;
