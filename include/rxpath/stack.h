@@ -138,6 +138,7 @@ struct rxp_adj {
 	const struct rxp_neigh *neigh;	/* NULL: nothing cached */
 	uint32_t gen;		/* the neighbour table's generation when cached */
 	uint16_t port;		/* egress port */
+	uint32_t mtu;		/* egress interface MTU */
 	uint8_t hlen;		/* 14, or 18 with a VLAN tag */
 	uint8_t hdr[18];	/* the header, right-aligned: it ends where the IP header starts */
 };

@@ -128,6 +128,51 @@ static void fragment4(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, uint
 	rxp_pool_free(st->cache, pkt);
 }
 
+/*
+ * First octets that need a closer look, as a source or as a destination:
+ * 0/8, 127/8, 224/4 (multicast) and 240/4 (reserved, and the broadcast).
+ * A bit per octet, so the common case costs two tests.
+ */
+static const uint64_t special_octet[4] = {
+	0x0000000000000001ull,	/* 0 */
+	0x8000000000000000ull,	/* 127 */
+	0,
+	0xffffffff00000000ull,	/* 224..255 */
+};
+
+static inline bool is_special(uint32_t addr_host)
+{
+	uint32_t o = addr_host >> 24;
+
+	return (special_octet[o >> 6] >> (o & 63)) & 1;
+}
+
+/*
+ * The fast path of forwarding: a gateway whose neighbour is cached, and
+ * nothing unusual about the packet. Returns false to take the full path.
+ */
+static rxp_always_inline bool forward_fast(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t *ip,
+					   uint32_t nh)
+{
+	const struct rxp_adj *adj;
+	uint16_t csum;
+
+	if (rxp_unlikely(nh >= RXP_STACK_NH_MAX))
+		return false;
+	adj = &st->adj[nh];
+	if (rxp_unlikely(!adj->neigh || adj->gen != st->router->neigh.gen ||
+			 (pkt->flags & RXP_PKT_F_L2_MCAST) || ip[8] <= 1 ||
+			 pkt->l3_len > adj->mtu || is_special(rxp_load_be32(ip + 12)) ||
+			 is_special(rxp_load_be32(ip + 16))))
+		return false;
+	ip[8]--;
+	memcpy(&csum, ip + 10, 2);
+	csum = rxp_csum_ttl_dec(csum);
+	memcpy(ip + 10, &csum, 2);
+	rxp_adj_output(st, pkt, adj);
+	return true;
+}
+
 static rxp_always_inline void route_nh(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh)
 {
 	struct rxp_router *r = st->router;
@@ -137,13 +182,16 @@ static rxp_always_inline void route_nh(struct rxp_stack *st, struct rxp_pkt *pkt
 	uint32_t src, dst, d, next;
 	uint16_t csum;
 
+	if (rxp_likely(forward_fast(st, pkt, ip, nh)))
+		return;
 	memcpy(&src, ip + 12, 4);
 	memcpy(&dst, ip + 16, 4);
 	d = ntohl(dst);
 	{
 		uint32_t s = ntohl(src);
 
-		if ((s >> 24) == 0 || (s >> 24) == 127 || (s >> 28) == 0xe || s == 0xffffffffu) {
+		/* RFC 1812 5.3.7: 0/8, 127/8, multicast, class E and broadcast sources */
+		if ((s >> 24) == 0 || (s >> 24) == 127 || (s >> 28) >= 0xe) {
 			rxp_drop(st, pkt, RXP_DROP_IP4_MARTIAN_SRC);
 			return;
 		}
@@ -156,7 +204,7 @@ static rxp_always_inline void route_nh(struct rxp_stack *st, struct rxp_pkt *pkt
 		rxp_drop(st, pkt, RXP_DROP_IP4_MCAST);
 		return;
 	}
-	if (rxp_unlikely((d >> 24) == 0 || (d >> 24) == 127)) {
+	if (rxp_unlikely((d >> 24) == 0 || (d >> 24) == 127 || (d >> 28) == 0xf)) {
 		rxp_drop(st, pkt, RXP_DROP_IP4_MARTIAN_DST);
 		return;
 	}

@@ -94,6 +94,7 @@ void rxp_neigh_output_via(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh
 		adj->neigh = n;
 		adj->gen = t->gen;
 		adj->port = ifp->port;
+		adj->mtu = ifp->mtu;
 		adj->hlen = ifp->vlan ? RXP_ETH_HLEN + RXP_VLAN_HLEN : RXP_ETH_HLEN;
 		memset(adj->hdr, 0, sizeof(adj->hdr));
 		h = adj->hdr + sizeof(adj->hdr) - adj->hlen;

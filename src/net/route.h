@@ -141,14 +141,19 @@ static inline void rxp_tx_forward(struct rxp_stack *st, struct rxp_pkt *pkt)
 /*
  * Writes the cached Ethernet header in front of the network header and
  * gathers the packet for transmit. Received frames always have room: the
- * 18 bytes before the network header are in the buffer's headroom.
+ * 18 bytes before the network header are in the buffer's headroom. Exactly
+ * the header is written, so an untagged frame touches no line before it.
  */
 static inline void rxp_adj_output(struct rxp_stack *st, struct rxp_pkt *pkt,
 				  const struct rxp_adj *adj)
 {
 	unsigned l3 = pkt->data_off + pkt->l3_off;
 
-	memcpy(rxp_pkt_buf(pkt) + l3 - sizeof(adj->hdr), adj->hdr, sizeof(adj->hdr));
+	if (rxp_likely(adj->hlen == RXP_ETH_HLEN))
+		memcpy(rxp_pkt_buf(pkt) + l3 - RXP_ETH_HLEN,
+		       adj->hdr + sizeof(adj->hdr) - RXP_ETH_HLEN, RXP_ETH_HLEN);
+	else
+		memcpy(rxp_pkt_buf(pkt) + l3 - sizeof(adj->hdr), adj->hdr, sizeof(adj->hdr));
 	pkt->data_off = (uint16_t)(l3 - adj->hlen);
 	pkt->l3_off = adj->hlen;
 	pkt->len = (uint16_t)(adj->hlen + pkt->l3_len);

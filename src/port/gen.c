@@ -471,7 +471,15 @@ static int build_templates(struct rxp_gen *gen, const struct rxp_gen_config *cfg
 	for (uint32_t bit = 1; bit <= RXP_GEN_TCP6; bit <<= 1)
 		if (cfg->protos & bit)
 			protos[n_protos++] = bit;
-	gen->stride = RXP_ALIGN_UP(RXP_MAX(cfg->frame_size, 128u + 64u), RXP_CACHE_LINE);
+	/*
+	 * Templates as tight as their frames, so the device's reads stay in
+	 * cache: the frame size, or the largest set of headers a frame grows to
+	 * (Ethernet + IPv6 + TCP), or the malformed frames' size.
+	 */
+	gen->stride = RXP_MAX(cfg->frame_size, RXP_ETH_HLEN + RXP_IP6_HLEN + RXP_TCP_HLEN + 0u);
+	if (n_bad)
+		gen->stride = RXP_MAX(gen->stride, BAD_FRAME_SIZE + RXP_VLAN_HLEN);
+	gen->stride = RXP_ALIGN_UP(gen->stride, RXP_CACHE_LINE);
 	gen->n_good = n_good;
 	gen->n_frames = n_good + n_bad;
 	gen->frames = calloc(gen->n_frames, gen->stride);

@@ -12,6 +12,7 @@
 #define SIM_RING_MAX 32768u
 #define SIM_REFILL_BATCH 32u	/* post buffers in batches, like a driver's RX refill */
 #define SIM_DESC_DONE 1u
+#define SIM_META_PREFETCH 4u	/* buffers ahead whose metadata line is prefetched */
 
 /*
  * One descriptor, as a device sees it: the driver writes addr (and len for TX),
@@ -215,6 +216,10 @@ static uint16_t sim_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_
 		uint32_t slot = (ntc + i) & r->mask;
 		struct sim_desc *d = &r->desc[slot];
 		struct rxp_pkt *pkt;
+
+		/* the metadata of a buffer posted a ring ago is cold: ask for it early */
+		if (i + SIM_META_PREFETCH < posted)
+			rxp_prefetchw(r->bufs[(slot + SIM_META_PREFETCH) & r->mask]);
 
 		/* Pairs with the release store of status in dev_rx(). */
 		if (!(atomic_load_explicit(&d->status, memory_order_acquire) & SIM_DESC_DONE))

@@ -171,6 +171,8 @@ cases = [
     ("martian_source_broadcast", udp("10.9.1.1", src="255.255.255.255"), "ip4_martian_source"),
     ("martian_destination_127", udp("127.0.0.1"), "ip4_martian_destination"),
     ("martian_destination_0", udp("0.0.0.1"), "ip4_martian_destination"),
+    ("martian_source_class_e", udp("10.9.1.1", src="240.0.0.1"), "ip4_martian_source"),
+    ("martian_destination_class_e", udp("250.1.2.3"), "ip4_martian_destination"),
     ("limited_broadcast", udp("255.255.255.255"), "ip4_broadcast"),
     ("multicast_not_forwarded", udp("239.1.1.1"), "ip4_multicast"),
 ]
