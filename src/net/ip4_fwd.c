@@ -16,20 +16,10 @@
 
 static void local_deliver4(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
-	enum rxp_sink_class cls;
-
-	if (pkt->l4_proto == RXP_IPPROTO_ICMP) {
+	if (pkt->l4_proto == RXP_IPPROTO_ICMP)
 		rxp_icmp4_local(st, pkt);
-		return;
-	}
-	/* UDP, TCP and the rest go to the sink, as on a host (a TAP port comes later) */
-	if (rxp_l4_input(pkt, &cls) != RXP_NEXT_DELIVER) {
-		rxp_drop(st, pkt, (enum rxp_drop_reason)pkt->drop_reason);
-		return;
-	}
-	st->stats.delivered[cls]++;
-	st->stats.delivered_bytes += pkt->len;
-	rxp_pool_free(st->cache, pkt);
+	else
+		rxp_sink_one(st, pkt);	/* UDP, TCP and the rest, as on a host */
 }
 
 /*

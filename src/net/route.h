@@ -31,6 +31,11 @@ bool rxp_l2_prepend(struct rxp_pkt *pkt, const struct rxp_l3if *ifp, const uint8
 /* Returns a fresh buffer laid out for a packet the router makes (network header at l3_off). */
 struct rxp_pkt *rxp_local_alloc(struct rxp_stack *st, uint16_t l3_len);
 
+/* ---- stack.c ---- */
+
+/* The host sink for one packet: transport checks, counted by class, consumed. */
+void rxp_sink_one(struct rxp_stack *st, struct rxp_pkt *pkt);
+
 /* ---- arp.c ---- */
 
 /* Handles one ARP packet (pkt->ifidx set): answer, learn, or drop. Consumes @pkt. */

@@ -203,10 +203,22 @@ void rxp_stack_input_list(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 	rxp_stack_flush(st);
 }
 
+void rxp_sink_one(struct rxp_stack *st, struct rxp_pkt *pkt)
+{
+	enum rxp_sink_class cls = RXP_SINK_OTHER4;
+
+	if (rxp_l4_input(pkt, &cls) != RXP_NEXT_DELIVER) {
+		rxp_drop(st, pkt, (enum rxp_drop_reason)pkt->drop_reason);
+		return;
+	}
+	st->stats.delivered[cls]++;
+	st->stats.delivered_bytes += pkt->len;
+	rxp_pool_free(st->cache, pkt);
+}
+
 void rxp_stack_input_one(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
 	struct rxp_stack_stats *s = &st->stats;
-	enum rxp_sink_class cls = RXP_SINK_OTHER4;
 	enum rxp_next next;
 
 	s->in_packets++;
@@ -229,14 +241,9 @@ void rxp_stack_input_one(struct rxp_stack *st, struct rxp_pkt *pkt)
 		goto out;
 	}
 	if (next == RXP_NEXT_L4)
-		next = rxp_l4_input(pkt, &cls);
-	if (next == RXP_NEXT_DELIVER) {
-		s->delivered[cls]++;
-		s->delivered_bytes += pkt->len;
-		rxp_pool_free(st->cache, pkt);
-	} else {
+		rxp_sink_one(st, pkt);
+	else
 		rxp_stack_drop(st, pkt, (enum rxp_drop_reason)pkt->drop_reason);
-	}
 out:
 	/* one packet at a time all the way: it leaves before the next one comes in */
 	if (st->tx_pending)
