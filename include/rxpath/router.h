@@ -75,6 +75,8 @@ struct rxp_router {
 	struct rxp_nexthop nh[RXP_NH_MAX];
 	struct rxp_neigh_table neigh;
 	struct rxp_ratelimit icmp_limit;
+	unsigned n_bcast4;
+	uint32_t bcast4[RXP_IFS_MAX];	/* directed broadcasts of the connected subnets (network order) */
 	struct rxp_route *routes;	/* open-addressing hash of installed routes */
 	uint32_t routes_size, n_routes;
 };
@@ -138,6 +140,15 @@ static inline bool rxp_l3if_has_addr4(const struct rxp_l3if *ifp, uint32_t addr)
 {
 	for (unsigned i = 0; i < ifp->n_addr4; i++)
 		if (ifp->addr4[i] == addr)
+			return true;
+	return false;
+}
+
+/* Returns true when @addr (network order) is the broadcast address of a connected subnet. */
+static inline bool rxp_router_is_bcast4(const struct rxp_router *r, uint32_t addr)
+{
+	for (unsigned i = 0; i < r->n_bcast4; i++)
+		if (r->bcast4[i] == addr)
 			return true;
 	return false;
 }

@@ -73,6 +73,7 @@ static int cmd_port(struct dp_config *cfg, char **w, int n, const char *where, c
 		    size_t errlen)
 {
 	char perr[RXP_ERR_LEN];
+	unsigned n_ports;
 
 	if (n >= 2 && !strcmp(w[1], "set")) {
 		struct dp_cmd c = { .kind = DP_CMD_MTU };
@@ -94,10 +95,14 @@ static int cmd_port(struct dp_config *cfg, char **w, int n, const char *where, c
 	if (n != 4)
 		BAD("%s: %s: expected 'port add NAME DRIVER[:key=value,...]'", where,
 		    n < 4 ? "missing words" : w[4]);
-	if (strncmp(w[3], "vlan", 4) && !rxp_port_driver(strndupa(w[3], strcspn(w[3], ":"))))
+	if (strcmp(w[3], "vlan") && strncmp(w[3], "vlan:", 5) &&
+	    !rxp_port_driver(strndupa(w[3], strcspn(w[3], ":"))))
 		BAD("%s: '%s': unknown driver (built in: %s, vlan)", where, w[3], rxp_port_drivers());
+	n_ports = cfg->n_ports;
 	if (dp_config_add_port(cfg, w[2], w[3], perr, sizeof(perr)))
 		BAD("%s: '%s': %s", where, w[2], perr);
+	if (cfg->n_ports > n_ports)	/* driver arguments are checked when the port opens */
+		snprintf(cfg->ports[n_ports].where, sizeof(cfg->ports[n_ports].where), "%s", where);
 	return 0;
 }
 

@@ -124,6 +124,7 @@ int dp_config_add_port(struct dp_config *cfg, const char *name, const char *spec
 		return -EINVAL;
 	}
 	pc = &cfg->ports[cfg->n_ports++];
+	pc->where[0] = '\0';
 	snprintf(pc->name, sizeof(pc->name), "%s", name);
 	snprintf(pc->spec, sizeof(pc->spec), "%s", spec);
 	return 0;
@@ -132,7 +133,9 @@ int dp_config_add_port(struct dp_config *cfg, const char *name, const char *spec
 static const char *af_err(int ret)
 {
 	switch (ret) {
-	case -EEXIST: return "already there";
+	case -EEXIST: return "already there (an address can be on one port only)";
+	case -EADDRNOTAVAIL: return "not a unicast address a port can have";
+	case -EDESTADDRREQ: return "a link-local gateway needs 'dev PORT': every port has one";
 	case -ENOSPC: return "table full";
 	case -ENETUNREACH: return "no interface has an address on the gateway's subnet; add one first, or give dev";
 	case -ENOENT: return "no such route";
@@ -217,6 +220,11 @@ static int open_router(struct dp *dp, const struct dp_config *cfg, char *err, si
 		return -ENOMEM;
 	}
 	dp->router = r;
+	if (dp->pool->max_frame < RXP_ETH_HLEN + RXP_VLAN_HLEN + 68u) {
+		snprintf(err, errlen, "--max-frame %u is too small for routing: an IP packet of 68 bytes must fit (RFC 791); use at least %u",
+			 dp->pool->max_frame, RXP_ETH_HLEN + RXP_VLAN_HLEN + 68u);
+		return -EINVAL;
+	}
 	for (unsigned i = 0; i < dp->n_ports; i++) {
 		const struct rxp_port *p = &dp->ports[i];
 		uint32_t mtu = RXP_MIN(IP_MTU_DEFAULT, dp->pool->max_frame - RXP_ETH_HLEN);
@@ -273,7 +281,8 @@ int dp_open(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen
 		ret = rxp_port_open(port, (uint16_t)i, cfg->ports[i].name, cfg->ports[i].spec,
 				    dp->pool, perr, sizeof(perr));
 		if (ret) {
-			snprintf(err, errlen, "port %s: %s", cfg->ports[i].name, perr);
+			snprintf(err, errlen, "%s%sport %s: %s", cfg->ports[i].where,
+				 cfg->ports[i].where[0] ? ": " : "", cfg->ports[i].name, perr);
 			goto err_ports;
 		}
 		dp->n_ports++;

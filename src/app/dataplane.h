@@ -15,6 +15,7 @@
 struct dp_port_config {
 	char name[RXP_PORT_NAME_MAX];
 	char spec[256];
+	char where[DP_WHERE_LEN];	/* the config line, for messages; may be empty */
 };
 
 struct dp_vlan_config {

@@ -297,6 +297,18 @@ static int if_reaching(struct rxp_router *r, uint8_t family, const uint8_t *addr
 	return -ENETUNREACH;
 }
 
+/* An address an interface may have: not 0/8, 127/8, multicast or class E; not ::, ::1 or ff00::/8. */
+static bool unicast_addr(uint8_t family, const uint8_t *a)
+{
+	static const uint8_t zero[16];
+
+	if (family == 4)
+		return a[0] != 0 && a[0] != 127 && a[0] < 224;
+	if (a[0] == 0xff || !memcmp(a, zero, 16))
+		return false;
+	return memcmp(a, zero, 15) || a[15] != 1;
+}
+
 int rxp_router_add_addr(struct rxp_router *r, int ifidx, uint8_t family, const uint8_t *addr,
 			uint8_t plen)
 {
@@ -307,17 +319,20 @@ int rxp_router_add_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
 	    plen > (family == 4 ? 32 : 128))
 		return -EINVAL;
 	ifp = &r->ifs[ifidx];
-	if (family == 4) {
-		uint32_t a;
+	if (!unicast_addr(family, addr))
+		return -EADDRNOTAVAIL;
+	for (unsigned i = 0; i < r->n_ifs; i++) {
+		const struct rxp_l3if *o = &r->ifs[i];
 
-		memcpy(&a, addr, 4);
-		if (rxp_l3if_has_addr4(ifp, a))
-			return -EEXIST;
-		if (ifp->n_addr4 == RXP_IF_ADDRS)
-			return -ENOSPC;
-	} else if (ifp->n_addr6 == RXP_IF_ADDRS) {
-		return -ENOSPC;
+		for (unsigned k = 0; family == 4 && k < o->n_addr4; k++)
+			if (!memcmp(&o->addr4[k], addr, 4))
+				return -EEXIST;
+		for (unsigned k = 0; family == 6 && k < o->n_addr6; k++)
+			if (!memcmp(o->addr6[k], addr, 16))
+				return -EEXIST;
 	}
+	if ((family == 4 ? ifp->n_addr4 : ifp->n_addr6) == RXP_IF_ADDRS)
+		return -ENOSPC;
 	nh = nh_get(r, RXP_NH_KIND_CONNECTED, family, (uint16_t)ifidx, NULL);
 	if (nh < 0)
 		return nh;
@@ -329,6 +344,13 @@ int rxp_router_add_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
 	if (family == 4) {
 		memcpy(&ifp->addr4[ifp->n_addr4], addr, 4);
 		ifp->plen4[ifp->n_addr4++] = plen;
+		/* /31 and /32 have no broadcast address (RFC 3021) */
+		if (plen < 31 && r->n_bcast4 < RXP_IFS_MAX) {
+			uint32_t a;
+
+			memcpy(&a, addr, 4);
+			r->bcast4[r->n_bcast4++] = a | htonl(~0u >> plen);
+		}
 	} else {
 		memcpy(ifp->addr6[ifp->n_addr6], addr, 16);
 		ifp->plen6[ifp->n_addr6++] = plen;
@@ -340,6 +362,10 @@ int rxp_router_add_route(struct rxp_router *r, uint8_t family, const uint8_t *pr
 			 uint8_t plen, const uint8_t *gw, int ifidx)
 {
 	int nh;
+
+	/* every interface has fe80::/64: a link-local gateway says nothing of which */
+	if (family == 6 && gw && gw[0] == 0xfe && (gw[1] & 0xc0) == 0x80 && ifidx < 0)
+		return -EDESTADDRREQ;
 
 	if (gw && ifidx < 0)
 		ifidx = if_reaching(r, family, gw);

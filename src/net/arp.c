@@ -25,6 +25,18 @@ static bool if_source4(const struct rxp_l3if *ifp, uint32_t target, uint32_t *sr
 	return true;
 }
 
+/* True when @addr is on one of the interface's subnets: only those become new entries. */
+static bool on_link4(const struct rxp_l3if *ifp, uint32_t addr)
+{
+	for (unsigned i = 0; i < ifp->n_addr4; i++) {
+		uint32_t mask = ifp->plen4[i] ? htonl(~0u << (32 - ifp->plen4[i])) : 0;
+
+		if (!((ifp->addr4[i] ^ addr) & mask))
+			return true;
+	}
+	return false;
+}
+
 static void arp_fill(uint8_t *a, uint16_t op, const uint8_t sha[6], uint32_t spa,
 		     const uint8_t tha[6], uint32_t tpa)
 {
@@ -90,7 +102,7 @@ void rxp_arp_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 	 */
 	if (spa != 0)
 		rxp_neigh_learn(st, pkt->ifidx, 4, (const uint8_t *)&spa, sha,
-				rxp_l3if_has_addr4(ifp, tpa));
+				rxp_l3if_has_addr4(ifp, tpa) && on_link4(ifp, spa));
 	if (!rxp_l3if_has_addr4(ifp, tpa)) {
 		rxp_drop(st, pkt, RXP_DROP_ARP_NOT_FOR_US);
 		return;

@@ -38,7 +38,8 @@ void rxp_icmp4_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, u
 	memcpy(&dst, ip + 16, 4);
 	/* RFC 1812 4.3.2.7: not about ICMP errors, non-first fragments, broadcast or multicast, bad sources */
 	if ((orig->flags & RXP_PKT_F_FRAG_NTH) || (orig->flags & RXP_PKT_F_L2_MCAST) ||
-	    bad_source4(src) || dst == 0xffffffffu || (ntohl(dst) >> 28) == 0xe || !ifp->n_addr4)
+	    bad_source4(src) || dst == 0xffffffffu || (ntohl(dst) >> 28) == 0xe || !ifp->n_addr4 ||
+	    rxp_router_is_bcast4(st->router, src) || rxp_router_is_bcast4(st->router, dst))
 		return;
 	if (ip[9] == RXP_IPPROTO_ICMP && orig->l3_len >= ihl + 1 && icmp_type_is_error(ip[ihl]))
 		return;

@@ -107,11 +107,15 @@ static void fragment4(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, uint
 		 * to the sender's MAC, and only the first fragment gets one.
 		 */
 		memcpy(rxp_pkt_data(f), rxp_pkt_data(pkt), 12);
-		if (off)
+		if (off || (pkt->flags & RXP_PKT_F_FRAG_NTH))
 			f->flags |= RXP_PKT_F_FRAG | RXP_PKT_F_FRAG_NTH;
 		rxp_neigh_output(st, f, ifidx, 4, (const uint8_t *)&next);
 		n_frags++;
 		off += chunk;
+	}
+	if (!n_frags) {
+		rxp_drop(st, pkt, RXP_DROP_NO_MEMORY);
+		return;
 	}
 	st->stats.fragments += n_frags;
 	st->stats.forwarded++;
@@ -145,15 +149,18 @@ static rxp_always_inline bool forward_fast(struct rxp_stack *st, struct rxp_pkt 
 					   uint32_t nh)
 {
 	const struct rxp_adj *adj;
+	uint32_t src;
 	uint16_t csum;
 
 	if (rxp_unlikely(nh >= RXP_STACK_NH_MAX))
 		return false;
 	adj = &st->adj[nh];
+	memcpy(&src, ip + 12, 4);
+	/* (a gateway route never covers a connected subnet's broadcast: only the source is checked) */
 	if (rxp_unlikely(!adj->neigh || adj->gen != st->router->neigh.gen ||
 			 (pkt->flags & RXP_PKT_F_L2_MCAST) || ip[8] <= 1 ||
-			 pkt->l3_len > adj->mtu || is_special(rxp_load_be32(ip + 12)) ||
-			 is_special(rxp_load_be32(ip + 16))))
+			 pkt->l3_len > adj->mtu || is_special(ntohl(src)) ||
+			 is_special(rxp_load_be32(ip + 16)) || rxp_router_is_bcast4(st->router, src)))
 		return false;
 	ip[8]--;
 	memcpy(&csum, ip + 10, 2);
@@ -181,7 +188,8 @@ static rxp_always_inline void route_nh(struct rxp_stack *st, struct rxp_pkt *pkt
 		uint32_t s = ntohl(src);
 
 		/* RFC 1812 5.3.7: 0/8, 127/8, multicast, class E and broadcast sources */
-		if ((s >> 24) == 0 || (s >> 24) == 127 || (s >> 28) >= 0xe) {
+		if ((s >> 24) == 0 || (s >> 24) == 127 || (s >> 28) >= 0xe ||
+		    rxp_router_is_bcast4(r, src)) {
 			rxp_drop(st, pkt, RXP_DROP_IP4_MARTIAN_SRC);
 			return;
 		}
@@ -209,6 +217,15 @@ static rxp_always_inline void route_nh(struct rxp_stack *st, struct rxp_pkt *pkt
 	}
 	if (nh == RXP_NH_LOCAL) {
 		local_deliver4(st, pkt);
+		return;
+	}
+	/*
+	 * A connected subnet's broadcast: nothing here receives it, and
+	 * directed broadcasts are not forwarded (RFC 2644); no error either
+	 * (RFC 1812 4.3.2.7).
+	 */
+	if (rxp_unlikely(r->nh[nh].kind == RXP_NH_KIND_CONNECTED && rxp_router_is_bcast4(r, dst))) {
+		rxp_drop(st, pkt, RXP_DROP_IP4_BCAST);
 		return;
 	}
 	if (rxp_unlikely(pkt->flags & RXP_PKT_F_L2_MCAST)) {

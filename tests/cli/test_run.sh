@@ -92,3 +92,16 @@ out=$("$RXPATH" run -e 'port add p0 sim' -e 'neigh add 10.0.0.2 lladdr ff:ff:ff:
 check router_multicast_lladdr_refused grep -q "expected a unicast MAC address" <<<"$out"
 out=$("$RXPATH" run -e 'port add p0 sim' -e 'port add p0.5 vlan:parent=p9,id=5' 2>&1); rc=$?
 check router_vlan_parent_unknown grep -q "parent=p9: no such port" <<<"$out"
+out=$("$RXPATH" run -e 'port add p0 sim' -e 'port add p1 sim' -e 'addr add 2001:db8::1/64 dev p0' -e 'route add 2001:db8:9::/48 via fe80::1' 2>&1); rc=$?
+check router_link_local_gateway_needs_dev grep -q -- "-e 4: a link-local gateway needs 'dev PORT'" <<<"$out"
+out=$("$RXPATH" run -e 'port add p0 sim' -e 'port add p1 sim' -e 'addr add 10.0.1.1/24 dev p0' -e 'addr add 10.0.1.1/24 dev p1' 2>&1); rc=$?
+check router_address_on_one_port_only grep -q -- "-e 4: already there" <<<"$out"
+out=$("$RXPATH" run -e 'port add p0 sim' -e 'addr add 224.0.0.1/24 dev p0' 2>&1); rc=$?
+check router_multicast_address_refused grep -q -- "-e 2: not a unicast address" <<<"$out"
+out=$("$RXPATH" run -e 'port add p0 vlanx' 2>&1); rc=$?
+check port_vlanx_unknown_driver grep -q "'vlanx': unknown driver" <<<"$out"
+printf '# ports\nport add p0 sim:bogus=1\n' >"$TMP/bogus.conf"
+out=$("$RXPATH" run -c "$TMP/bogus.conf" 2>&1); rc=$?
+check port_bad_driver_arg_has_line grep -q "bogus.conf:2: port p0: unknown argument 'bogus'" <<<"$out"
+out=$("$RXPATH" run --max-frame 64 -e 'port add p0 sim' -e 'addr add 10.0.1.1/24 dev p0' 2>&1); rc=$?
+check router_small_max_frame_refused grep -q -- "--max-frame 64 is too small for routing" <<<"$out"

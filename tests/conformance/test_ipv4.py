@@ -163,6 +163,19 @@ errs = icmp_errors(res)
 check("fragments_unresolved_one_error_to_sender", len(errs) == 1 and errs[0][Ether].dst == H1 and errs[0][IP].dst == "10.0.1.2"
       and (errs[0][ICMP].type, errs[0][ICMP].code) == (3, 1), [e.summary() for e in errs])
 
+# --- a piece of a non-first fragment is a non-first fragment too: no error about it ---
+late = udp("10.5.0.1", payload=(bytes(range(256)) * 6)[:1400], frag=100, flags="MF")
+res = run(cfg + ["route add 10.5.0.0/16 via 10.0.2.5"], {"p0": [late]})
+check("fragment_of_fragment_no_error", not icmp_errors(res) and res.drops().get("neigh_unresolved", 0) == 0, (res.sent("p0"), res.drops()))
+# --- a fragment whose data would end past 65535 bytes is malformed ---
+res = run(BASE, {"p0": [udp("10.9.1.1", payload=b"z" * 1000, frag=8100, flags="MF")]})
+check("fragment_past_65535_dropped", not res.sent("p1") and res.drops().get("ip4_bad_length") == 1, res.drops())
+
+# --- directed broadcasts: not forwarded, not answered, not a source ---
+res = run(BASE, {"p0": [udp("10.0.2.255"), udp("10.0.1.255", ttl=1), udp("1.2.3.4", src="10.0.1.255")]})
+check("directed_broadcast_not_forwarded", not res.sent("p1") and not icmp_errors(res), (res.sent("p1"), res.sent("p0")))
+check("directed_broadcast_reasons", res.drops().get("ip4_broadcast") == 2 and res.drops().get("ip4_martian_source") == 1, res.drops())
+
 # --- martians, broadcast, multicast, bad checksum: never forwarded ---
 cases = [
     ("martian_source_0", udp("10.9.1.1", src="0.1.2.3"), "ip4_martian_source"),
