@@ -63,7 +63,7 @@ struct rxp_gen {
 	uint32_t *sched;	/* template index per step */
 	uint32_t sched_len;
 	uint32_t pos;
-	uint64_t remaining;	/* frames left when finite */
+	uint64_t remaining;	/* frames left (UINT64_MAX and counting down when endless) */
 	bool finite;
 	uint32_t n_good;	/* templates before the malformed ones */
 	uint32_t next_bad;	/* kind the next malformed step hands out */
@@ -94,11 +94,10 @@ static inline const uint8_t *rxp_gen_next(struct rxp_gen *gen, uint16_t *len)
 {
 	uint32_t t;
 
-	if (gen->finite) {
-		if (!gen->remaining)
-			return NULL;
-		gen->remaining--;
-	}
+	/* an endless source starts with UINT64_MAX frames to go */
+	if (rxp_unlikely(!gen->remaining))
+		return NULL;
+	gen->remaining--;
 	t = gen->sched[gen->pos];
 	if (++gen->pos == gen->sched_len)
 		gen->pos = 0;

@@ -451,7 +451,7 @@ static int load_pcap(struct rxp_gen *gen, const struct rxp_gen_config *cfg, char
 	for (uint32_t i = 0; i < n; i++)
 		gen->sched[i] = i;
 	gen->finite = cfg->loops != 0;
-	gen->remaining = (uint64_t)n * cfg->loops;
+	gen->remaining = gen->finite ? (uint64_t)n * cfg->loops : UINT64_MAX;
 	if (cfg->count && (!gen->finite || cfg->count < gen->remaining)) {
 		gen->finite = true;
 		gen->remaining = cfg->count;
@@ -506,7 +506,7 @@ static int build_templates(struct rxp_gen *gen, const struct rxp_gen_config *cfg
 		gen->sched[i] = bad ? n_good : good_i++ % n_good;
 	}
 	gen->finite = cfg->count != 0;
-	gen->remaining = cfg->count;
+	gen->remaining = gen->finite ? cfg->count : UINT64_MAX;
 	return 0;
 }
 
