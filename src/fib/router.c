@@ -14,7 +14,8 @@ int rxp_router_init(struct rxp_router *r, uint32_t max_routes4, uint32_t max_rou
 	memset(r, 0, sizeof(*r));
 	for (unsigned p = 0; p < RXP_PORTS_MAX; p++)
 		r->port_if[p] = -1;
-	r->fib4 = rxp_lpm4_create(max_routes4, 0);
+	/* room for a full table: one 256-entry group per /24 holding longer routes */
+	r->fib4 = rxp_lpm4_create(max_routes4, 1u << 17);
 	r->fib6 = rxp_lpm6_create(max_routes6, 0);
 	if (!r->fib4 || !r->fib6 || rxp_neigh_init(&r->neigh, RXP_NEIGH_MAX_DEFAULT)) {
 		rxp_router_free(r);
