@@ -30,11 +30,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "rxpath/lpm6.h"
+#include "table_mem.h"
 
 #define TBL24_BYTES	((size_t)RXP_LPM6_TBL24_ENTRIES * sizeof(uint32_t))
 #define GROUP_BYTES	((size_t)RXP_LPM6_GROUP_ENTRIES * sizeof(uint32_t))
-#define HUGE_2M		((size_t)2 << 20)
-#define PAGE_4K		4096u
 #define ROUTES_MAX	(1u << 24)
 #define GROUPS_MAX	(1u << 22)
 #define GROUPS_DEFAULT_MIN 1024u
@@ -142,49 +141,6 @@ static inline void st(_Atomic uint32_t *p, uint32_t v)
 static inline _Atomic uint32_t *group_at(const struct rxp_lpm6 *lpm, uint32_t g)
 {
 	return lpm->groups + (size_t)g * RXP_LPM6_GROUP_ENTRIES;
-}
-
-/*
- * Maps @len bytes of zeroed memory on a 2 MiB boundary and asks for
- * transparent huge pages (fewer TLB misses); without THP it works on 4 KiB
- * pages. Returns NULL on failure.
- */
-static void *map_table(size_t len)
-{
-	size_t span = len + HUGE_2M;
-	uint8_t *p = mmap(NULL, span, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	uintptr_t start;
-	size_t head;
-
-	if (p == MAP_FAILED)
-		return NULL;
-	start = RXP_ALIGN_UP((uintptr_t)p, (uintptr_t)HUGE_2M);
-	head = start - (uintptr_t)p;
-	if (head)
-		munmap(p, head);
-	munmap((uint8_t *)start + len, span - head - len);
-	(void)madvise((void *)start, len, MADV_HUGEPAGE);
-	return (void *)start;
-}
-
-/* Returns the bytes of [p, p + len) that are in memory. */
-static size_t resident_bytes(const void *p, size_t len)
-{
-	unsigned char vec[4096];
-	size_t done = 0, n = 0;
-
-	while (done < len) {
-		size_t chunk = RXP_MIN(len - done, sizeof(vec) * (size_t)PAGE_4K);
-		size_t pages = (chunk + PAGE_4K - 1) / PAGE_4K;
-
-		if (mincore((uint8_t *)p + done, chunk, vec))
-			return 0;
-		for (size_t i = 0; i < pages; i++)
-			n += vec[i] & 1;
-		done += chunk;
-	}
-	return n * PAGE_4K;
 }
 
 /* ---- the rule store ---- */
@@ -660,11 +616,11 @@ struct rxp_lpm6 *rxp_lpm6_create(uint32_t max_routes, uint32_t max_groups)
 	w->inh_len = calloc(max_groups, sizeof(*w->inh_len));
 	if (!w->free_groups || !w->retired || !w->n_own || !w->inh_len)
 		goto err_arrays;
-	lpm->tbl24 = map_table(TBL24_BYTES);
+	lpm->tbl24 = rxp_table_map(TBL24_BYTES);
 	if (!lpm->tbl24)
 		goto err_arrays;
-	w->groups_len = RXP_ALIGN_UP((size_t)max_groups * GROUP_BYTES, HUGE_2M);
-	lpm->groups = map_table(w->groups_len);
+	w->groups_len = RXP_ALIGN_UP((size_t)max_groups * GROUP_BYTES, RXP_TABLE_HUGE);
+	lpm->groups = rxp_table_map(w->groups_len);
 	if (!lpm->groups)
 		goto err_tbl24;
 	atomic_init(&lpm->dflt, 0);
@@ -726,10 +682,10 @@ size_t rxp_lpm6_memory(const struct rxp_lpm6 *lpm, size_t *resident)
 
 	if (resident) {
 		/* groups past n_fresh were never touched: no need to ask about them */
-		size_t used = RXP_ALIGN_UP((size_t)w->n_fresh * GROUP_BYTES, (size_t)PAGE_4K);
+		size_t used = RXP_ALIGN_UP((size_t)w->n_fresh * GROUP_BYTES, (size_t)RXP_TABLE_PAGE);
 
-		*resident = resident_bytes((const void *)lpm->tbl24, TBL24_BYTES) +
-			    resident_bytes((const void *)lpm->groups, used) + heap;
+		*resident = rxp_table_resident((const void *)lpm->tbl24, TBL24_BYTES) +
+			    rxp_table_resident((const void *)lpm->groups, used) + heap;
 	}
 	return TBL24_BYTES + w->groups_len + heap;
 }
