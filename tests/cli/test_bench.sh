@@ -46,3 +46,28 @@ check bench_table_rows [ "$(grep -cE '^ +64  [a-z_]+ +[a-z0-9-]+ +[0-9.]+ +[0-9.
 out=$("$RXPATH" bench --sizes 10 2>&1); rc=$?
 check bench_bad_size [ "$rc" -eq 2 ]
 check bench_bad_size_message grep -q -- '--sizes 10: expected' <<<"$out"
+
+# bench l3fwd and bench lpm: every case measured, the JSON fields scripts rely on.
+"$RXPATH" bench l3fwd --duration 0.02 --reps 1 --json >"$TMP/l3.json" 2>/dev/null; rc=$?
+check bench_l3fwd_exit_0 [ "$rc" -eq 0 ]
+check bench_l3fwd_json python3 - "$TMP/l3.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+assert [r["case"] for r in rows] == ["ipv4", "ipv6", "ipv4-1m-routes"], rows
+for r in rows:
+    assert r["frame_size"] == 64 and r["workers"] == 1 and r["mpps"] > 0, r
+    assert abs(r["ns_per_packet"] - 1000 / r["mpps"]) < 0.01 * r["ns_per_packet"], r
+assert rows[2]["routes"] >= 1000000, rows[2]
+PY
+"$RXPATH" bench lpm --prefixes4 10000 --prefixes6 1000 --lookups 65536 --reps 1 --json >"$TMP/lpm.json" 2>/dev/null; rc=$?
+check bench_lpm_exit_0 [ "$rc" -eq 0 ]
+check bench_lpm_json python3 - "$TMP/lpm.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+fams = {r["family"] for r in rows}
+assert {"ipv4", "ipv6"} <= fams, fams
+for r in rows:
+    if r["family"] in ("ipv4", "ipv6"):
+        assert r["prefixes"] == (10000 if r["family"] == "ipv4" else 1000), r
+        assert r["ns_per_lookup"] > 0 and r["bytes"] > 0, r
+PY
