@@ -19,7 +19,7 @@ endif
 CFLAGS ?= -g
 CFLAGS += -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra -Wshadow -Wstrict-prototypes \
 	  -Wmissing-prototypes -Iinclude -MMD -MP
-LDLIBS := -lpcap -lpthread -lm
+LDLIBS := -lxdp -lbpf -lpcap -lpthread -lm
 LDFLAGS += $(LDSAN)
 
 LIB_SRC := $(wildcard src/core/*.c src/port/*.c src/fib/*.c src/net/*.c)

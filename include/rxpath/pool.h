@@ -30,6 +30,7 @@ struct rxp_pool_config {
 	uint8_t rx_offset;	/* 0, or 2 for NET_IP_ALIGN */
 	bool page_sized;	/* one 4 KiB page per buffer instead of the precise size */
 	bool hugepages;		/* try 2 MiB pages; fall back to 4 KiB pages */
+	uint32_t headroom;	/* bytes between metadata and frame; 0 = RXP_PKT_HEADROOM */
 };
 
 struct rxp_pool {
@@ -38,6 +39,7 @@ struct rxp_pool {
 	size_t region_len;
 	uint32_t buf_size;	/* stride between buffers */
 	uint32_t n_bufs;
+	uint32_t headroom;	/* bytes between the metadata and the rx offset */
 	uint32_t data_off;	/* where a received frame starts in a buffer */
 	uint32_t data_room;	/* bytes from data_off to the end of the buffer */
 	uint32_t max_frame;

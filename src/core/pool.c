@@ -17,7 +17,10 @@ uint32_t rxp_pool_buf_size(const struct rxp_pool_config *cfg)
 	if (cfg->max_frame < 60 || cfg->max_frame > RXP_FRAME_MAX ||
 	    (cfg->rx_offset != 0 && cfg->rx_offset != 2))
 		return 0;
-	need = RXP_PKT_META_SIZE + RXP_PKT_HEADROOM + cfg->rx_offset + cfg->max_frame;
+	if (cfg->headroom > 4096)
+		return 0;
+	need = RXP_PKT_META_SIZE + (cfg->headroom ? cfg->headroom : RXP_PKT_HEADROOM) +
+	       cfg->rx_offset + cfg->max_frame;
 	if (cfg->page_sized)
 		return RXP_ALIGN_UP(need, PAGE_SIZE_4K);
 	/* precise max_len: only what the largest frame needs, whole cache lines */
@@ -75,7 +78,8 @@ struct rxp_pool *rxp_pool_create(const struct rxp_pool_config *cfg, char *err, s
 	pool->n_bufs = cfg->n_bufs;
 	pool->max_frame = cfg->max_frame;
 	pool->rx_offset = cfg->rx_offset;
-	pool->data_off = RXP_PKT_META_SIZE + RXP_PKT_HEADROOM + cfg->rx_offset;
+	pool->headroom = cfg->headroom ? cfg->headroom : RXP_PKT_HEADROOM;
+	pool->data_off = RXP_PKT_META_SIZE + pool->headroom + cfg->rx_offset;
 	pool->data_room = buf_size - pool->data_off;
 	pool->region_len = (size_t)buf_size * cfg->n_bufs;
 	pool->base = map_region(&pool->region_len, cfg->hugepages, &pool->hugepages);
