@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rxpath doctor: checks what AF_XDP and AF_PACKET need here, and says for
+ * each problem the command that fixes it. Exit status 1 when something
+ * needed is missing, 0 otherwise (warnings included).
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/ethtool.h>
+#include <linux/if_link.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/statfs.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include "doctor.h"
+
+#define BPF_FS_MAGIC_NUMBER 0xcafe4a11
+#define CAP_NET_ADMIN_BIT 12
+#define CAP_NET_RAW_BIT 13
+#define CAP_IPC_LOCK_BIT 14
+#define CAP_SYS_ADMIN_BIT 21
+#define CAP_BPF_BIT 39
+
+struct verdicts {
+	unsigned ok, warn, fail;
+};
+
+static void say(struct verdicts *v, const char *level, const char *what, const char *fix)
+{
+	if (!strcmp(level, "ok"))
+		v->ok++;
+	else if (!strcmp(level, "warn"))
+		v->warn++;
+	else
+		v->fail++;
+	printf("%-5s %s\n", level, what);
+	if (fix && *fix)
+		printf("      fix: %s\n", fix);
+}
+
+/* Kernel releases that brought what the AF_XDP driver uses. */
+static void check_kernel(struct verdicts *v)
+{
+	static const struct { int major, minor; const char *feature; } need[] = {
+		{ 4, 18, "AF_XDP sockets" },
+		{ 5, 4, "need_wakeup (idle queues cost no system calls), shared UMEM" },
+		{ 5, 11, "preferred busy polling (SO_PREFER_BUSY_POLL)" },
+		{ 6, 6, "multi-buffer AF_XDP (frames larger than a buffer)" },
+	};
+	struct utsname u;
+	int major = 0, minor = 0;
+	char line[256];
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2) {
+		say(v, "warn", "kernel version: unknown", NULL);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
+		bool has = major > need[i].major || (major == need[i].major && minor >= need[i].minor);
+
+		snprintf(line, sizeof(line), "kernel %s: %s (since %d.%d)", u.release,
+			 need[i].feature, need[i].major, need[i].minor);
+		say(v, has ? "ok" : (i == 0 ? "fail" : "warn"), line,
+		    has ? NULL : "a newer kernel; AF_PACKET (afpacket:dev=IFACE) works on any");
+	}
+}
+
+static uint64_t effective_caps(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	uint64_t caps = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %lx", &caps) == 1)
+			break;
+	fclose(f);
+	return caps;
+}
+
+static void check_caps(struct verdicts *v)
+{
+	uint64_t caps = effective_caps();
+	bool bpf = caps & (1ull << CAP_BPF_BIT) || caps & (1ull << CAP_SYS_ADMIN_BIT);
+	const char *fix = "run as root, or: sudo setcap cap_net_raw,cap_net_admin,cap_bpf,cap_ipc_lock+ep build/rxpath";
+
+	say(v, caps & (1ull << CAP_NET_RAW_BIT) ? "ok" : "fail",
+	    "CAP_NET_RAW (AF_PACKET and AF_XDP sockets)", caps & (1ull << CAP_NET_RAW_BIT) ? NULL : fix);
+	say(v, caps & (1ull << CAP_NET_ADMIN_BIT) ? "ok" : "fail",
+	    "CAP_NET_ADMIN (attach XDP, promiscuous mode)",
+	    caps & (1ull << CAP_NET_ADMIN_BIT) ? NULL : fix);
+	say(v, bpf ? "ok" : "fail", "CAP_BPF or CAP_SYS_ADMIN (load the XSK redirect program)",
+	    bpf ? NULL : fix);
+	say(v, caps & (1ull << CAP_IPC_LOCK_BIT) ? "ok" : "warn",
+	    "CAP_IPC_LOCK (lock the UMEM whatever the memlock limit)",
+	    caps & (1ull << CAP_IPC_LOCK_BIT) ? NULL : fix);
+}
+
+static void check_memlock(struct verdicts *v)
+{
+	struct rlimit rl;
+	char line[160];
+
+	if (getrlimit(RLIMIT_MEMLOCK, &rl)) {
+		say(v, "warn", "memlock limit: unknown", NULL);
+		return;
+	}
+	if (rl.rlim_cur == RLIM_INFINITY) {
+		say(v, "ok", "memlock limit: unlimited", NULL);
+		return;
+	}
+	snprintf(line, sizeof(line), "memlock limit: %llu KiB (the UMEM is locked memory)",
+		 (unsigned long long)rl.rlim_cur / 1024);
+	/* kernels since 5.11 charge BPF and UMEM to the cgroup, not this limit */
+	say(v, rl.rlim_cur >= (64ull << 20) ? "ok" : "warn", line,
+	    rl.rlim_cur >= (64ull << 20) ? NULL : "ulimit -l unlimited (or LimitMEMLOCK=infinity in a systemd unit)");
+}
+
+static void check_bpffs(struct verdicts *v)
+{
+	struct statfs s;
+	bool ok = !statfs("/sys/fs/bpf", &s) && (unsigned long)s.f_type == BPF_FS_MAGIC_NUMBER;
+
+	say(v, ok ? "ok" : "warn", "bpffs mounted at /sys/fs/bpf (libxdp pins its dispatcher there)",
+	    ok ? NULL : "mount -t bpf bpf /sys/fs/bpf");
+}
+
+static int ethtool_value(int fd, const char *ifname, uint32_t cmd, uint32_t *out)
+{
+	struct ethtool_value ev = { .cmd = cmd };
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (char *)&ev;
+	if (ioctl(fd, SIOCETHTOOL, &ifr))
+		return -errno;
+	*out = ev.data;
+	return 0;
+}
+
+static unsigned count_queues(const char *ifname, const char *kind)
+{
+	char path[256];
+	unsigned n = 0;
+
+	for (;; n++) {
+		snprintf(path, sizeof(path), "/sys/class/net/%s/queues/%s-%u", ifname, kind, n);
+		if (access(path, F_OK))
+			return n;
+	}
+}
+
+/* Drivers known to take native XDP, and those with AF_XDP zero-copy. */
+static const char *const native_xdp[] = { "veth", "virtio_net", "ixgbe", "i40e", "ice", "igb", "igc",
+					  "mlx4_en", "mlx5_core", "bnxt_en", "ena", "stmmac", "tun",
+					  "nfp", "qede", "thunderx", "sfc", "gve", "idpf", NULL };
+static const char *const zerocopy[] = { "ixgbe", "i40e", "ice", "igc", "mlx5_core", "stmmac",
+					"gve", "idpf", "bnxt_en", NULL };
+
+static bool listed(const char *const *list, const char *name)
+{
+	for (; *list; list++)
+		if (!strcmp(*list, name))
+			return true;
+	return false;
+}
+
+static void check_iface(struct verdicts *v, const char *ifname)
+{
+	struct ethtool_drvinfo info = { .cmd = ETHTOOL_GDRVINFO };
+	struct ifreq ifr;
+	char line[256], fix[256];
+	unsigned ifindex = if_nametoindex(ifname);
+	uint32_t prog_id = 0, val = 0;
+	int fd;
+
+	if (!ifindex) {
+		snprintf(line, sizeof(line), "interface %s: does not exist", ifname);
+		say(v, "fail", line, "ip link show lists the interfaces (in this network namespace)");
+		return;
+	}
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0) {
+		say(v, "warn", "cannot ask the interface (socket failed)", NULL);
+		return;
+	}
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (char *)&info;
+	if (ioctl(fd, SIOCETHTOOL, &ifr))
+		snprintf(info.driver, sizeof(info.driver), "unknown");
+	snprintf(line, sizeof(line), "interface %s: driver %s, %u RX and %u TX queues", ifname,
+		 info.driver, count_queues(ifname, "rx"), count_queues(ifname, "tx"));
+	say(v, "ok", line, NULL);
+
+	if (listed(native_xdp, info.driver)) {
+		snprintf(line, sizeof(line), "interface %s: native XDP (driver %s)", ifname, info.driver);
+		say(v, "ok", line, NULL);
+	} else {
+		snprintf(line, sizeof(line), "interface %s: driver %s is not known to take native XDP; generic (skb) mode works everywhere, slower",
+			 ifname, info.driver);
+		say(v, "warn", line, "port add p0 afxdp:dev=IFACE,mode=skb (or afpacket:dev=IFACE)");
+	}
+	snprintf(line, sizeof(line), "interface %s: AF_XDP zero-copy %s", ifname,
+		 listed(zerocopy, info.driver) ? "supported by the driver" : "not supported: copy mode");
+	say(v, listed(zerocopy, info.driver) ? "ok" : "warn", line,
+	    listed(zerocopy, info.driver) ? NULL : "nothing to fix: rxpath uses copy mode (zerocopy=auto)");
+
+	/* veth hands its peer GSO super-packets and partial checksums, which XDP cannot take */
+	if (!strcmp(info.driver, "veth")) {
+		static const struct { uint32_t cmd; const char *name, *flag; } offl[] = {
+			{ ETHTOOL_GTXCSUM, "TX checksum offload", "tx" },
+			{ ETHTOOL_GTSO, "TSO", "tso" },
+			{ ETHTOOL_GGSO, "GSO", "gso" },
+		};
+
+		for (size_t i = 0; i < sizeof(offl) / sizeof(offl[0]); i++) {
+			if (ethtool_value(fd, ifname, offl[i].cmd, &val) || !val)
+				continue;
+			snprintf(line, sizeof(line), "interface %s: %s is on; a veth peer then sends packets XDP cannot take",
+				 ifname, offl[i].name);
+			snprintf(fix, sizeof(fix), "on the PEER of %s: ethtool -K PEER %s off", ifname,
+				 offl[i].flag);
+			say(v, "warn", line, fix);
+		}
+	}
+	close(fd);
+
+	if (!bpf_xdp_query_id((int)ifindex, 0, &prog_id) && prog_id) {
+		struct bpf_prog_info pinfo;
+		uint32_t len = sizeof(pinfo);
+		int pfd = bpf_prog_get_fd_by_id(prog_id);
+
+		memset(&pinfo, 0, sizeof(pinfo));
+		if (pfd >= 0 && !bpf_obj_get_info_by_fd(pfd, &pinfo, &len))
+			snprintf(line, sizeof(line), "interface %s: an XDP program is attached: id %u, name %s",
+				 ifname, prog_id, pinfo.name);
+		else
+			snprintf(line, sizeof(line), "interface %s: an XDP program is attached: id %u",
+				 ifname, prog_id);
+		if (pfd >= 0)
+			close(pfd);
+		snprintf(fix, sizeof(fix), "if nothing else needs it: ip link set dev %s xdp off (libxdp programs: xdp-loader unload %s --all)",
+			 ifname, ifname);
+		say(v, "warn", line, fix);
+	} else {
+		snprintf(line, sizeof(line), "interface %s: no XDP program attached", ifname);
+		say(v, "ok", line, NULL);
+	}
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+	struct verdicts v = { 0 };
+
+	if (argc > 2 || (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))) {
+		printf("usage: rxpath doctor [IFACE]\n\n"
+		       "Checks the kernel, capabilities, memlock limit and bpffs that AF_XDP and\n"
+		       "AF_PACKET ports need, and with IFACE the interface: driver, queues, native\n"
+		       "XDP and zero-copy, offloads that break XDP on veth, an XDP program already\n"
+		       "attached. Every problem comes with the command that fixes it.\n");
+		return argc > 2 ? 2 : 0;
+	}
+	check_kernel(&v);
+	check_caps(&v);
+	check_memlock(&v);
+	check_bpffs(&v);
+	if (argc == 2)
+		check_iface(&v, argv[1]);
+	printf("\nok: %u, warnings: %u, problems: %u\n", v.ok, v.warn, v.fail);
+	return v.fail ? 1 : 0;
+}
