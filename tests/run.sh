@@ -15,7 +15,7 @@ run() {
 	local p f
 	p=$(grep -c '^PASS ' "$log")
 	f=$(grep -c '^FAIL ' "$log")
-	grep -E '^(PASS|FAIL|SKIP) |^  ' "$log"
+	grep -E '^(PASS|FAIL|SKIP)[ :]|^  ' "$log"
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		echo "FAIL $name: exited with status $rc"
 		tail -n 20 "$log" | sed 's/^/  | /'
@@ -36,6 +36,11 @@ for t in tests/cli/*.sh; do
 	run "$(basename "$t")" env BUILD="$BUILD" bash "$t"
 done
 
+for t in tests/e2e/test_*.sh; do
+	[ -f "$t" ] || continue
+	echo "== $(basename "$t")"
+	run "$(basename "$t")" env BUILD="$BUILD" bash "$t"
+done
 for t in tests/conformance/test_*.py; do
 	[ -f "$t" ] || continue
 	echo "== $(basename "$t")"

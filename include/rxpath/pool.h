@@ -31,6 +31,7 @@ struct rxp_pool_config {
 	bool page_sized;	/* one 4 KiB page per buffer instead of the precise size */
 	bool hugepages;		/* try 2 MiB pages; fall back to 4 KiB pages */
 	uint32_t headroom;	/* bytes between metadata and frame; 0 = RXP_PKT_HEADROOM */
+	bool pow2_sized;	/* stride a power of two, at least 2 KiB (AF_XDP aligned chunks) */
 };
 
 struct rxp_pool {

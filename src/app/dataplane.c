@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include "dataplane.h"
+#include "rxpath/afxdp.h"
 #include "rxpath/proto.h"
 
 #define ROUTES4_MAX (1u << 20)
@@ -259,6 +260,10 @@ int dp_open(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen
 	memset(dp, 0, sizeof(*dp));
 	if (!pcfg.n_bufs)
 		pcfg.n_bufs = DP_BUFS_PER_PORT * RXP_MAX(cfg->n_ports, 1u) + RXP_POOL_CACHE_MAX;
+	/* the pool is the AF_XDP UMEM: XDP headroom before frames, power-of-two buffers */
+	for (unsigned i = 0; i < cfg->n_ports; i++)
+		if (rxp_afxdp_spec(cfg->ports[i].spec))
+			rxp_afxdp_pool_config(&pcfg);
 	dp->pool = rxp_pool_create(&pcfg, err, errlen);
 	if (!dp->pool)
 		return -errno;

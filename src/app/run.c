@@ -144,7 +144,8 @@ static void print_config(const struct dp *dp, const struct dp_config *cfg, bool 
 	}
 	printf("rxpath: %u port%s; pool %u buffers x %u B (%s, %.1f MiB%s); rx offset %u\n",
 	       dp->n_ports, dp->n_ports == 1 ? "" : "s", pool->n_bufs, pool->buf_size,
-	       cfg->pool.page_sized ? "page-sized" : "precise",
+	       cfg->pool.page_sized ? "page-sized" :
+	       rxp_is_pow2(pool->buf_size) ? "power-of-two, the AF_XDP UMEM" : "precise",
 	       (double)pool->region_len / (1 << 20), pool->hugepages ? ", huge pages" : "",
 	       pool->rx_offset);
 	printf("rxpath: %s handoff, %s, prefetch %u line%s, budget %u\n",

@@ -23,6 +23,9 @@ uint32_t rxp_pool_buf_size(const struct rxp_pool_config *cfg)
 	       cfg->rx_offset + cfg->max_frame;
 	if (cfg->page_sized)
 		return RXP_ALIGN_UP(need, PAGE_SIZE_4K);
+	/* AF_XDP's aligned chunk mode takes power-of-two chunks of 2 KiB or more */
+	if (cfg->pow2_sized)
+		return RXP_MAX(rxp_pow2_roundup(need), 2048u);
 	/* precise max_len: only what the largest frame needs, whole cache lines */
 	return RXP_ALIGN_UP(need, RXP_CACHE_LINE);
 }

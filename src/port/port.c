@@ -6,10 +6,14 @@
 
 extern const struct rxp_port_ops rxp_sim_ops;
 extern const struct rxp_port_ops rxp_pcap_ops;
+extern const struct rxp_port_ops rxp_afxdp_ops;
+extern const struct rxp_port_ops rxp_afpacket_ops;
 
 static const struct rxp_port_ops *const drivers[] = {
 	&rxp_sim_ops,
 	&rxp_pcap_ops,
+	&rxp_afpacket_ops,
+	&rxp_afxdp_ops,
 };
 
 const struct rxp_port_ops *rxp_port_driver(const char *name)
@@ -22,7 +26,9 @@ const struct rxp_port_ops *rxp_port_driver(const char *name)
 
 const char *rxp_port_drivers(void)
 {
-	return "sim, pcap";
+	return "sim, pcap"
+	       ", afpacket"
+	       ", afxdp";
 }
 
 int rxp_port_open(struct rxp_port *port, uint16_t id, const char *name, const char *spec,

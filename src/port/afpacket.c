@@ -1,0 +1,695 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The AF_PACKET port: "afpacket:dev=IFACE[,mac=MAC][,blocks=N][,blocksize=BYTES]
+ * [,txring=N][,bypass=on|off]".
+ *
+ * One packet socket bound to IFACE carries a TPACKET_V3 receive ring and a
+ * TX ring, both mmap'd (Documentation/networking/packet_mmap.rst). This is
+ * the driver that works on every interface, XDP or not.
+ *
+ * Receive: the kernel fills whole blocks of frames and hands a block over
+ * when it is full or its retire timer (1 ms) fires, so a busy port costs no
+ * system call at all and an idle one at most 1 ms of latency. rx_burst walks
+ * the blocks the kernel handed over with a cursor kept across calls, and
+ * gives a block back as soon as its last frame is taken. AF_PACKET cannot
+ * write into our pool (the ring is the kernel's memory), so each frame is
+ * copied into a pool buffer: this driver is never zero-copy.
+ *
+ * Transmit: frames are copied into TX ring slots in ring order, their
+ * buffers go straight back to the cache, and one sendto(MSG_DONTWAIT) per
+ * burst tells the kernel to send every slot marked ready. A slot is ours
+ * again once the kernel has sent its frame (status back to AVAILABLE).
+ *
+ * Context: one thread polls the port's single queue.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <net/if_arp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "rxpath/afpacket.h"
+
+#define AFP_KEYS "dev, mac, blocks, blocksize, txring, bypass"
+#define AFP_BLOCKS_DEFAULT 32u
+#define AFP_BLOCKSIZE_DEFAULT (128u << 10)	/* ~80 full-size frames, ~1000 small ones */
+#define AFP_BLOCKSIZE_MAX (16u << 20)
+#define AFP_RX_FRAME 2048u	/* V3 frames are variable; the kernel still checks a geometry */
+#define AFP_RETIRE_MS 1u	/* a partly filled block is handed over after this */
+#define AFP_TXRING_DEFAULT 1024u
+#define AFP_TX_BLOCK (64u << 10)
+#define AFP_WARN_MAX 4u
+
+/* Where frame data starts in a TX slot: the kernel's default for V3 (no PACKET_TX_HAS_OFF). */
+#define AFP_TX_DATA_OFF (TPACKET3_HDRLEN - sizeof(struct sockaddr_ll))
+
+_Static_assert(AFP_TX_DATA_OFF == TPACKET_ALIGN(sizeof(struct tpacket3_hdr)),
+	       "TX frame data follows the aligned tpacket3_hdr");
+
+struct afp_port {
+	int fd;
+	uint8_t *map;
+	size_t map_len;
+	/* receive ring */
+	uint8_t *rx_ring;
+	uint32_t rx_block_size;
+	uint32_t rx_blocks;
+	uint32_t rx_block;	/* block the cursor is in */
+	uint32_t rx_left;	/* frames of that block not yet taken */
+	uint8_t *rx_next;	/* next tpacket3_hdr; NULL: no block open */
+	bool skip_outgoing;	/* no PACKET_IGNORE_OUTGOING: filter by packet type */
+	/* transmit ring */
+	uint8_t *tx_ring;
+	uint32_t tx_frame_size;
+	uint32_t tx_frames;	/* power of two */
+	uint32_t tx_head;	/* next slot we fill */
+	uint32_t tx_clean;	/* oldest slot not yet seen sent */
+	uint32_t tx_max_len;
+	bool tx_need_kick;	/* a kick failed: frames wait for another */
+	bool qdisc_bypass;	/* PACKET_QDISC_BYPASS is on */
+	/* for messages and checks */
+	uint32_t max_frame;
+	uint16_t data_off;
+	unsigned n_warned;
+	char dev[IFNAMSIZ];
+	char port_name[RXP_PORT_NAME_MAX];
+	struct rxp_afpacket_stats st;
+};
+
+/* ---- receive ---- */
+
+static inline struct tpacket_block_desc *rx_block_desc(const struct afp_port *ap, uint32_t b)
+{
+	return (struct tpacket_block_desc *)(ap->rx_ring + (size_t)b * ap->rx_block_size);
+}
+
+/* Hands the current block back to the kernel and moves the cursor to the next one. */
+static inline void rx_release_block(struct afp_port *ap)
+{
+	struct tpacket_block_desc *bd = rx_block_desc(ap, ap->rx_block);
+
+	/* Our reads of the block are done. Pairs with the kernel's check of block_status. */
+	__atomic_store_n(&bd->hdr.bh1.block_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
+	ap->st.rx_blocks++;
+	ap->rx_next = NULL;
+	ap->rx_left = 0;
+	if (++ap->rx_block == ap->rx_blocks)
+		ap->rx_block = 0;
+}
+
+/* Opens the next block the kernel has handed over. Returns false when there is none. */
+static inline bool rx_open_block(struct afp_port *ap)
+{
+	for (uint32_t tries = 0; tries < ap->rx_blocks; tries++) {
+		struct tpacket_block_desc *bd = rx_block_desc(ap, ap->rx_block);
+
+		/* Pairs with the kernel's barrier before it sets TP_STATUS_USER. */
+		if (!(__atomic_load_n(&bd->hdr.bh1.block_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER))
+			return false;
+		ap->rx_left = bd->hdr.bh1.num_pkts;
+		if (rxp_likely(ap->rx_left)) {
+			ap->rx_next = (uint8_t *)bd + bd->hdr.bh1.offset_to_first_pkt;
+			return true;
+		}
+		rx_release_block(ap);	/* an empty block: nothing to take */
+	}
+	return false;
+}
+
+/* Slow path: says once or a few times why frames are being dropped or damaged. */
+static rxp_noinline void rx_warn(struct afp_port *ap, const struct tpacket3_hdr *h)
+{
+	if (ap->n_warned >= AFP_WARN_MAX)
+		return;
+	ap->n_warned++;
+	if (h->tp_status & TP_STATUS_CSUMNOTREADY)
+		fprintf(stderr, "rxpath: port %s: afpacket dev=%s: frames arrive with checksums left to offload and are forwarded unfinished; turn off TX checksum offload on the sender (ethtool -K PEER tx off)\n",
+			ap->port_name, ap->dev);
+	else if (h->tp_snaplen < h->tp_len)
+		fprintf(stderr, "rxpath: port %s: afpacket dev=%s: a %u-byte frame did not fit a ring block; dropped (raise blocksize=)\n",
+			ap->port_name, ap->dev, h->tp_len);
+	else
+		fprintf(stderr, "rxpath: port %s: afpacket dev=%s: a %u-byte frame is longer than the %u-byte maximum frame; dropped. A sender doing TSO/GSO/GRO (ethtool -K PEER tso off gso off gro off) or an MTU above --max-frame (raise it) causes this\n",
+			ap->port_name, ap->dev, h->tp_snaplen, ap->max_frame);
+}
+
+/*
+ * Copies one frame into @pkt. Returns false when the frame is dropped
+ * (counted): never writes more than max_frame bytes into a buffer.
+ */
+static inline bool rx_copy_frame(struct afp_port *ap, const struct tpacket3_hdr *h,
+				 struct rxp_pkt *pkt)
+{
+	const uint8_t *src = (const uint8_t *)h + h->tp_mac;
+	uint32_t len = h->tp_snaplen;
+	uint32_t status = h->tp_status;
+	uint8_t *dst = rxp_pkt_buf(pkt) + ap->data_off;
+
+	if (rxp_unlikely(ap->skip_outgoing)) {
+		const struct sockaddr_ll *sll = (const void *)((const uint8_t *)h +
+			TPACKET_ALIGN(sizeof(struct tpacket3_hdr)));
+
+		if (sll->sll_pkttype == PACKET_OUTGOING) {
+			ap->st.rx_outgoing++;
+			return false;
+		}
+	}
+	if (rxp_unlikely(len < h->tp_len)) {
+		ap->st.rx_truncated++;
+		rx_warn(ap, h);
+		return false;
+	}
+	if (rxp_unlikely(status & TP_STATUS_CSUMNOTREADY)) {
+		ap->st.rx_csum_partial++;
+		rx_warn(ap, h);
+	}
+	if (rxp_unlikely(status & TP_STATUS_VLAN_VALID) && len >= 12) {
+		/*
+		 * The tag was taken off by the device (or never put on by a
+		 * sender's VLAN device): put it back, the stack parses it in-band.
+		 */
+		uint16_t tpid = (status & TP_STATUS_VLAN_TPID_VALID) ? h->hv1.tp_vlan_tpid : ETH_P_8021Q;
+		uint16_t tci = (uint16_t)h->hv1.tp_vlan_tci;
+
+		if (rxp_unlikely(len + 4 > ap->max_frame))
+			goto oversize;
+		memcpy(dst, src, 12);
+		dst[12] = (uint8_t)(tpid >> 8);
+		dst[13] = (uint8_t)tpid;
+		dst[14] = (uint8_t)(tci >> 8);
+		dst[15] = (uint8_t)tci;
+		memcpy(dst + 16, src + 12, len - 12);
+		len += 4;
+	} else {
+		if (rxp_unlikely(len > ap->max_frame))
+			goto oversize;
+		memcpy(dst, src, len);
+	}
+	pkt->data_off = ap->data_off;
+	pkt->len = (uint16_t)len;
+	return true;
+
+oversize:
+	ap->st.rx_oversize++;
+	rx_warn(ap, h);
+	return false;
+}
+
+static uint16_t afp_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_t n)
+{
+	struct afp_port *ap = q->port->priv;
+	uint64_t bytes = 0;
+	uint16_t i = 0;
+
+	while (i < n) {
+		uint32_t want, got, used = 0;
+
+		if (!ap->rx_next && !rx_open_block(ap))
+			break;
+		/* Buffers for the frames of this block we may take, in one go. */
+		want = RXP_MIN(ap->rx_left, (uint32_t)(n - i));
+		got = rxp_pool_alloc_burst(q->cache, &pkts[i], want);
+		while (used < got && ap->rx_left) {
+			const struct tpacket3_hdr *h = (const void *)ap->rx_next;
+			struct rxp_pkt *pkt = pkts[i + used];
+
+			ap->rx_next += h->tp_next_offset;
+			ap->rx_left--;
+			if (rxp_unlikely(!rx_copy_frame(ap, h, pkt)))
+				continue;	/* dropped: the buffer serves the next frame */
+			pkt->port = q->port->id;
+			pkt->queue = q->id;
+			bytes += pkt->len;
+			used++;
+		}
+		if (rxp_unlikely(used < got))
+			rxp_pool_free_bulk(q->cache, &pkts[i + used], got - used);
+		i = (uint16_t)(i + used);
+		if (!ap->rx_left)
+			rx_release_block(ap);
+		if (rxp_unlikely(got < want)) {
+			/* The pool is empty: the frames wait in the ring. */
+			q->stats.rx_no_buffer++;
+			break;
+		}
+	}
+	q->stats.rx_polls++;
+	q->stats.rx_nonempty += i != 0;
+	q->stats.rx_packets += i;
+	q->stats.rx_bytes += bytes;
+	return i;
+}
+
+/* Nothing to post: the kernel owns the ring; buffers are taken as frames are copied. */
+static uint32_t afp_refill(struct rxp_queue *q)
+{
+	(void)q;
+	return 0;
+}
+
+/* ---- transmit ---- */
+
+static inline struct tpacket3_hdr *tx_slot(const struct afp_port *ap, uint32_t idx)
+{
+	/* Frames fill each block exactly, so slots sit at one stride across blocks. */
+	return (struct tpacket3_hdr *)(ap->tx_ring + (size_t)(idx & (ap->tx_frames - 1)) *
+				       ap->tx_frame_size);
+}
+
+/* Moves tx_clean past the slots the kernel has sent. Returns how many. */
+static inline uint32_t tx_reclaim(struct afp_port *ap)
+{
+	uint32_t n = 0;
+
+	while (ap->tx_clean != ap->tx_head) {
+		/* Pairs with the kernel's status store after the frame left (skb destructor). */
+		uint32_t s = __atomic_load_n(&tx_slot(ap, ap->tx_clean)->tp_status, __ATOMIC_ACQUIRE);
+
+		if (s & (TP_STATUS_SEND_REQUEST | TP_STATUS_SENDING))
+			break;
+		ap->tx_clean++;
+		n++;
+	}
+	return n;
+}
+
+/* Slow path: a kick failed. The kernel keeps unsent frames marked; the next kick retries. */
+static rxp_noinline void tx_kick_failed(struct afp_port *ap, int e)
+{
+	ap->tx_need_kick = true;
+	ap->st.tx_kick_errors++;
+	if (e == EAGAIN || e == ENOBUFS || e == EINTR || ap->n_warned >= AFP_WARN_MAX)
+		return;
+	ap->n_warned++;
+	fprintf(stderr, "rxpath: port %s: afpacket dev=%s: transmit failed: %s%s\n", ap->port_name,
+		ap->dev, strerror(e),
+		e == ENETDOWN || e == ENXIO ? "; bring the interface up (ip link set DEV up)" : "");
+}
+
+/* One system call sends every slot marked ready. */
+static inline void tx_kick(struct afp_port *ap)
+{
+	ap->st.tx_kicks++;
+	ap->tx_need_kick = false;
+	if (rxp_unlikely(sendto(ap->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0))
+		tx_kick_failed(ap, errno);
+}
+
+static uint16_t afp_tx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_t n)
+{
+	struct afp_port *ap = q->port->priv;
+	uint32_t room = ap->tx_frames - (ap->tx_head - ap->tx_clean);
+	uint32_t filled = 0;
+	uint64_t bytes = 0;
+	uint16_t i;
+
+	if (room < n) {
+		tx_reclaim(ap);
+		room = ap->tx_frames - (ap->tx_head - ap->tx_clean);
+	}
+	for (i = 0; i < n; i++) {
+		struct rxp_pkt *pkt = pkts[i];
+		struct tpacket3_hdr *h;
+
+		if (rxp_unlikely(pkt->len > ap->tx_max_len)) {
+			/* Taken, so that it does not block the burst, but not sent. */
+			ap->st.tx_oversize++;
+			continue;
+		}
+		if (filled == room)
+			break;
+		h = tx_slot(ap, ap->tx_head);
+		memcpy((uint8_t *)h + AFP_TX_DATA_OFF, rxp_pkt_cdata(pkt), pkt->len);
+		h->tp_len = pkt->len;
+		h->tp_snaplen = pkt->len;
+		h->tp_next_offset = 0;
+		/* Hands the slot over: the frame is written. Pairs with the kernel's status read. */
+		__atomic_store_n(&h->tp_status, TP_STATUS_SEND_REQUEST, __ATOMIC_RELEASE);
+		ap->tx_head++;
+		filled++;
+		bytes += pkt->len;
+	}
+	/* Copied (or dropped): the buffers are free again. */
+	rxp_pool_free_bulk(q->cache, pkts, i);
+	if (filled || ap->tx_need_kick)
+		tx_kick(ap);
+	q->stats.tx_packets += filled;
+	q->stats.tx_bytes += bytes;
+	q->stats.tx_completed += i;
+	q->stats.tx_ring_full += n - i;
+	return i;
+}
+
+/* Returns how many TX slots came back from the kernel; 0 when there was nothing to do. */
+static uint32_t afp_complete(struct rxp_queue *q)
+{
+	struct afp_port *ap = q->port->priv;
+
+	if (rxp_unlikely(ap->tx_need_kick))
+		tx_kick(ap);
+	if (ap->tx_clean == ap->tx_head)
+		return 0;
+	return tx_reclaim(ap);
+}
+
+/* A live interface never runs out of frames. */
+static bool afp_rx_finished(struct rxp_queue *q)
+{
+	(void)q;
+	return false;
+}
+
+static bool afp_tx_idle(struct rxp_queue *q)
+{
+	struct afp_port *ap = q->port->priv;
+
+	tx_reclaim(ap);
+	return ap->tx_clean == ap->tx_head;
+}
+
+/* ---- setup ---- */
+
+/* Accumulates the kernel's counters; reading them resets them in the kernel. */
+static void read_kernel_stats(struct afp_port *ap)
+{
+	struct tpacket_stats_v3 ks;
+	socklen_t len = sizeof(ks);
+
+	if (ap->fd < 0 || getsockopt(ap->fd, SOL_PACKET, PACKET_STATISTICS, &ks, &len))
+		return;
+	ap->st.kernel_drops += ks.tp_drops;
+	ap->st.kernel_freezes += ks.tp_freeze_q_cnt;
+}
+
+static void afp_close(struct rxp_port *port)
+{
+	struct afp_port *ap = port->priv;
+
+	if (!ap)
+		return;
+	read_kernel_stats(ap);
+	if (ap->st.kernel_drops || ap->st.rx_oversize || ap->st.rx_truncated || ap->st.tx_oversize)
+		fprintf(stderr, "rxpath: port %s: afpacket dev=%s: dropped %llu frames with the ring full (kernel), %llu too long, %llu truncated on receive, %llu too long to send\n",
+			ap->port_name, ap->dev, (unsigned long long)ap->st.kernel_drops,
+			(unsigned long long)ap->st.rx_oversize,
+			(unsigned long long)ap->st.rx_truncated,
+			(unsigned long long)ap->st.tx_oversize);
+	/* No pool buffer is held: frames live in the kernel's ring until copied. */
+	if (ap->map)
+		munmap(ap->map, ap->map_len);
+	/* Closing the socket also drops its promiscuous-mode membership. */
+	if (ap->fd >= 0)
+		close(ap->fd);
+	free(ap);
+	port->priv = NULL;
+}
+
+/* Returns -errno after writing "afpacket: STEP: ERROR: CAUSE; FIX" into @err. */
+static int step_err(int e, char *err, size_t errlen, const char *step, const char *hint)
+{
+	snprintf(err, errlen, "afpacket: %s: %s%s%s", step, strerror(e), hint ? ": " : "",
+		 hint ? hint : "");
+	return -e;
+}
+
+static const char *perm_hint(int e)
+{
+	if (e == EPERM || e == EACCES)
+		return "needs CAP_NET_RAW; run as root or `setcap cap_net_raw,cap_net_admin+ep build/rxpath`";
+	return NULL;
+}
+
+static int parse_onoff(struct rxp_args *args, const char *key, bool *out, char *err,
+		       size_t errlen)
+{
+	const char *v = rxp_args_get(args, key);
+
+	if (!v)
+		return 0;
+	if (!strcmp(v, "on") || !strcmp(v, "1")) {
+		*out = true;
+	} else if (!strcmp(v, "off") || !strcmp(v, "0")) {
+		*out = false;
+	} else {
+		snprintf(err, errlen, "%s=%s: expected on or off", key, v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_int(int fd, int level, int opt, int val)
+{
+	return setsockopt(fd, level, opt, &val, sizeof(val)) ? errno : 0;
+}
+
+/* Reads the interface's MAC, MTU and flags. Returns 0 or -errno with @err. */
+static int read_iface(struct afp_port *ap, struct rxp_port *port, bool mac_given, char *err,
+		      size_t errlen)
+{
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ap->dev);
+	if (ioctl(ap->fd, SIOCGIFHWADDR, &ifr))
+		return step_err(errno, err, errlen, "SIOCGIFHWADDR", "cannot read the interface's address");
+	if (ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER) {
+		snprintf(err, errlen, "afpacket: dev=%s is not an Ethernet interface (link type %u); rxpath routes Ethernet frames only",
+			 ap->dev, ifr.ifr_hwaddr.sa_family);
+		return -EINVAL;
+	}
+	if (!mac_given)
+		memcpy(port->mac, ifr.ifr_hwaddr.sa_data, 6);
+	if (ioctl(ap->fd, SIOCGIFMTU, &ifr))
+		return step_err(errno, err, errlen, "SIOCGIFMTU", "cannot read the interface's MTU");
+	port->mtu = (uint32_t)ifr.ifr_mtu;
+	if (port->mtu + 18 > ap->max_frame)
+		fprintf(stderr, "rxpath: port %s: afpacket dev=%s: MTU %u allows frames longer than the %u-byte maximum frame; those are dropped (use --max-frame %u)\n",
+			port->name, ap->dev, port->mtu, ap->max_frame, port->mtu + 18);
+	if (!ioctl(ap->fd, SIOCGIFFLAGS, &ifr) && !(ifr.ifr_flags & IFF_UP))
+		fprintf(stderr, "rxpath: port %s: afpacket dev=%s is down; nothing is received until `ip link set %s up`\n",
+			port->name, ap->dev, ap->dev);
+	return 0;
+}
+
+/* Sets up both rings and maps them. Returns 0 or -errno with @err. */
+static int setup_rings(struct afp_port *ap, uint32_t blocks, uint32_t block_size, char *err,
+		       size_t errlen)
+{
+	struct tpacket_req3 rx, tx;
+	char what[96];
+	int e;
+
+	memset(&rx, 0, sizeof(rx));
+	rx.tp_block_size = block_size;
+	rx.tp_block_nr = blocks;
+	rx.tp_frame_size = AFP_RX_FRAME;
+	rx.tp_frame_nr = block_size / AFP_RX_FRAME * blocks;
+	rx.tp_retire_blk_tov = AFP_RETIRE_MS;
+	if (setsockopt(ap->fd, SOL_PACKET, PACKET_RX_RING, &rx, sizeof(rx))) {
+		e = errno;
+		snprintf(what, sizeof(what), "setsockopt(PACKET_RX_RING, %u x %u KiB)", blocks,
+			 block_size >> 10);
+		return step_err(e, err, errlen, what, e == ENOMEM ?
+				"not enough kernel memory for the ring; lower blocks= or blocksize=" :
+				"the kernel refused the ring geometry; try the defaults");
+	}
+	/* A TX slot holds the V3 header and the largest frame; slots fill blocks exactly. */
+	ap->tx_frame_size = rxp_pow2_roundup((uint32_t)AFP_TX_DATA_OFF + ap->max_frame);
+	memset(&tx, 0, sizeof(tx));
+	tx.tp_block_size = RXP_MAX(ap->tx_frame_size, AFP_TX_BLOCK);
+	tx.tp_frame_size = ap->tx_frame_size;
+	if (ap->tx_frames < tx.tp_block_size / tx.tp_frame_size)
+		ap->tx_frames = tx.tp_block_size / tx.tp_frame_size;
+	tx.tp_frame_nr = ap->tx_frames;
+	tx.tp_block_nr = ap->tx_frames / (tx.tp_block_size / tx.tp_frame_size);
+	if (setsockopt(ap->fd, SOL_PACKET, PACKET_TX_RING, &tx, sizeof(tx))) {
+		e = errno;
+		snprintf(what, sizeof(what), "setsockopt(PACKET_TX_RING, %u frames)", ap->tx_frames);
+		return step_err(e, err, errlen, what, e == ENOMEM ?
+				"not enough kernel memory for the ring; lower txring=" :
+				"this kernel lacks TPACKET_V3 TX rings (Linux 4.11 or later needed)");
+	}
+	ap->tx_max_len = ap->tx_frame_size - (uint32_t)AFP_TX_DATA_OFF;
+	ap->rx_block_size = block_size;
+	ap->rx_blocks = blocks;
+	/* One mapping: the RX ring first, the TX ring right after it. */
+	ap->map_len = (size_t)block_size * blocks + (size_t)tx.tp_block_size * tx.tp_block_nr;
+	ap->map = mmap(NULL, ap->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+		       ap->fd, 0);
+	if (ap->map == MAP_FAILED) {
+		e = errno;
+		ap->map = NULL;
+		snprintf(what, sizeof(what), "mmap of the rings (%zu KiB)", ap->map_len >> 10);
+		return step_err(e, err, errlen, what, e == ENOMEM ?
+				"not enough memory; lower blocks=, blocksize= or txring=" :
+				"the kernel refused to map the packet rings");
+	}
+	ap->rx_ring = ap->map;
+	ap->tx_ring = ap->map + (size_t)block_size * blocks;
+	return 0;
+}
+
+static int afp_open(struct rxp_port *port, struct rxp_args *args, char *err, size_t errlen)
+{
+	uint32_t blocks = AFP_BLOCKS_DEFAULT, block_size = AFP_BLOCKSIZE_DEFAULT;
+	uint32_t txring = AFP_TXRING_DEFAULT;
+	bool bypass = true, mac_given;
+	struct packet_mreq mreq;
+	struct sockaddr_ll sll;
+	struct afp_port *ap;
+	const char *dev;
+	unsigned ifindex;
+	int ret, e;
+
+	if ((ret = rxp_args_u32(args, "blocks", 2, 4096, &blocks, err, errlen)) ||
+	    (ret = rxp_args_u32(args, "blocksize", 4096, AFP_BLOCKSIZE_MAX, &block_size, err,
+				errlen)) ||
+	    (ret = rxp_args_u32(args, "txring", 64, 65536, &txring, err, errlen)) ||
+	    (ret = parse_onoff(args, "bypass", &bypass, err, errlen)))
+		return ret;
+	mac_given = rxp_args_get(args, "mac") != NULL;
+	if ((ret = rxp_args_mac(args, "mac", port->mac, err, errlen)))
+		return ret;
+	dev = rxp_args_get(args, "dev");
+	if ((ret = rxp_args_check_unused(args, AFP_KEYS, err, errlen)))
+		return ret;
+	if (!dev || !dev[0]) {
+		snprintf(err, errlen, "afpacket: give the interface: afpacket:dev=IFACE (ip link show lists them)");
+		return -EINVAL;
+	}
+	if (strlen(dev) >= IFNAMSIZ) {
+		snprintf(err, errlen, "afpacket: dev=%s: interface names have at most %d characters",
+			 dev, IFNAMSIZ - 1);
+		return -EINVAL;
+	}
+	if (!rxp_is_pow2(block_size) || !rxp_is_pow2(txring)) {
+		snprintf(err, errlen, "afpacket: blocksize=%u, txring=%u: both must be powers of two",
+			 block_size, txring);
+		return -EINVAL;
+	}
+	if (block_size < RXP_ALIGN_UP(port->pool->max_frame + 256u, 4096u)) {
+		snprintf(err, errlen, "afpacket: blocksize=%u cannot hold a %u-byte frame; give at least %u",
+			 block_size, port->pool->max_frame,
+			 rxp_pow2_roundup(port->pool->max_frame + 256u));
+		return -EINVAL;
+	}
+	ifindex = if_nametoindex(dev);
+	if (!ifindex) {
+		e = errno ? errno : ENODEV;
+		if (e == ENODEV || e == ENXIO)
+			snprintf(err, errlen, "afpacket: dev=%s: no such interface in this network namespace (ip link show lists them)",
+				 dev);
+		else
+			step_err(e, err, errlen, "if_nametoindex", NULL);
+		return -e;
+	}
+
+	ap = calloc(1, sizeof(*ap));
+	if (!ap) {
+		snprintf(err, errlen, "afpacket: out of memory");
+		return -ENOMEM;
+	}
+	ap->fd = -1;
+	ap->max_frame = port->pool->max_frame;
+	ap->data_off = (uint16_t)port->pool->data_off;
+	ap->tx_frames = txring;
+	snprintf(ap->dev, sizeof(ap->dev), "%s", dev);
+	snprintf(ap->port_name, sizeof(ap->port_name), "%s", port->name);
+	port->priv = ap;
+
+	/* Protocol 0: nothing is queued to the socket before bind() below, once the rings exist. */
+	ap->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (ap->fd < 0) {
+		e = errno;
+		ret = step_err(e, err, errlen, "socket(AF_PACKET)", e == EAFNOSUPPORT ?
+			       "this kernel has no packet sockets (CONFIG_PACKET)" : perm_hint(e));
+		goto err;
+	}
+	if ((e = set_int(ap->fd, SOL_PACKET, PACKET_VERSION, TPACKET_V3))) {
+		ret = step_err(e, err, errlen, "setsockopt(PACKET_VERSION, TPACKET_V3)",
+			       "Linux 3.2 or later is needed");
+		goto err;
+	}
+	/* A malformed TX frame is skipped instead of stopping the ring for good. */
+	if ((e = set_int(ap->fd, SOL_PACKET, PACKET_LOSS, 1))) {
+		ret = step_err(e, err, errlen, "setsockopt(PACKET_LOSS)", NULL);
+		goto err;
+	}
+	/*
+	 * Straight to the driver, past the qdisc: we already batch, and a
+	 * datapath prefers a drop to a queue it does not see. Optional.
+	 */
+	if (bypass && set_int(ap->fd, SOL_PACKET, PACKET_QDISC_BYPASS, 1))
+		bypass = false;
+	/* Our own transmissions are not received back. Older kernels: filter them in rx_burst. */
+	if (set_int(ap->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, 1))
+		ap->skip_outgoing = true;
+	ret = setup_rings(ap, blocks, block_size, err, errlen);
+	if (ret)
+		goto err;
+	ret = read_iface(ap, port, mac_given, err, errlen);
+	if (ret)
+		goto err;
+	/* Room in the socket's send budget for a full TX ring in flight (best effort). */
+	if (set_int(ap->fd, SOL_SOCKET, SO_SNDBUFFORCE, (int)(ap->tx_frames * 4096u)))
+		set_int(ap->fd, SOL_SOCKET, SO_SNDBUF, (int)(ap->tx_frames * 4096u));
+
+	memset(&mreq, 0, sizeof(mreq));
+	mreq.mr_ifindex = (int)ifindex;
+	mreq.mr_type = PACKET_MR_PROMISC;
+	if (setsockopt(ap->fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mreq, sizeof(mreq))) {
+		e = errno;
+		ret = step_err(e, err, errlen, "setsockopt(PACKET_ADD_MEMBERSHIP, promiscuous)",
+			       perm_hint(e));
+		goto err;
+	}
+	memset(&sll, 0, sizeof(sll));
+	sll.sll_family = AF_PACKET;
+	sll.sll_protocol = htons(ETH_P_ALL);
+	sll.sll_ifindex = (int)ifindex;
+	if (bind(ap->fd, (struct sockaddr *)&sll, sizeof(sll))) {
+		e = errno;
+		ret = step_err(e, err, errlen, "bind", e == ENODEV ?
+			       "the interface went away; check `ip link show`" : perm_hint(e));
+		goto err;
+	}
+	ap->qdisc_bypass = bypass;
+	port->n_queues = 1;
+	return 0;
+
+err:
+	afp_close(port);
+	return ret;
+}
+
+const struct rxp_port_ops rxp_afpacket_ops = {
+	.driver = "afpacket",
+	.args_help = AFP_KEYS,
+	.open = afp_open,
+	.rx_burst = afp_rx_burst,
+	.tx_burst = afp_tx_burst,
+	.refill = afp_refill,
+	.complete = afp_complete,
+	.rx_finished = afp_rx_finished,
+	.tx_idle = afp_tx_idle,
+	.start = NULL,
+	.close = afp_close,
+};
+
+int rxp_afpacket_port_stats(const struct rxp_port *port, struct rxp_afpacket_stats *st)
+{
+	struct afp_port *ap = port->priv;
+
+	if (port->ops != &rxp_afpacket_ops || !ap)
+		return -EINVAL;
+	read_kernel_stats(ap);
+	*st = ap->st;
+	return 0;
+}

@@ -1,0 +1,826 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The AF_XDP port driver.
+ *
+ * The buffer pool's region is the UMEM, registered once per pool and shared
+ * by every AF_XDP socket on it (XDP_SHARED_UMEM): a frame received on one
+ * port is put on another port's TX ring as it lies. Each queue is one socket
+ * with four rings, used like a NIC's:
+ *   fill  (we produce)  free buffers for the kernel to receive into; refilled in batches
+ *   rx    (we consume)  received frames
+ *   tx    (we produce)  frames to send
+ *   comp  (we consume)  sent frames whose buffers are ours again
+ *
+ * UMEM layout. The kernel wants chunks of 2 KiB or more; the pool's precise
+ * stride (1664 B, or 1856 B with the XDP headroom) is neither. Unaligned chunk
+ * mode would take it, but there the kernel may write up to chunk_size bytes
+ * from a fill address, so every buffer would need 2 KiB after its metadata
+ * anyway, with no bound the kernel enforces between neighbours. So the pool
+ * uses a power-of-two stride (2048 B for 1518-byte frames) and the UMEM is in
+ * aligned mode: the kernel rounds a fill address down to its chunk and writes
+ * the frame at chunk + frame_headroom + XDP_PACKET_HEADROOM, never past the
+ * chunk. frame_headroom covers our 64 bytes of metadata (and the rx offset),
+ * so the kernel never touches struct rxp_pkt, and the frame lands exactly at
+ * pool->data_off (the pool's headroom is XDP_PACKET_HEADROOM).
+ *
+ * Ring barriers. libxdp's inline ring calls do the loads and stores; their
+ * partners are the kernel's, in net/xdp/xsk_queue.h ("barriers A-D"):
+ * our producer submit (store-release of producer) pairs with the kernel
+ * consumer's smp_rmb (C) before it reads the entries; our consumer peek
+ * (load-acquire of producer) pairs with the kernel producer's smp_wmb (B)
+ * after it wrote them; our consumer release (store-release of consumer)
+ * pairs with the kernel producer's control dependency (A) before it reuses
+ * the slots.
+ *
+ * Buffers the kernel holds are marked in a byte per buffer (set when posted
+ * on the fill or TX ring, cleared when they come back on the RX or completion
+ * ring). When the UMEM is torn down every marked buffer goes back to the
+ * pool: frames the kernel dropped from its internal free lists, frames still
+ * on a ring, all of them.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <linux/ethtool.h>
+#include <linux/if_link.h>
+#include <linux/if_xdp.h>
+#include <linux/sockios.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+#include <xdp/xsk.h>
+#include "rxpath/afxdp.h"
+#include "rxpath/port.h"
+
+#define AFXDP_RING_SIZE 1024u	/* fill, rx, tx, completion: 2 ring-fulls per port in the kernel */
+#define AFXDP_FILL_BATCH 32u	/* post free buffers in batches, like a driver's RX refill */
+#define AFXDP_COMP_BATCH 64u
+#define AFXDP_BIND_TRIES 40	/* EBUSY: a previous socket on the queue is still going away */
+#define AFXDP_BIND_WAIT_NS 50000000L
+#define AFXDP_PROG_FILE "xsk_def_xdp_prog.o"
+#define AFXDP_KEYS "dev, queues, mode, zerocopy, mac"
+
+_Static_assert(RXP_AFXDP_HEADROOM == XDP_PACKET_HEADROOM,
+	       "the pool's headroom must be the kernel's XDP headroom");
+
+/* One UMEM: a pool registered with the kernel, shared by the AF_XDP ports on it. */
+struct afxdp_umem {
+	struct afxdp_umem *next;
+	struct rxp_pool *pool;
+	struct xsk_umem *umem;
+	/* rings made with the UMEM; the first socket takes them over */
+	struct xsk_ring_prod fq0;
+	struct xsk_ring_cons cq0;
+	unsigned n_ports;
+	unsigned n_sockets;
+	bool zerocopy;		/* the first socket's mode; sockets sharing the UMEM inherit it */
+	uint8_t *in_kernel;	/* per buffer: 1 while on a fill/rx/tx/completion ring */
+};
+
+struct afxdp_queue {
+	/* fast path first: the four rings and what rx/tx need */
+	struct xsk_ring_cons rx;
+	struct xsk_ring_prod tx;
+	struct xsk_ring_prod fq;
+	struct xsk_ring_cons cq;
+	uint8_t *base;
+	uint8_t *in_kernel;
+	uint64_t chunk_mask;	/* clears the offset within a buffer */
+	uint32_t tx_outstanding;	/* on the TX or completion ring, not yet reaped */
+	int fd;
+	uint64_t rx_wakeups;
+	uint64_t tx_kicks;
+	struct xsk_socket *xsk;
+	bool in_map;
+};
+
+struct afxdp_port {
+	struct afxdp_port *next;	/* every open AF_XDP port, under umems_lock */
+	const char *name;
+	struct afxdp_umem *um;
+	char dev[IF_NAMESIZE];
+	char driver[32];
+	int ifindex;
+	struct xdp_program *prog;	/* ours, attached; NULL once detached */
+	enum xdp_attach_mode mode;
+	int map_fd;
+	struct afxdp_queue q[];
+};
+
+static pthread_mutex_t umems_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct afxdp_umem *umems;
+static struct afxdp_port *ports;
+
+void rxp_afxdp_pool_config(struct rxp_pool_config *cfg)
+{
+	cfg->headroom = RXP_AFXDP_HEADROOM;
+	cfg->pow2_sized = true;
+}
+
+bool rxp_afxdp_spec(const char *spec)
+{
+	return !strncmp(spec, "afxdp", 5) && (spec[5] == ':' || spec[5] == '\0');
+}
+
+/* ---- errors in context ---- */
+
+/* Fills @err with "@step failed: errno text; hint" and returns @ret (a -errno). */
+static int step_error(char *err, size_t errlen, int ret, const char *step, const char *fmt, ...)
+{
+	char hint[200] = "";
+	va_list ap;
+
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(hint, sizeof(hint), fmt, ap);
+		va_end(ap);
+	}
+	snprintf(err, errlen, "%s failed: %s%s%s", step, strerror(-ret), hint[0] ? "; " : "", hint);
+	return ret;
+}
+
+static const char *perm_hint(int ret)
+{
+	if (ret == -EPERM || ret == -EACCES)
+		return "needs CAP_NET_RAW, CAP_NET_ADMIN and CAP_BPF (CAP_SYS_ADMIN on kernels before 5.8): run as root";
+	return NULL;
+}
+
+/* ---- the shared UMEM ---- */
+
+static void umem_reclaim(struct afxdp_umem *um)
+{
+	struct rxp_pool *pool = um->pool;
+	struct rxp_pkt *batch[64];
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < pool->n_bufs; i++) {
+		if (!um->in_kernel[i])
+			continue;
+		um->in_kernel[i] = 0;
+		batch[n++] = rxp_pool_buf(pool, i);
+		if (n == RXP_ARRAY_SIZE(batch)) {
+			rxp_pool_put_ring(pool, batch, n);
+			n = 0;
+		}
+	}
+	rxp_pool_put_ring(pool, batch, n);
+}
+
+/* Registers the region with the kernel. Returns 0 or -errno with @err. */
+static int umem_register(struct afxdp_umem *um, char *err, size_t errlen)
+{
+	struct rxp_pool *pool = um->pool;
+	struct xsk_umem_config ucfg = {
+		.fill_size = AFXDP_RING_SIZE,
+		.comp_size = AFXDP_RING_SIZE,
+		.frame_size = pool->buf_size,
+		/* the metadata and the rx offset: the kernel starts after them */
+		.frame_headroom = pool->data_off - RXP_AFXDP_HEADROOM,
+		.flags = 0,
+	};
+	struct rlimit rl;
+	int ret;
+
+	if (!rxp_is_pow2(pool->buf_size) || pool->buf_size > 4096 ||
+	    pool->headroom != RXP_AFXDP_HEADROOM) {
+		snprintf(err, errlen,
+			 "UMEM: buffers of %u bytes with %u bytes of headroom do not fit AF_XDP (2048 or 4096-byte buffers, %u headroom); lower --max-frame to at most %u",
+			 pool->buf_size, pool->headroom, RXP_AFXDP_HEADROOM,
+			 4096 - RXP_PKT_META_SIZE - RXP_AFXDP_HEADROOM - pool->rx_offset);
+		return -EINVAL;
+	}
+	/* The kernel pins the UMEM against RLIMIT_MEMLOCK unless we have CAP_IPC_LOCK. */
+	if (!getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur < pool->region_len * 2) {
+		rl.rlim_cur = RXP_MIN(rl.rlim_max, (rlim_t)pool->region_len * 2);
+		setrlimit(RLIMIT_MEMLOCK, &rl);
+	}
+	ret = xsk_umem__create(&um->umem, pool->base, pool->region_len, &um->fq0, &um->cq0, &ucfg);
+	if (ret) {
+		um->umem = NULL;
+		if (ret == -EAFNOSUPPORT)
+			return step_error(err, errlen, ret, "UMEM create (AF_XDP socket)",
+					  "the kernel has no AF_XDP (CONFIG_XDP_SOCKETS); use afpacket:dev=IFACE");
+		if (ret == -ENOBUFS || ret == -ENOMEM)
+			return step_error(err, errlen, ret, "UMEM register",
+					  "memlock limit too low for %zu bytes: ulimit -l unlimited (or give CAP_IPC_LOCK)",
+					  pool->region_len);
+		return step_error(err, errlen, ret, "UMEM register", "%s",
+				  perm_hint(ret) ?: "check the pool settings (--max-frame, --buffers)");
+	}
+	return 0;
+}
+
+/* Sets *@out to the UMEM of @pool, registering it on first use. Returns 0 or -errno with @err. */
+static int umem_get(struct rxp_pool *pool, struct afxdp_umem **out, char *err, size_t errlen)
+{
+	struct afxdp_umem *um;
+	int ret = 0;
+
+	pthread_mutex_lock(&umems_lock);
+	for (um = umems; um; um = um->next)
+		if (um->pool == pool)
+			break;
+	if (!um) {
+		um = calloc(1, sizeof(*um));
+		if (!um || !(um->in_kernel = calloc(pool->n_bufs, 1))) {
+			free(um);
+			snprintf(err, errlen, "out of memory");
+			ret = -ENOMEM;
+			goto out;
+		}
+		um->pool = pool;
+		ret = umem_register(um, err, errlen);
+		if (ret) {
+			free(um->in_kernel);
+			free(um);
+			goto out;
+		}
+		um->next = umems;
+		umems = um;
+	}
+	um->n_ports++;
+	*out = um;
+out:
+	pthread_mutex_unlock(&umems_lock);
+	return ret;
+}
+
+/* Drops a port's reference; the last one deletes the UMEM and takes every buffer back. */
+static void umem_put(struct afxdp_umem *um)
+{
+	struct afxdp_umem **pp;
+
+	pthread_mutex_lock(&umems_lock);
+	if (--um->n_ports == 0) {
+		for (pp = &umems; *pp != um; pp = &(*pp)->next)
+			;
+		*pp = um->next;
+		/* every socket is gone, so the kernel holds no buffer any more */
+		xsk_umem__delete(um->umem);
+		umem_reclaim(um);
+		free(um->in_kernel);
+		free(um);
+	}
+	pthread_mutex_unlock(&umems_lock);
+}
+
+/* ---- fast path ---- */
+
+static rxp_noinline void rx_wakeup(struct afxdp_queue *aq)
+{
+	/* the driver sleeps until told the fill ring has buffers again */
+	recvfrom(aq->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+	aq->rx_wakeups++;
+}
+
+static rxp_noinline void tx_kick(struct afxdp_queue *aq)
+{
+	/* copy mode transmits only from sendto(); zero-copy drivers when woken */
+	sendto(aq->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
+	aq->tx_kicks++;
+}
+
+static uint32_t afxdp_refill(struct rxp_queue *q)
+{
+	struct afxdp_port *ap = q->port->priv;
+	struct afxdp_queue *aq = &ap->q[q->id];
+	const struct rxp_pool *pool = q->port->pool;
+	uint32_t n_free = xsk_prod_nb_free(&aq->fq, AFXDP_FILL_BATCH);
+	uint32_t posted = 0;
+
+	if (n_free < AFXDP_FILL_BATCH)
+		return 0;
+	while (posted < n_free) {
+		struct rxp_pkt *bufs[64];
+		uint32_t want = RXP_MIN(n_free - posted, (uint32_t)RXP_ARRAY_SIZE(bufs));
+		uint32_t got = rxp_pool_alloc_burst(q->cache, bufs, want);
+		uint32_t idx;
+
+		if (!got || xsk_ring_prod__reserve(&aq->fq, got, &idx) != got) {
+			rxp_pool_free_bulk(q->cache, bufs, got);
+			q->stats.rx_no_buffer += !got;
+			break;
+		}
+		for (uint32_t i = 0; i < got; i++) {
+			uint64_t off = rxp_pool_buf_offset(pool, bufs[i]);
+
+			/* the chunk start: the kernel skips frame_headroom (our metadata) itself */
+			*xsk_ring_prod__fill_addr(&aq->fq, idx + i) = off;
+			aq->in_kernel[off / pool->buf_size] = 1;
+		}
+		posted += got;
+		if (got < want) {
+			q->stats.rx_no_buffer++;
+			break;
+		}
+	}
+	/* Store-release of the producer: pairs with the kernel's (C) in xskq_cons_peek_addr. */
+	if (posted)
+		xsk_ring_prod__submit(&aq->fq, posted);
+	return posted;
+}
+
+static uint16_t afxdp_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_t n)
+{
+	struct afxdp_port *ap = q->port->priv;
+	struct afxdp_queue *aq = &ap->q[q->id];
+	const uint32_t shift = (uint32_t)__builtin_ctz(q->port->pool->buf_size);
+	uint64_t bytes = 0;
+	uint32_t idx = 0, got;
+
+	q->stats.rx_polls++;
+	/* Load-acquire of the producer: pairs with the kernel's (B) in xskq_prod_submit. */
+	got = xsk_ring_cons__peek(&aq->rx, n, &idx);
+	if (!got) {
+		/* need_wakeup: only a driver that stopped for want of buffers is poked */
+		if (xsk_ring_prod__needs_wakeup(&aq->fq))
+			rx_wakeup(aq);
+		return 0;
+	}
+	for (uint32_t i = 0; i < got; i++) {
+		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&aq->rx, idx + i);
+		uint64_t addr = xsk_umem__add_offset_to_addr(d->addr);
+		uint64_t chunk = addr & aq->chunk_mask;
+		struct rxp_pkt *pkt = (struct rxp_pkt *)(aq->base + chunk);
+
+		pkt->data_off = (uint16_t)(addr - chunk);
+		pkt->len = (uint16_t)d->len;
+		pkt->port = q->port->id;
+		pkt->queue = q->id;
+		aq->in_kernel[chunk >> shift] = 0;
+		bytes += d->len;
+		pkts[i] = pkt;
+	}
+	/* Store-release of the consumer: pairs with the kernel's (A) before it reuses the slots. */
+	xsk_ring_cons__release(&aq->rx, got);
+	q->stats.rx_nonempty++;
+	q->stats.rx_packets += got;
+	q->stats.rx_bytes += bytes;
+	return (uint16_t)got;
+}
+
+/* Returns true when frames wait on the TX ring that the kernel has not taken yet. */
+static inline bool tx_ring_pending(struct afxdp_queue *aq)
+{
+	/* refreshes cached_cons with a load-acquire of the consumer: pairs with the kernel's (D) */
+	return xsk_prod_nb_free(&aq->tx, aq->tx.size) < aq->tx.size;
+}
+
+static uint16_t afxdp_tx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_t n)
+{
+	struct afxdp_port *ap = q->port->priv;
+	struct afxdp_queue *aq = &ap->q[q->id];
+	const struct rxp_pool *pool = q->port->pool;
+	uint32_t room = xsk_prod_nb_free(&aq->tx, n);
+	uint64_t bytes = 0;
+	uint32_t idx;
+
+	if (n > room) {
+		q->stats.tx_ring_full += n - room;
+		n = (uint16_t)room;
+	}
+	if (!n || xsk_ring_prod__reserve(&aq->tx, n, &idx) != n)
+		return 0;
+	for (uint16_t i = 0; i < n; i++) {
+		struct xdp_desc *d = xsk_ring_prod__tx_desc(&aq->tx, idx + i);
+		uint64_t off = rxp_pool_buf_offset(pool, pkts[i]);
+
+		d->addr = off + pkts[i]->data_off;
+		d->len = pkts[i]->len;
+		d->options = 0;
+		aq->in_kernel[off / pool->buf_size] = 1;
+		bytes += pkts[i]->len;
+	}
+	/* Store-release of the producer: pairs with the kernel's (C) in xskq_cons_peek_desc. */
+	xsk_ring_prod__submit(&aq->tx, n);
+	aq->tx_outstanding += n;
+	q->stats.tx_packets += n;
+	q->stats.tx_bytes += bytes;
+	/* one kick per burst, and only when the kernel asks for it */
+	if (xsk_ring_prod__needs_wakeup(&aq->tx))
+		tx_kick(aq);
+	return n;
+}
+
+static uint32_t afxdp_complete(struct rxp_queue *q)
+{
+	struct afxdp_port *ap = q->port->priv;
+	struct afxdp_queue *aq = &ap->q[q->id];
+	const uint32_t shift = (uint32_t)__builtin_ctz(q->port->pool->buf_size);
+	struct rxp_pkt *done[AFXDP_COMP_BATCH];
+	uint32_t total = 0, got, idx;
+
+	if (!aq->tx_outstanding)
+		return 0;
+	/* Load-acquire of the producer: pairs with the kernel's (B) in xskq_prod_submit_n. */
+	while ((got = xsk_ring_cons__peek(&aq->cq, AFXDP_COMP_BATCH, &idx)) > 0) {
+		for (uint32_t i = 0; i < got; i++) {
+			uint64_t chunk = *xsk_ring_cons__comp_addr(&aq->cq, idx + i) & aq->chunk_mask;
+
+			aq->in_kernel[chunk >> shift] = 0;
+			done[i] = (struct rxp_pkt *)(aq->base + chunk);
+		}
+		/* Store-release of the consumer: pairs with the kernel's (A) in xskq_prod_reserve. */
+		xsk_ring_cons__release(&aq->cq, got);
+		rxp_pool_free_bulk(q->cache, done, got);
+		total += got;
+	}
+	aq->tx_outstanding -= total;
+	q->stats.tx_completed += total;
+	/* Copy mode sends a bounded batch per sendto(): push the rest of a long burst on. */
+	if (aq->tx_outstanding && tx_ring_pending(aq) && xsk_ring_prod__needs_wakeup(&aq->tx))
+		tx_kick(aq);
+	return total;
+}
+
+static bool afxdp_rx_finished(struct rxp_queue *q)
+{
+	(void)q;
+	return false;	/* a real interface never runs dry for good */
+}
+
+static bool afxdp_tx_idle(struct rxp_queue *q)
+{
+	struct afxdp_port *ap = q->port->priv;
+
+	return ap->q[q->id].tx_outstanding == 0;
+}
+
+/* ---- setup ---- */
+
+static int libxdp_quiet(enum libxdp_print_level level, const char *fmt, va_list ap)
+{
+	if (!getenv("RXPATH_AFXDP_DEBUG"))
+		return 0;
+	(void)level;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (!getenv("RXPATH_AFXDP_DEBUG"))
+		return 0;
+	(void)level;
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* Reads the interface's MAC, MTU, driver name and queue count. Returns 0 or -errno. */
+static int read_iface(struct rxp_port *port, struct afxdp_port *ap, bool want_mac,
+		      uint32_t *n_dev_queues)
+{
+	struct ethtool_drvinfo info = { .cmd = ETHTOOL_GDRVINFO };
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ap->dev);
+	if (want_mac) {
+		if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0) {
+			ret = -errno;
+			goto out;
+		}
+		memcpy(port->mac, ifr.ifr_hwaddr.sa_data, 6);
+	}
+	if (ioctl(fd, SIOCGIFMTU, &ifr) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	port->mtu = RXP_MIN((uint32_t)ifr.ifr_mtu, port->pool->max_frame - 18);
+	snprintf(ap->driver, sizeof(ap->driver), "%s", "unknown driver");
+	ifr.ifr_data = (void *)&info;
+	if (!ioctl(fd, SIOCETHTOOL, &ifr))
+		snprintf(ap->driver, sizeof(ap->driver), "%s", info.driver);
+	*n_dev_queues = 1;
+	ifr.ifr_data = (void *)&ch;
+	if (!ioctl(fd, SIOCETHTOOL, &ifr))
+		*n_dev_queues = RXP_MAX(RXP_MAX(ch.rx_count, ch.combined_count), 1u);
+out:
+	close(fd);
+	return ret;
+}
+
+/* Attaches the kernel's XSK redirect program in @mode. Returns 0 or -errno with @err. */
+static int attach_prog(struct afxdp_port *ap, enum xdp_attach_mode mode, uint32_t map_size,
+		       char *err, size_t errlen)
+{
+	struct bpf_map *map;
+	int ret;
+
+	ap->prog = xdp_program__find_file(AFXDP_PROG_FILE, NULL, NULL);
+	ret = (int)libxdp_get_error(ap->prog);
+	if (ret || !ap->prog) {
+		ap->prog = NULL;
+		return step_error(err, errlen, ret ?: -ENOENT, "XDP program load (" AFXDP_PROG_FILE ")",
+				  "install libxdp1, which ships it in /usr/lib/<arch>/bpf, or point LIBXDP_OBJECT_PATH at it");
+	}
+	map = bpf_object__find_map_by_name(xdp_program__bpf_obj(ap->prog), "xsks_map");
+	if (!map || bpf_map__set_max_entries(map, map_size)) {
+		xdp_program__close(ap->prog);
+		ap->prog = NULL;
+		snprintf(err, errlen, "XDP program " AFXDP_PROG_FILE " has no xsks_map; reinstall libxdp1");
+		return -ENOENT;
+	}
+	ret = xdp_program__attach(ap->prog, ap->ifindex, mode, 0);
+	if (ret) {
+		xdp_program__close(ap->prog);
+		ap->prog = NULL;
+		if (perm_hint(ret))
+			return step_error(err, errlen, ret, "XDP attach", "%s", perm_hint(ret));
+		if (mode == XDP_MODE_NATIVE)
+			return step_error(err, errlen, ret, "XDP attach (native mode)",
+					  "driver %s may have no native XDP, or the MTU is too large for it; use mode=skb (or mode=auto)",
+					  ap->driver);
+		return step_error(err, errlen, ret, "XDP attach (skb mode)",
+				  "is bpffs mounted (mount -t bpf bpf /sys/fs/bpf)? RXPATH_AFXDP_DEBUG=1 shows libxdp's reasons");
+	}
+	ap->mode = mode;
+	ap->map_fd = bpf_map__fd(map);
+	return 0;
+}
+
+static void detach_prog(struct afxdp_port *ap)
+{
+	if (!ap->prog)
+		return;
+	xdp_program__detach(ap->prog, ap->ifindex, ap->mode, 0);
+	xdp_program__close(ap->prog);
+	ap->prog = NULL;
+}
+
+/* Creates and binds the socket of queue @qid. Returns 0 or -errno with @err. */
+static int open_socket(struct rxp_port *port, struct afxdp_port *ap, uint16_t qid,
+		       const char *zerocopy, uint32_t n_dev_queues, char *err, size_t errlen)
+{
+	struct afxdp_queue *aq = &ap->q[qid];
+	struct afxdp_umem *um = ap->um;
+	bool first = um->n_sockets == 0;
+	struct xsk_socket_config xcfg = {
+		.rx_size = AFXDP_RING_SIZE,
+		.tx_size = AFXDP_RING_SIZE,
+		/* we attach the program ourselves: the mode is ours to choose and undo */
+		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+		.bind_flags = XDP_USE_NEED_WAKEUP,
+	};
+	struct xdp_options opts;
+	socklen_t optlen = sizeof(opts);
+	char step[64];
+	int ret = 0;
+
+	if (!strcmp(zerocopy, "on"))
+		xcfg.bind_flags |= XDP_ZEROCOPY;
+	else if (!strcmp(zerocopy, "off"))
+		xcfg.bind_flags |= XDP_COPY;
+	/* without either flag the kernel tries zero-copy and falls back to copy mode */
+	snprintf(step, sizeof(step), "bind dev=%s queue %u", ap->dev, qid);
+	for (int tries = 0; tries < AFXDP_BIND_TRIES; tries++) {
+		/* the UMEM's own rings for the first socket: a failed try then leaves them mapped */
+		ret = xsk_socket__create_shared(&aq->xsk, ap->dev, qid, um->umem, &aq->rx, &aq->tx,
+						first ? &um->fq0 : &aq->fq,
+						first ? &um->cq0 : &aq->cq, &xcfg);
+		if (ret != -EBUSY)
+			break;
+		nanosleep(&(struct timespec){ .tv_nsec = AFXDP_BIND_WAIT_NS }, NULL);
+	}
+	if (ret) {
+		aq->xsk = NULL;
+		if (ret == -EBUSY)
+			return step_error(err, errlen, ret, step,
+					  "another AF_XDP socket holds this queue (another rxpath, or two ports on one device?)");
+		if (ret == -EOPNOTSUPP && (xcfg.bind_flags & XDP_ZEROCOPY))
+			return step_error(err, errlen, ret, step,
+					  "zero-copy not supported by driver %s; use zerocopy=auto",
+					  ap->driver);
+		if (!first && (ret == -EOPNOTSUPP || ret == -EINVAL) && um->zerocopy)
+			return step_error(err, errlen, ret, step,
+					  "ports sharing buffers share the first port's zero-copy mode, which driver %s lacks; use zerocopy=off on every afxdp port",
+					  ap->driver);
+		if (ret == -EINVAL && qid >= n_dev_queues)
+			return step_error(err, errlen, ret, step,
+					  "%s has %u queue(s); lower queues=", ap->dev, n_dev_queues);
+		if (ret == -ENODEV || ret == -ENXIO)
+			return step_error(err, errlen, ret, step, "dev=%s: no such interface",
+					  ap->dev);
+		if (ret == -ENETDOWN)
+			return step_error(err, errlen, ret, step, "bring it up: ip link set dev %s up",
+					  ap->dev);
+		return step_error(err, errlen, ret, step, "%s",
+				  perm_hint(ret) ?: "RXPATH_AFXDP_DEBUG=1 shows libxdp's reasons");
+	}
+	if (first) {
+		/* take the UMEM's rings over as this queue's own */
+		aq->fq = um->fq0;
+		aq->cq = um->cq0;
+	}
+	um->n_sockets++;
+	aq->fd = xsk_socket__fd(aq->xsk);
+	if (getsockopt(aq->fd, SOL_XDP, XDP_OPTIONS, &opts, &optlen))
+		opts.flags = 0;
+	if (first)
+		um->zerocopy = opts.flags & XDP_OPTIONS_ZEROCOPY;
+	if (!strcmp(zerocopy, "on") && !(opts.flags & XDP_OPTIONS_ZEROCOPY)) {
+		snprintf(err, errlen,
+			 "%s: zero-copy not supported (the buffers are shared with a copy-mode port); use zerocopy=auto",
+			 step);
+		return -EOPNOTSUPP;
+	}
+	ret = xsk_socket__update_xskmap(aq->xsk, ap->map_fd);
+	if (ret) {
+		snprintf(step, sizeof(step), "XDP map update dev=%s queue %u", ap->dev, qid);
+		return step_error(err, errlen, ret, step, "%s",
+				  perm_hint(ret) ?: "the queue id is beyond the program's map");
+	}
+	aq->in_map = true;
+	aq->base = um->pool->base;
+	aq->in_kernel = um->in_kernel;
+	aq->chunk_mask = ~(uint64_t)(um->pool->buf_size - 1);
+	fprintf(stderr, "afxdp %s dev %s queue %u: %s XDP, %s\n", port->name, ap->dev, qid,
+		ap->mode == XDP_MODE_NATIVE ? "native" : "skb (generic)",
+		(opts.flags & XDP_OPTIONS_ZEROCOPY) ? "zero-copy" :
+		!strcmp(zerocopy, "off") ? "copy mode (zerocopy=off)" :
+		!strcmp(ap->driver, "veth") ? "copy mode (veth has no zero-copy)" :
+		"copy mode (no zero-copy in this driver or mode)");
+	return 0;
+}
+
+/* Enters @ap in the list of open ports. Returns the port already on its device, or NULL. */
+static const char *port_enter(struct afxdp_port *ap)
+{
+	const char *other = NULL;
+
+	pthread_mutex_lock(&umems_lock);
+	for (struct afxdp_port *p = ports; p; p = p->next)
+		if (p->ifindex == ap->ifindex)
+			other = p->name;
+	if (!other) {
+		ap->next = ports;
+		ports = ap;
+	}
+	pthread_mutex_unlock(&umems_lock);
+	return other;
+}
+
+static void port_leave(struct afxdp_port *ap)
+{
+	pthread_mutex_lock(&umems_lock);
+	for (struct afxdp_port **pp = &ports; *pp; pp = &(*pp)->next) {
+		if (*pp == ap) {
+			*pp = ap->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&umems_lock);
+}
+
+static void afxdp_close(struct rxp_port *port)
+{
+	struct afxdp_port *ap = port->priv;
+
+	if (!ap)
+		return;
+	port_leave(ap);
+	for (uint16_t q = 0; q < port->n_queues; q++) {
+		struct afxdp_queue *aq = &ap->q[q];
+		uint32_t key = q;
+
+		if (aq->in_map)
+			bpf_map_delete_elem(ap->map_fd, &key);
+		if (aq->xsk) {
+			xsk_socket__delete(aq->xsk);
+			ap->um->n_sockets--;
+		}
+	}
+	/* the interface is left as we found it: no XDP program */
+	detach_prog(ap);
+	/* the last port on the UMEM deletes it and takes back every buffer the kernel held */
+	if (ap->um)
+		umem_put(ap->um);
+	free(ap);
+	port->priv = NULL;
+}
+
+static int afxdp_open(struct rxp_port *port, struct rxp_args *args, char *err, size_t errlen)
+{
+	const char *dev, *mode, *zerocopy, *other;
+	uint32_t n_queues = 1, n_dev_queues = 1;
+	struct bpf_xdp_query_opts qopts = { .sz = sizeof(qopts) };
+	struct afxdp_port *ap;
+	bool mac_given;
+	int ret;
+
+	dev = rxp_args_get(args, "dev");
+	mode = rxp_args_get(args, "mode") ?: "auto";
+	zerocopy = rxp_args_get(args, "zerocopy") ?: "auto";
+	mac_given = rxp_args_get(args, "mac") != NULL;
+	if ((ret = rxp_args_mac(args, "mac", port->mac, err, errlen)) ||
+	    (ret = rxp_args_u32(args, "queues", 1, RXP_QUEUES_MAX, &n_queues, err, errlen)) ||
+	    (ret = rxp_args_check_unused(args, AFXDP_KEYS, err, errlen)))
+		return ret;
+	if (!dev || !dev[0] || strlen(dev) >= IF_NAMESIZE) {
+		snprintf(err, errlen, "afxdp needs dev=IFACE (an interface name of at most %d characters)",
+			 IF_NAMESIZE - 1);
+		return -EINVAL;
+	}
+	if (strcmp(mode, "auto") && strcmp(mode, "native") && strcmp(mode, "skb")) {
+		snprintf(err, errlen, "mode=%s: expected auto, native or skb", mode);
+		return -EINVAL;
+	}
+	if (strcmp(zerocopy, "auto") && strcmp(zerocopy, "on") && strcmp(zerocopy, "off")) {
+		snprintf(err, errlen, "zerocopy=%s: expected auto, on or off", zerocopy);
+		return -EINVAL;
+	}
+	ap = calloc(1, sizeof(*ap) + n_queues * sizeof(ap->q[0]));
+	if (!ap) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	port->priv = ap;
+	port->n_queues = (uint16_t)n_queues;
+	snprintf(ap->dev, sizeof(ap->dev), "%s", dev);
+	ap->map_fd = -1;
+	ap->ifindex = (int)if_nametoindex(dev);
+	if (!ap->ifindex) {
+		snprintf(err, errlen, "dev=%s: no such interface (ip link shows the interfaces)", dev);
+		ret = -ENODEV;
+		goto err_close;
+	}
+	ap->name = port->name;
+	other = port_enter(ap);
+	if (other) {
+		snprintf(err, errlen,
+			 "dev=%s is already port %s; one port per device (use queues=N for more queues)",
+			 dev, other);
+		ret = -EBUSY;
+		goto err_close;
+	}
+	ret = read_iface(port, ap, !mac_given, &n_dev_queues);
+	if (ret) {
+		step_error(err, errlen, ret, "reading the interface's address", "dev=%s", dev);
+		goto err_close;
+	}
+	if (n_queues > n_dev_queues) {
+		snprintf(err, errlen, "queues=%u: %s has %u queue(s)", n_queues, dev, n_dev_queues);
+		ret = -EINVAL;
+		goto err_close;
+	}
+	libxdp_set_print(libxdp_quiet);
+	libbpf_set_print(libbpf_quiet);
+	/* leave the interface as we found it: we do not replace someone else's program */
+	if (!bpf_xdp_query(ap->ifindex, 0, &qopts) && qopts.prog_id) {
+		snprintf(err, errlen,
+			 "dev=%s already has an XDP program (id %u); remove it first (ip link set dev %s xdp off, or xdp-loader unload %s --all)",
+			 dev, qopts.prog_id, dev, dev);
+		ret = -EEXIST;
+		goto err_close;
+	}
+	ret = umem_get(port->pool, &ap->um, err, errlen);
+	if (ret)
+		goto err_close;
+	if (!strcmp(mode, "skb")) {
+		ret = attach_prog(ap, XDP_MODE_SKB, n_dev_queues, err, errlen);
+	} else {
+		ret = attach_prog(ap, XDP_MODE_NATIVE, n_dev_queues, err, errlen);
+		if (ret && !strcmp(mode, "auto") && ret != -EPERM && ret != -EACCES)
+			ret = attach_prog(ap, XDP_MODE_SKB, n_dev_queues, err, errlen);
+	}
+	if (ret)
+		goto err_close;
+	for (uint16_t q = 0; q < n_queues; q++) {
+		ret = open_socket(port, ap, q, zerocopy, n_dev_queues, err, errlen);
+		if (ret)
+			goto err_close;
+	}
+	return 0;
+
+err_close:
+	afxdp_close(port);
+	port->n_queues = 1;
+	return ret;
+}
+
+const struct rxp_port_ops rxp_afxdp_ops = {
+	.driver = "afxdp",
+	.args_help = AFXDP_KEYS,
+	.open = afxdp_open,
+	.rx_burst = afxdp_rx_burst,
+	.tx_burst = afxdp_tx_burst,
+	.refill = afxdp_refill,
+	.complete = afxdp_complete,
+	.rx_finished = afxdp_rx_finished,
+	.tx_idle = afxdp_tx_idle,
+	.close = afxdp_close,
+};

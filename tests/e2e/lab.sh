@@ -1,0 +1,229 @@
+# SPDX-License-Identifier: MIT
+# The end-to-end lab, sourced by tests/e2e/test_*.sh:
+#
+#   h1 (10.0.1.2/24, 2001:db8:1::2/64)              h2 (10.0.2.2/24, 2001:db8:2::2/64)
+#     eth0 --- veth --- r0 [ rxpath in ns r ] r1 --- veth --- eth0
+#
+# Namespaces are named rxp-<pid>-{h1,r,h2} so runs never collide; the veth
+# pairs are created straight inside them, so nothing ever sits in the
+# caller's namespace. lab_down (run by the EXIT trap too) stops what the lab
+# started and deletes the namespaces, which deletes the veths with them.
+#
+#   lab_init                 SKIP (exit 0) unless namespaces can be made
+#   lab_up                   builds the lab
+#   lab_rxpath_start DRIVER [RUN-OPTIONS...]   rxpath on r0/r1 as p0/p1, waits until up
+#   lab_rxpath_stop          SIGTERM; returns rxpath's exit status
+#   lab_summary              prints rxpath's JSON summary line (after the stop)
+#   lab_json 'EXPR' < JSON   evaluates a Python expression over the parsed JSON `j`
+#   lab_bg NS CMD...         runs CMD in NS in the background; stopped by lab_down
+#   lab_down                 tears everything down
+#   pass/fail/skip/check     one "PASS name" / "FAIL name" / "SKIP name" line each
+
+RXPATH=${RXPATH:-${BUILD:-build}/rxpath}
+PYTHON=${PYTHON:-python3}
+LAB_PREFIX="rxp-$$"
+LAB_H1="$LAB_PREFIX-h1"
+LAB_R="$LAB_PREFIX-r"
+LAB_H2="$LAB_PREFIX-h2"
+LAB_DIR=
+LAB_RXPATH_PID=
+LAB_PIDS=()
+LAB_IS_UP=0
+
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1"; shift; for l in "$@"; do echo "  $l"; done; }
+skip() { echo "SKIP $1"; }
+
+# check NAME COMMAND... : PASS when the command succeeds
+check() {
+	local name=$1; shift
+	if "$@"; then pass "$name"; else fail "$name" "failed: $*"; fi
+}
+
+lab_skip_all() {
+	echo "SKIP e2e: $*"
+	exit 0
+}
+
+# Exits 0 with a SKIP line when this machine cannot build the lab; never a silent pass.
+lab_init() {
+	local t out
+	[ "$(id -u)" -eq 0 ] ||
+		lab_skip_all "needs root to create network namespaces and veth pairs; run as root (sudo make test)"
+	command -v ip >/dev/null ||
+		lab_skip_all "no 'ip' command; install iproute2 (apt-get install iproute2)"
+	[ -x "$RXPATH" ] || { echo "FAIL e2e: $RXPATH not built; run make"; exit 1; }
+	t="$LAB_PREFIX-probe"
+	if ! out=$(ip netns add "$t" 2>&1); then
+		lab_skip_all "cannot create a network namespace ($out); run as root on a kernel with network namespaces, outside a container that forbids them"
+	fi
+	if ! out=$(ip -n "$t" link add name probe0 type veth peer name probe1 2>&1); then
+		ip netns del "$t" 2>/dev/null
+		lab_skip_all "cannot create a veth pair ($out); load the veth module (modprobe veth)"
+	fi
+	ip netns del "$t"
+	LAB_DIR=$(mktemp -d "/tmp/$LAB_PREFIX.XXXXXX")
+	trap lab_down EXIT
+	trap 'exit 130' INT TERM
+}
+
+# lab_in NS CMD... : runs CMD in namespace NS
+lab_in() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
+
+# Host side of the lab: address, default routes, and settings a userspace datapath needs.
+lab_host() {
+	local ns=$1 v4=$2 gw4=$3 v6=$4 gw6=$5
+	# DAD off before the address exists: usable at once, no 1-2 s "tentative" wait.
+	lab_in "$ns" sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0 \
+		net.ipv6.conf.eth0.accept_dad=0 || return 1
+	ip -n "$ns" link set lo up &&
+	ip -n "$ns" link set eth0 up &&
+	ip -n "$ns" addr add "$v4" dev eth0 &&
+	ip -n "$ns" -6 addr add "$v6" dev eth0 nodad &&
+	ip -n "$ns" route add default via "$gw4" &&
+	ip -n "$ns" -6 route add default via "$gw6"
+}
+
+# Offloads off on one veth end. A veth hands its peer the sender's skb as it
+# is: TCP/UDP checksums only partly computed (CHECKSUM_PARTIAL, "tx on") and
+# TSO/GSO super-packets of up to 64 KiB, with GRO building more of them on
+# receive. The kernel finishes those later on its own path; a userspace
+# datapath receives them raw (AF_PACKET, AF_XDP) and would forward frames
+# with wrong checksums or drop frames larger than the MTU. Real NICs finish
+# both in hardware, so this is a veth (and tap) matter: a user running
+# rxpath on veth must do the same.
+lab_offloads_off() {
+	local ns=$1 dev=$2
+	lab_in "$ns" ethtool -K "$dev" tx off tso off gso off gro off >/dev/null 2>&1 ||
+		lab_in "$ns" ethtool -K "$dev" tx off >/dev/null 2>&1
+}
+
+lab_up() {
+	local ns
+	for ns in "$LAB_H1" "$LAB_R" "$LAB_H2"; do
+		ip netns add "$ns" || return 1
+	done
+	LAB_IS_UP=1
+	ip link add name r0 netns "$LAB_R" type veth peer name eth0 netns "$LAB_H1" || return 1
+	ip link add name r1 netns "$LAB_R" type veth peer name eth0 netns "$LAB_H2" || return 1
+	command -v ethtool >/dev/null ||
+		{ echo "lab: no ethtool (apt-get install ethtool): offloads stay on and TCP will fail"; }
+	lab_offloads_off "$LAB_H1" eth0
+	lab_offloads_off "$LAB_H2" eth0
+	lab_offloads_off "$LAB_R" r0
+	lab_offloads_off "$LAB_R" r1
+	lab_host "$LAB_H1" 10.0.1.2/24 10.0.1.1 2001:db8:1::2/64 2001:db8:1::1 || return 1
+	lab_host "$LAB_H2" 10.0.2.2/24 10.0.2.1 2001:db8:2::2/64 2001:db8:2::1 || return 1
+	# r0 and r1 belong to rxpath: the kernel in r must not answer on them
+	# (no IPv4 addresses, no forwarding, no IPv6 link-local addresses or ND).
+	lab_in "$LAB_R" sysctl -qw net.ipv4.ip_forward=0 net.ipv6.conf.all.forwarding=0 \
+		net.ipv6.conf.r0.disable_ipv6=1 net.ipv6.conf.r1.disable_ipv6=1 || return 1
+	ip -n "$LAB_R" link set lo up &&
+	ip -n "$LAB_R" link set r0 up &&
+	ip -n "$LAB_R" link set r1 up
+}
+
+# lab_bg NS CMD... : background command in NS; its pid is in $! and stopped by lab_down.
+lab_bg() {
+	local ns=$1; shift
+	ip netns exec "$ns" "$@" &
+	LAB_PIDS+=("$!")
+}
+
+# lab_rxpath_start DRIVER [RUN-OPTIONS...]: rxpath routes between r0 (p0) and r1 (p1).
+lab_rxpath_start() {
+	local driver=$1; shift
+	local conf="$LAB_DIR/rxpath.conf" i
+	cat >"$conf" <<-EOF
+	port add p0 $driver:dev=r0
+	port add p1 $driver:dev=r1
+	addr add 10.0.1.1/24 dev p0
+	addr add 10.0.2.1/24 dev p1
+	addr add 2001:db8:1::1/64 dev p0
+	addr add 2001:db8:2::1/64 dev p1
+	EOF
+	: >"$LAB_DIR/rxpath.log"
+	# `ip netns exec` execs the program itself, so $! is rxpath's pid.
+	ip netns exec "$LAB_R" "$RXPATH" run -c "$conf" --json -i 1 "$@" \
+		>"$LAB_DIR/rxpath.log" 2>"$LAB_DIR/rxpath.err" &
+	LAB_RXPATH_PID=$!
+	for i in $(seq 100); do
+		if grep -q '"event":"start"' "$LAB_DIR/rxpath.log" 2>/dev/null; then
+			return 0
+		fi
+		if ! kill -0 "$LAB_RXPATH_PID" 2>/dev/null; then
+			wait "$LAB_RXPATH_PID"
+			echo "lab: rxpath exited with status $? at start:"
+			sed 's/^/  | /' "$LAB_DIR/rxpath.err"
+			LAB_RXPATH_PID=
+			return 1
+		fi
+		sleep 0.05
+	done
+	echo "lab: rxpath did not start within 5 s"
+	sed 's/^/  | /' "$LAB_DIR/rxpath.err"
+	return 1
+}
+
+# SIGTERM, then waits (10 s at most); returns rxpath's exit status (124: it hung).
+lab_rxpath_stop() {
+	local pid=$LAB_RXPATH_PID i
+	[ -n "$pid" ] || return 1
+	LAB_RXPATH_PID=
+	kill -TERM "$pid" 2>/dev/null
+	for i in $(seq 200); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		return 124
+	fi
+	wait "$pid"
+}
+
+# Prints rxpath's JSON summary line (empty when there is none).
+lab_summary() {
+	grep '"event":"summary"' "$LAB_DIR/rxpath.log" | tail -n 1
+}
+
+# lab_json 'EXPR' < JSON : prints the Python expression EXPR over the parsed JSON `j`.
+lab_json() {
+	"$PYTHON" -c 'import json, sys
+j = json.load(sys.stdin)
+print(eval(sys.argv[1]))' "$1"
+}
+
+# Shows rxpath's log lines on a failure.
+lab_show_log() {
+	sed 's/^/  | /' "$LAB_DIR/rxpath.err" 2>/dev/null | tail -n 20
+	tail -n 5 "$LAB_DIR/rxpath.log" 2>/dev/null | sed 's/^/  | /'
+}
+
+lab_down() {
+	local ns pid
+	if [ -n "$LAB_RXPATH_PID" ]; then
+		lab_rxpath_stop >/dev/null 2>&1
+	fi
+	for pid in "${LAB_PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null
+	done
+	for pid in "${LAB_PIDS[@]}"; do
+		wait "$pid" 2>/dev/null
+	done
+	LAB_PIDS=()
+	if [ "$LAB_IS_UP" = 1 ]; then
+		for ns in "$LAB_H1" "$LAB_R" "$LAB_H2"; do
+			# Anything the lab started and missed would keep the namespace alive.
+			for pid in $(ip netns pids "$ns" 2>/dev/null); do
+				kill -KILL "$pid" 2>/dev/null
+			done
+			ip netns del "$ns" 2>/dev/null
+		done
+		LAB_IS_UP=0
+	fi
+	[ -n "$LAB_DIR" ] && rm -rf "$LAB_DIR"
+	LAB_DIR=
+	return 0
+}
