@@ -108,6 +108,8 @@ else
 	fail "afxdp no XDP program left on r0/r1" "$(grep -B1 'prog/xdp' <<<"$out" | tr '\n' ' ')"
 fi
 
+lab_udp_flood_check e2e_afxdp afxdp
+
 lab_down
 left=$(ip netns list | grep -c "^$LAB_PREFIX-")
 if [ "$left" -eq 0 ]; then
