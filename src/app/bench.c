@@ -18,6 +18,7 @@
 #include "bench.h"
 #include "bench_l3fwd.h"
 #include "bench_lpm.h"
+#include "bench_veth.h"
 #include "dataplane.h"
 #include "fmt.h"
 #include "run.h"
@@ -244,6 +245,8 @@ int cmd_bench(int argc, char **argv)
 		return cmd_bench_l3fwd(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "lpm"))
 		return cmd_bench_lpm(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "veth"))
+		return cmd_bench_veth(argc - 1, argv + 1);
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (opt) {

@@ -140,6 +140,7 @@ static void print_config(const struct dp *dp, const struct dp_config *cfg, bool 
 		       dp->n_ports, pool->n_bufs, pool->buf_size, pool->rx_offset,
 		       t->handoff == RXP_HANDOFF_LIST ? "list" : "per-packet", t->prefetch_lines,
 		       t->copy ? "true" : "false", t->budget, pool->hugepages ? "true" : "false");
+		fflush(stdout);	/* a supervisor waiting for the start line gets it now */
 		return;
 	}
 	printf("rxpath: %u port%s; pool %u buffers x %u B (%s, %.1f MiB%s); rx offset %u\n",

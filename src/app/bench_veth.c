@@ -1,0 +1,861 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rxpath bench veth: forwarding through a real lab of network namespaces,
+ *
+ *   h1 (10.0.1.2) eth0 --- veth --- r0 [ r ] r1 --- veth --- eth0 (10.0.2.2) h2
+ *
+ * trafgen in h1 blasts 64-byte UDP frames at h2 through r, and what h2's
+ * eth0 receives per second is the figure. Three forwarders take turns in r,
+ * repetition after repetition in a rotating order, in the same lab: the
+ * kernel (addresses on r0/r1, ip_forward=1), and this same binary running
+ * `rxpath run` on afxdp ports, then on afpacket ports.
+ *
+ * trafgen is the sender: it transmits from a PACKET_TX_RING with the qdisc
+ * bypassed, so it costs one system call per ring's worth of frames and
+ * outruns any of the three forwarders on one core; a sender of our own
+ * would measure the same thing with more code to trust.
+ *
+ * Set-up shells out to ip, ethtool and sysctl; nothing is spawned inside a
+ * measurement window except the two counter reads that bound it. The lab is
+ * always torn down: on success, on error, and on SIGINT/SIGTERM.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <rxpath/args.h>
+#include "bench_veth.h"
+#include "fmt.h"
+
+#define REPS_MAX 101
+#define FRAME_SIZE 64		/* on the wire, with FCS */
+#define WARMUP_S 0.5		/* sender running before the window opens */
+#define START_TIMEOUT_S 10.0
+#define STOP_TIMEOUT_S 10.0
+
+enum veth_path { PATH_KERNEL, PATH_AFXDP, PATH_AFPACKET, N_PATHS };
+
+static const char *const path_names[N_PATHS] = { "kernel", "afxdp", "afpacket" };
+
+enum { NS_H1, NS_R, NS_H2, NS_MAX };
+
+struct veth_lab {
+	char ns[NS_MAX][40];
+	bool ns_made[NS_MAX];
+	char dir[64];		/* config files and logs */
+	char exe[PATH_MAX];	/* this binary, for `rxpath run` in r */
+	int rxpath_cpu;		/* -1: not pinned */
+	int sender_cpu;
+	bool kernel_on;		/* addresses and forwarding on in r */
+	pid_t trafgen;		/* also its process group */
+	pid_t rxpath;
+};
+
+struct veth_opts {
+	double duration;
+	unsigned reps;
+	bool json;
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: rxpath bench veth [OPTIONS]     (root)\n"
+		"\n"
+		"Builds h1 -- r -- h2 over veth pairs in network namespaces, blasts 64-byte UDP\n"
+		"frames from h1 to h2 with trafgen (netsniff-ng) and reports the packets/s that\n"
+		"reach h2 with each forwarder in r: the kernel (ip_forward), rxpath on afxdp\n"
+		"ports, rxpath on afpacket ports. Paths take turns, repetition by repetition.\n"
+		"The lab is removed at the end, also on error and on Ctrl-C.\n"
+		"\n"
+		"  --duration S     seconds per measurement window (default 3)\n"
+		"  --reps N         repetitions of every path (default 5)\n"
+		"  --json           one JSON array on stdout\n");
+}
+
+/* Sleeps @s seconds in short steps; -1 as soon as a stop signal came. */
+static int nap(double s)
+{
+	double end = now_seconds() + s;
+
+	while (!stop_signal) {
+		double left = end - now_seconds();
+		struct timespec ts;
+
+		if (left <= 0)
+			return 0;
+		if (left > 0.05)
+			left = 0.05;
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)(left * 1e9);
+		nanosleep(&ts, NULL);
+	}
+	return -1;
+}
+
+/*
+ * Runs a shell command with its output captured (popen, not system(): system
+ * ignores SIGINT while it waits, and Ctrl-C must reach our handler). The
+ * first line of output goes to @out when given. On failure @err names the
+ * command and what it said.
+ */
+static int sh(char *out, size_t outlen, char *err, size_t errlen, const char *fmt, ...)
+{
+	char cmd[1024], buf[512] = "";
+	size_t n = 0;
+	va_list ap;
+	FILE *f;
+	int st, c;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd) - 8, fmt, ap);
+	va_end(ap);
+	strcat(cmd, " 2>&1");
+	f = popen(cmd, "r");
+	if (!f) {
+		snprintf(err, errlen, "cannot run '%s': %s", cmd, strerror(errno));
+		return -1;
+	}
+	while ((c = fgetc(f)) != EOF)
+		if (n < sizeof(buf) - 1)
+			buf[n++] = (char)c;
+	buf[n] = '\0';
+	st = pclose(f);
+	if (out) {
+		snprintf(out, outlen, "%s", buf);
+		out[strcspn(out, "\n")] = '\0';
+	}
+	if (st != 0) {
+		cmd[strlen(cmd) - 5] = '\0';
+		while (n && buf[n - 1] == '\n')
+			buf[--n] = '\0';
+		snprintf(err, errlen, "'%s' failed (%s%d)%s%s", cmd,
+			 WIFEXITED(st) ? "status " : "signal ",
+			 WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? WTERMSIG(st) : st,
+			 n ? ": " : "", buf);
+		return -1;
+	}
+	return 0;
+}
+
+static bool in_path(const char *prog)
+{
+	const char *p = getenv("PATH");
+	char dirs[4096], file[PATH_MAX], *save, *d;
+
+	snprintf(dirs, sizeof(dirs), "%s:/usr/sbin:/sbin", p ? p : "/usr/bin:/bin");
+	for (d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		snprintf(file, sizeof(file), "%s/%s", d, prog);
+		if (access(file, X_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* One interface counter in a namespace; @t is when it was read (mid-way through the read). */
+static int read_counter(const struct veth_lab *lab, int ns, const char *dev, const char *name,
+			uint64_t *v, double *t, char *err, size_t errlen)
+{
+	char out[64];
+	double t0 = now_seconds();
+
+	if (sh(out, sizeof(out), err, errlen, "ip netns exec %s cat /sys/class/net/%s/statistics/%s",
+	       lab->ns[ns], dev, name))
+		return -1;
+	*t = (t0 + now_seconds()) / 2;
+	if (rxp_parse_u64(out, 0, UINT64_MAX, v)) {
+		snprintf(err, errlen, "%s %s %s: not a counter: '%s'", lab->ns[ns], dev, name, out);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_mac(const char *text, uint8_t mac[6])
+{
+	unsigned b[6];
+
+	if (sscanf(text, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]) != 6)
+		return -1;
+	for (int i = 0; i < 6; i++)
+		mac[i] = (uint8_t)b[i];
+	return 0;
+}
+
+/* Offloads a userspace datapath cannot take from a veth peer (see README, "Real interfaces"). */
+static void offloads_off(const struct veth_lab *lab, int ns, const char *dev)
+{
+	char err[256];
+
+	if (sh(NULL, 0, err, sizeof(err), "ip netns exec %s ethtool -K %s tx off tso off gso off gro off",
+	       lab->ns[ns], dev))
+		sh(NULL, 0, err, sizeof(err), "ip netns exec %s ethtool -K %s tx off", lab->ns[ns], dev);
+}
+
+static int lab_up(struct veth_lab *lab, char *err, size_t errlen)
+{
+	static const char *const host_addr[2] = { "10.0.1.2/24", "10.0.2.2/24" };
+	static const char *const host_gw[2] = { "10.0.1.1", "10.0.2.1" };
+	static const int hosts[2] = { NS_H1, NS_H2 };
+
+	for (int i = 0; i < NS_MAX; i++) {
+		if (sh(NULL, 0, err, errlen, "ip netns add %s", lab->ns[i]))
+			return -1;
+		lab->ns_made[i] = true;
+	}
+	/* created straight in their namespaces: nothing ever sits in ours */
+	if (sh(NULL, 0, err, errlen, "ip link add name r0 netns %s type veth peer name eth0 netns %s",
+	       lab->ns[NS_R], lab->ns[NS_H1]) ||
+	    sh(NULL, 0, err, errlen, "ip link add name r1 netns %s type veth peer name eth0 netns %s",
+	       lab->ns[NS_R], lab->ns[NS_H2]))
+		return -1;
+	offloads_off(lab, NS_H1, "eth0");
+	offloads_off(lab, NS_H2, "eth0");
+	offloads_off(lab, NS_R, "r0");
+	offloads_off(lab, NS_R, "r1");
+	for (int i = 0; i < 2; i++) {
+		const char *ns = lab->ns[hosts[i]];
+
+		/* IPv4 only: no router solicitations or ND in the windows */
+		if (sh(NULL, 0, err, errlen, "ip netns exec %s sysctl -qw net.ipv6.conf.all.disable_ipv6=1 "
+		       "net.ipv6.conf.default.disable_ipv6=1", ns) ||
+		    sh(NULL, 0, err, errlen, "ip -n %s link set lo up", ns) ||
+		    sh(NULL, 0, err, errlen, "ip -n %s link set eth0 up", ns) ||
+		    sh(NULL, 0, err, errlen, "ip -n %s addr add %s dev eth0", ns, host_addr[i]) ||
+		    sh(NULL, 0, err, errlen, "ip -n %s route add default via %s", ns, host_gw[i]))
+			return -1;
+	}
+	/* r0/r1 start without addresses and forwarding: each path sets up its own */
+	return sh(NULL, 0, err, errlen, "ip netns exec %s sysctl -qw net.ipv4.ip_forward=0 "
+		  "net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 "
+		  "net.ipv6.conf.r0.disable_ipv6=1 net.ipv6.conf.r1.disable_ipv6=1", lab->ns[NS_R]) ||
+	       sh(NULL, 0, err, errlen, "ip -n %s link set lo up", lab->ns[NS_R]) ||
+	       sh(NULL, 0, err, errlen, "ip -n %s link set r0 up", lab->ns[NS_R]) ||
+	       sh(NULL, 0, err, errlen, "ip -n %s link set r1 up", lab->ns[NS_R]) ? -1 : 0;
+}
+
+static uint16_t ip_checksum(const uint8_t *h, size_t len)
+{
+	uint32_t sum = 0;
+
+	for (size_t i = 0; i < len; i += 2)
+		sum += (uint32_t)h[i] << 8 | h[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/*
+ * The trafgen packet: one 60-byte frame (64 with FCS) h1 -> h2, UDP to the
+ * discard port, every byte fixed so that trafgen only copies it into its
+ * ring. The UDP checksum is 0 (none, allowed in IPv4).
+ */
+static int write_trafgen_conf(const struct veth_lab *lab, const char *path, char *err,
+			      size_t errlen)
+{
+	uint8_t f[FRAME_SIZE - 4] = { 0 }, *ip = f + 14, *udp = ip + 20;
+	char mac[32];
+	uint16_t csum;
+	FILE *out;
+
+	if (sh(mac, sizeof(mac), err, errlen, "ip netns exec %s cat /sys/class/net/r0/address",
+	       lab->ns[NS_R]) || parse_mac(mac, f) ||
+	    sh(mac, sizeof(mac), err, errlen, "ip netns exec %s cat /sys/class/net/eth0/address",
+	       lab->ns[NS_H1]) || parse_mac(mac, f + 6)) {
+		if (!err[0])
+			snprintf(err, errlen, "cannot read the MAC addresses of r0 and h1's eth0");
+		return -1;
+	}
+	f[12] = 0x08;				/* IPv4 */
+	ip[0] = 0x45;
+	ip[3] = (uint8_t)(sizeof(f) - 14);	/* total length */
+	ip[6] = 0x40;				/* DF */
+	ip[8] = 64;				/* TTL */
+	ip[9] = 17;				/* UDP */
+	memcpy(ip + 12, (const uint8_t[]){ 10, 0, 1, 2, 10, 0, 2, 2 }, 8);
+	csum = ip_checksum(ip, 20);
+	ip[10] = (uint8_t)(csum >> 8);
+	ip[11] = (uint8_t)csum;
+	udp[0] = 0x04;				/* source port 1024 */
+	udp[3] = 9;				/* discard */
+	udp[5] = (uint8_t)(sizeof(f) - 34);	/* UDP length */
+
+	out = fopen(path, "w");
+	if (!out) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
+	fprintf(out, "{");
+	for (size_t i = 0; i < sizeof(f); i++)
+		fprintf(out, "%s0x%02x", i ? (i % 12 ? ", " : ",\n  ") : "\n  ", f[i]);
+	fprintf(out, "\n}\n");
+	if (fclose(out)) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int write_rxpath_conf(const char *path, const char *driver, char *err, size_t errlen)
+{
+	FILE *out = fopen(path, "w");
+
+	if (!out) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
+	fprintf(out,
+		"port add p0 %s:dev=r0\n"
+		"port add p1 %s:dev=r1\n"
+		"addr add 10.0.1.1/24 dev p0\n"
+		"addr add 10.0.2.1/24 dev p1\n", driver, driver);
+	if (fclose(out)) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Starts @argv, in its own process group when @pgroup, with stdout to @out and stderr to @errlog. */
+static pid_t spawn(char *const argv[], bool pgroup, const char *out, const char *errlog,
+		   char *err, size_t errlen)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	extern char **environ;
+	pid_t pid = -1;
+	int ret;
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&attr);
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (strcmp(out, errlog))
+		posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, errlog,
+						 O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	else
+		posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+	if (pgroup) {
+		/* its own group, so that we can stop it together with the worker it forks */
+		posix_spawnattr_setpgroup(&attr, 0);
+		posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+	}
+	ret = posix_spawnp(&pid, argv[0], &fa, &attr, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	if (ret) {
+		snprintf(err, errlen, "cannot start %s: %s", argv[0], strerror(ret));
+		return -1;
+	}
+	return pid;
+}
+
+/* Waits up to @timeout s for @pid; its wait status, or -1 if it is still running. */
+static int wait_for(pid_t pid, double timeout)
+{
+	double end = now_seconds() + timeout;
+	int st;
+
+	for (;;) {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+
+		if (r == pid)
+			return st;
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (now_seconds() > end)
+			return -1;
+		usleep(10000);
+	}
+}
+
+/* The last line of a log file, for error messages. */
+static void log_tail(const char *path, char *out, size_t len)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+
+	out[0] = '\0';
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		size_t n = strnlen(line, len - 1);
+
+		if (line[0] == '\n')
+			continue;
+		memcpy(out, line, n);
+		out[n] = '\0';
+	}
+	fclose(f);
+	out[strcspn(out, "\n")] = '\0';
+}
+
+static void trafgen_stop(struct veth_lab *lab)
+{
+	if (lab->trafgen <= 0)
+		return;
+	/* the whole group: trafgen's parent waits for the worker it forked */
+	kill(-lab->trafgen, SIGINT);
+	if (wait_for(lab->trafgen, 5) == -1) {
+		kill(-lab->trafgen, SIGKILL);
+		waitpid(lab->trafgen, NULL, 0);
+	}
+	lab->trafgen = 0;
+}
+
+static int trafgen_start(struct veth_lab *lab, char *err, size_t errlen)
+{
+	char conf[128], log[128];
+	char *argv[] = { "ip", "netns", "exec", lab->ns[NS_H1], "trafgen", "--dev", "eth0",
+			 "--conf", conf, "--cpus", "1", "--no-sock-mem", "-Q", "-C", NULL };
+
+	snprintf(conf, sizeof(conf), "%s/frame.trafgen", lab->dir);
+	snprintf(log, sizeof(log), "%s/trafgen.log", lab->dir);
+	lab->trafgen = spawn(argv, true, log, log, err, errlen);
+	return lab->trafgen > 0 ? 0 : -1;
+}
+
+/* Still sending? If trafgen died, say why. */
+static int trafgen_alive(struct veth_lab *lab, char *err, size_t errlen)
+{
+	char log[128], tail[256];
+	int st;
+
+	if (waitpid(lab->trafgen, &st, WNOHANG) != lab->trafgen)
+		return 0;
+	lab->trafgen = 0;
+	snprintf(log, sizeof(log), "%s/trafgen.log", lab->dir);
+	log_tail(log, tail, sizeof(tail));
+	snprintf(err, errlen, "trafgen in %s exited (status %d)%s%s", lab->ns[NS_H1],
+		 WIFEXITED(st) ? WEXITSTATUS(st) : -1, tail[0] ? ": " : "", tail);
+	return -1;
+}
+
+/* SIGTERM; 0 when rxpath exited 0 in time. */
+static int rxpath_stop(struct veth_lab *lab, char *err, size_t errlen)
+{
+	char log[128], tail[256];
+	int st;
+
+	if (lab->rxpath <= 0)
+		return 0;
+	kill(lab->rxpath, SIGTERM);
+	st = wait_for(lab->rxpath, STOP_TIMEOUT_S);
+	if (st == -1) {
+		kill(lab->rxpath, SIGKILL);
+		waitpid(lab->rxpath, NULL, 0);
+	}
+	lab->rxpath = 0;
+	if (st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	snprintf(log, sizeof(log), "%s/rxpath.err", lab->dir);
+	log_tail(log, tail, sizeof(tail));
+	if (st == -1)
+		snprintf(err, errlen, "rxpath did not exit within %.0f s of SIGTERM", STOP_TIMEOUT_S);
+	else
+		snprintf(err, errlen, "rxpath exited with %s %d after SIGTERM%s%s",
+			 WIFEXITED(st) ? "status" : "signal",
+			 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), tail[0] ? ": " : "", tail);
+	return -1;
+}
+
+/*
+ * `rxpath run` on @driver ports in r. It is ready when h1 reaches h2 through
+ * it (warmup_ping): its JSON start line is not flushed to a file or pipe
+ * until later, so it cannot tell us.
+ */
+static int rxpath_start(struct veth_lab *lab, const char *driver, char *err, size_t errlen)
+{
+	char conf[128], out[128], log[128], cpu[16];
+	char *argv[16];
+	int n = 0;
+
+	snprintf(conf, sizeof(conf), "%s/rxpath-%s.conf", lab->dir, driver);
+	snprintf(out, sizeof(out), "%s/rxpath.out", lab->dir);
+	snprintf(log, sizeof(log), "%s/rxpath.err", lab->dir);
+	if (write_rxpath_conf(conf, driver, err, errlen))
+		return -1;
+	argv[n++] = "ip";
+	argv[n++] = "netns";
+	argv[n++] = "exec";
+	argv[n++] = lab->ns[NS_R];
+	if (lab->rxpath_cpu >= 0) {
+		snprintf(cpu, sizeof(cpu), "%d", lab->rxpath_cpu);
+		argv[n++] = "taskset";
+		argv[n++] = "-c";
+		argv[n++] = cpu;
+	}
+	argv[n++] = lab->exe;
+	argv[n++] = "run";
+	argv[n++] = "-c";
+	argv[n++] = conf;
+	argv[n++] = "--json";
+	argv[n++] = "-i";	/* no live lines: nothing written while it forwards */
+	argv[n++] = "0";
+	argv[n] = NULL;
+	/* `ip netns exec` and taskset exec in place: the pid is rxpath's */
+	lab->rxpath = spawn(argv, false, out, log, err, errlen);
+	return lab->rxpath > 0 ? 0 : -1;
+}
+
+/* Did rxpath exit (at start)? Then say why. */
+static int rxpath_alive(struct veth_lab *lab, char *err, size_t errlen)
+{
+	char log[128], tail[256];
+	int st;
+
+	if (lab->rxpath <= 0 || waitpid(lab->rxpath, &st, WNOHANG) != lab->rxpath)
+		return 0;
+	lab->rxpath = 0;
+	snprintf(log, sizeof(log), "%s/rxpath.err", lab->dir);
+	log_tail(log, tail, sizeof(tail));
+	snprintf(err, errlen, "rxpath exited at start (%s %d)%s%s",
+		 WIFEXITED(st) ? "status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st),
+		 tail[0] ? ": " : "", tail);
+	return -1;
+}
+
+static int kernel_forwarding(struct veth_lab *lab, bool on, char *err, size_t errlen)
+{
+	const char *r = lab->ns[NS_R];
+
+	if (on) {
+		lab->kernel_on = true;
+		return sh(NULL, 0, err, errlen, "ip -n %s addr add 10.0.1.1/24 dev r0", r) ||
+		       sh(NULL, 0, err, errlen, "ip -n %s addr add 10.0.2.1/24 dev r1", r) ||
+		       sh(NULL, 0, err, errlen, "ip netns exec %s sysctl -qw net.ipv4.ip_forward=1", r) ?
+		       -1 : 0;
+	}
+	/* r0/r1 go back to rxpath: the kernel in r must not answer ARP on them */
+	lab->kernel_on = false;
+	return sh(NULL, 0, err, errlen, "ip netns exec %s sysctl -qw net.ipv4.ip_forward=0", r) ||
+	       sh(NULL, 0, err, errlen, "ip -n %s addr flush dev r0", r) ||
+	       sh(NULL, 0, err, errlen, "ip -n %s addr flush dev r1", r) ||
+	       sh(NULL, 0, err, errlen, "ip -n %s neigh flush all", r) ? -1 : 0;
+}
+
+/*
+ * h1 -> h2 answered once: the forwarder is up and ARP is resolved on every
+ * hop, both ways, before the blast.
+ */
+static int warmup_ping(struct veth_lab *lab, const char *path, char *err, size_t errlen)
+{
+	double end = now_seconds() + START_TIMEOUT_S;
+
+	while (!stop_signal && now_seconds() < end) {
+		if (rxpath_alive(lab, err, errlen))
+			return -1;
+		if (!sh(NULL, 0, err, errlen, "ip netns exec %s ping -n -q -c 1 -W 1 10.0.2.2",
+			lab->ns[NS_H1]))
+			return 0;
+	}
+	if (!stop_signal)
+		snprintf(err, errlen, "%s: h1 cannot ping h2 (10.0.2.2) through r within %.0f s",
+			 path, START_TIMEOUT_S);
+	return -1;
+}
+
+/* One window: packets/s delivered to h2 and sent by h1, with the sender running throughout. */
+static int measure(struct veth_lab *lab, enum veth_path p, const struct veth_opts *o, double *pps,
+		   double *sent, char *err, size_t errlen)
+{
+	uint64_t rx0, rx1, tx0, tx1;
+	double trx0, trx1, ttx0, ttx1;
+	int ret = -1;
+
+	if (p == PATH_KERNEL) {
+		if (kernel_forwarding(lab, true, err, errlen))
+			goto out;
+	} else if (rxpath_start(lab, path_names[p], err, errlen)) {
+		goto out;
+	}
+	if (warmup_ping(lab, path_names[p], err, errlen) || trafgen_start(lab, err, errlen) ||
+	    nap(WARMUP_S) || trafgen_alive(lab, err, errlen) ||
+	    read_counter(lab, NS_H1, "eth0", "tx_packets", &tx0, &ttx0, err, errlen) ||
+	    read_counter(lab, NS_H2, "eth0", "rx_packets", &rx0, &trx0, err, errlen) ||
+	    nap(o->duration) ||
+	    read_counter(lab, NS_H2, "eth0", "rx_packets", &rx1, &trx1, err, errlen) ||
+	    read_counter(lab, NS_H1, "eth0", "tx_packets", &tx1, &ttx1, err, errlen) ||
+	    trafgen_alive(lab, err, errlen))
+		goto out;
+	*pps = (double)(rx1 - rx0) / (trx1 - trx0);
+	*sent = (double)(tx1 - tx0) / (ttx1 - ttx0);
+	ret = 0;
+out:
+	trafgen_stop(lab);
+	if (p == PATH_KERNEL) {
+		if (kernel_forwarding(lab, false, ret ? NULL : err, ret ? 0 : errlen))
+			ret = -1;
+	} else if (rxpath_stop(lab, ret ? NULL : err, ret ? 0 : errlen)) {
+		ret = -1;
+	}
+	return ret;
+}
+
+/* Stops whatever the lab started and deletes the namespaces, which deletes the veths. */
+static void lab_down(struct veth_lab *lab)
+{
+	char scratch[256], path[160];
+
+	trafgen_stop(lab);
+	rxpath_stop(lab, scratch, sizeof(scratch));
+	for (int i = 0; i < NS_MAX; i++) {
+		char pids[512], *save, *tok;
+		FILE *f;
+
+		if (!lab->ns_made[i])
+			continue;
+		/* anything we started and missed would keep the namespace alive */
+		snprintf(path, sizeof(path), "ip netns pids %s 2>/dev/null", lab->ns[i]);
+		f = popen(path, "r");
+		if (f) {
+			size_t n = fread(pids, 1, sizeof(pids) - 1, f);
+
+			pids[n] = '\0';
+			pclose(f);
+			for (tok = strtok_r(pids, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+				long pid = strtol(tok, NULL, 10);
+
+				if (pid > 1)
+					kill((pid_t)pid, SIGKILL);
+			}
+		}
+		sh(NULL, 0, scratch, sizeof(scratch), "ip netns del %s", lab->ns[i]);
+		lab->ns_made[i] = false;
+	}
+	if (lab->dir[0]) {
+		static const char *const files[] = { "frame.trafgen", "trafgen.log", "rxpath.out",
+						     "rxpath.err", "rxpath-afxdp.conf",
+						     "rxpath-afpacket.conf" };
+
+		for (unsigned i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+			snprintf(path, sizeof(path), "%s/%s", lab->dir, files[i]);
+			unlink(path);
+		}
+		rmdir(lab->dir);
+		lab->dir[0] = '\0';
+	}
+}
+
+/*
+ * trafgen pins its one worker to CPU 0 itself (worker i runs on CPU i), so
+ * rxpath goes to the first other CPU we may use; the kernel path does its
+ * forwarding in softirq on the sending CPU, since veth delivers there.
+ */
+static void pick_cpus(struct veth_lab *lab)
+{
+	cpu_set_t set;
+
+	lab->sender_cpu = 0;
+	lab->rxpath_cpu = -1;
+	if (sched_getaffinity(0, sizeof(set), &set) || !in_path("taskset"))
+		return;
+	for (int c = 1; c < CPU_SETSIZE; c++) {
+		if (CPU_ISSET(c, &set)) {
+			lab->rxpath_cpu = c;
+			return;
+		}
+	}
+}
+
+static void print_results(const struct veth_lab *lab, const struct veth_opts *o,
+			  double samples[N_PATHS][REPS_MAX], double sent[N_PATHS][REPS_MAX])
+{
+	double med[N_PATHS], lo[N_PATHS], hi[N_PATHS], smed[N_PATHS], slo, shi;
+
+	for (int p = 0; p < N_PATHS; p++) {
+		summarize_samples(samples[p], o->reps, &med[p], &lo[p], &hi[p]);
+		summarize_samples(sent[p], o->reps, &smed[p], &slo, &shi);
+	}
+	if (!o->json) {
+		printf("rxpath bench veth: h1 -> r -> h2 over veth, %u-byte UDP frames (one flow) from "
+		       "trafgen in h1\n"
+		       "pps = frames delivered to h2's eth0 per second (rx_packets); sent = frames h1's "
+		       "eth0 handed to r\n"
+		       "%u repetitions x %.2f s per path, interleaved; medians with min..max\n",
+		       FRAME_SIZE, o->reps, o->duration);
+		if (lab->rxpath_cpu >= 0)
+			printf("CPUs: sender (trafgen) on CPU %d, rxpath on CPU %d; the kernel forwards "
+			       "in softirq on the sender's CPU\n\n", lab->sender_cpu, lab->rxpath_cpu);
+		else
+			printf("CPUs: not pinned (one CPU, or no taskset): sender and forwarder share "
+			       "the machine\n\n");
+		printf("%-9s %12s %12s %12s %8s %12s\n", "path", "pps", "min", "max", "ratio",
+		       "sent pps");
+		for (int p = 0; p < N_PATHS; p++)
+			printf("%-9s %12.0f %12.0f %12.0f %7.2fx %12.0f\n", path_names[p], med[p], lo[p],
+			       hi[p], med[PATH_KERNEL] > 0 ? med[p] / med[PATH_KERNEL] : 0, smed[p]);
+		return;
+	}
+	printf("[");
+	for (int p = 0; p < N_PATHS; p++)
+		printf("%s\n  {\"path\":\"%s\",\"frame_size\":%u,\"pps\":%.0f,\"pps_min\":%.0f,"
+		       "\"pps_max\":%.0f,\"spread_pct\":%.2f,\"ratio_to_kernel\":%.4f,"
+		       "\"sent_pps\":%.0f,\"reps\":%u,\"duration\":%.2f,\"sender_cpu\":%d,"
+		       "\"rxpath_cpu\":%d}",
+		       p ? "," : "", path_names[p], FRAME_SIZE, med[p], lo[p], hi[p],
+		       med[p] > 0 ? (hi[p] - lo[p]) / 2 / med[p] * 100 : 0,
+		       med[PATH_KERNEL] > 0 ? med[p] / med[PATH_KERNEL] : 0, smed[p], o->reps,
+		       o->duration, lab->rxpath_cpu >= 0 ? lab->sender_cpu : -1, lab->rxpath_cpu);
+	printf("\n]\n");
+}
+
+int cmd_bench_veth(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "duration", required_argument, NULL, 'd' },
+		{ "reps", required_argument, NULL, 'r' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	static double samples[N_PATHS][REPS_MAX], sent[N_PATHS][REPS_MAX];
+	struct veth_opts o = { .duration = 3, .reps = 5 };
+	struct veth_lab lab = { 0 };
+	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
+	bool tty = isatty(STDERR_FILENO);
+	unsigned done = 0;
+	char err[1024] = "";
+	ssize_t len;
+	uint64_t v;
+	int opt, ret = 1;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'd':
+			if (parse_seconds(optarg, 0.1, 60, &o.duration)) {
+				fprintf(stderr, "rxpath bench veth: --duration %s: expected seconds from 0.1 to 60\n", optarg);
+				return 2;
+			}
+			break;
+		case 'r':
+			if (rxp_parse_u64(optarg, 1, REPS_MAX, &v)) {
+				fprintf(stderr, "rxpath bench veth: --reps %s: expected 1 to %d\n", optarg, REPS_MAX);
+				return 2;
+			}
+			o.reps = (unsigned)v;
+			break;
+		case 'j':
+			o.json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "rxpath bench veth: see 'rxpath bench veth --help'\n");
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rxpath bench veth: unexpected argument '%s'; see 'rxpath bench veth --help'\n",
+			argv[optind]);
+		return 2;
+	}
+	if (geteuid() != 0) {
+		fprintf(stderr, "rxpath bench veth: needs root (network namespaces and veth); run with sudo\n");
+		return 1;
+	}
+	if (!in_path("trafgen")) {
+		fprintf(stderr, "rxpath bench veth: trafgen not found; it is the sender: install the "
+			"netsniff-ng package (apt-get install netsniff-ng)\n");
+		return 1;
+	}
+	if (!in_path("ip") || !in_path("ethtool")) {
+		fprintf(stderr, "rxpath bench veth: needs 'ip' and 'ethtool' to build the lab; install "
+			"iproute2 and ethtool (apt-get install iproute2 ethtool)\n");
+		return 1;
+	}
+	len = readlink("/proc/self/exe", lab.exe, sizeof(lab.exe) - 1);
+	if (len <= 0) {
+		fprintf(stderr, "rxpath bench veth: /proc/self/exe: %s\n", strerror(errno));
+		return 1;
+	}
+	lab.exe[len] = '\0';
+	for (int i = 0; i < NS_MAX; i++)
+		snprintf(lab.ns[i], sizeof(lab.ns[i]), "rxp-%d-%s", (int)getpid(),
+			 i == NS_H1 ? "h1" : i == NS_R ? "r" : "h2");
+	pick_cpus(&lab);
+
+	/* no SA_RESTART: a signal cuts sleeps and waits short, then the lab comes down */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+
+	snprintf(lab.dir, sizeof(lab.dir), "/tmp/rxp-%d-veth.XXXXXX", (int)getpid());
+	if (!mkdtemp(lab.dir)) {
+		snprintf(err, sizeof(err), "cannot make a directory in /tmp: %s", strerror(errno));
+		lab.dir[0] = '\0';
+		goto out;
+	}
+	fprintf(stderr, "%sbench veth: building the lab (%s, %s, %s)%s", tty ? "\r" : "",
+		lab.ns[NS_H1], lab.ns[NS_R], lab.ns[NS_H2], tty ? "" : "\n");
+	if (lab_up(&lab, err, sizeof(err))) {
+		if (!stop_signal)
+			fprintf(stderr, "%srxpath bench veth: cannot build the lab: %s\n", tty ? "\n" : "", err);
+		err[0] = '\0';
+		goto out;
+	}
+	{
+		char frame[128];
+
+		snprintf(frame, sizeof(frame), "%s/frame.trafgen", lab.dir);
+		if (write_trafgen_conf(&lab, frame, err, sizeof(err)))
+			goto out;
+	}
+	for (unsigned rep = 0; rep < o.reps; rep++) {
+		for (unsigned k = 0; k < N_PATHS; k++) {
+			/* rotate the order: no path always runs first or last */
+			enum veth_path p = (enum veth_path)((k + rep) % N_PATHS);
+
+			if (tty)
+				fprintf(stderr, "\r%-70s\rbench veth: %2u/%u  %-9s repetition %u/%u ", "",
+					++done, N_PATHS * o.reps, path_names[p], rep + 1, o.reps);
+			if (measure(&lab, p, &o, &samples[p][rep], &sent[p][rep], err, sizeof(err)))
+				goto out;
+		}
+		if (!tty)
+			fprintf(stderr, "bench veth: repetition %u/%u done: kernel %.0f, afxdp %.0f, "
+				"afpacket %.0f pps\n", rep + 1, o.reps, samples[PATH_KERNEL][rep],
+				samples[PATH_AFXDP][rep], samples[PATH_AFPACKET][rep]);
+	}
+	if (tty)
+		fprintf(stderr, "\r%-70s\r", "");
+	ret = 0;
+out:
+	lab_down(&lab);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (stop_signal) {
+		fprintf(stderr, "%srxpath bench veth: stopped by signal %d; lab removed\n",
+			tty ? "\n" : "", (int)stop_signal);
+		return 128 + stop_signal;
+	}
+	if (ret) {
+		if (err[0])
+			fprintf(stderr, "%srxpath bench veth: %s\n", tty ? "\n" : "", err);
+		return 1;
+	}
+	print_results(&lab, &o, samples, sent);
+	return 0;
+}
