@@ -1,5 +1,6 @@
 # rxpath: `make` builds build/rxpath and build/librxpath.a; `make test` runs every test.
 # SAN=1 builds into build-san/ with AddressSanitizer and UndefinedBehaviorSanitizer.
+# EXTRA_CFLAGS adds flags (CI builds with clang and EXTRA_CFLAGS=-Werror).
 
 CC ?= gcc
 ifeq ($(origin CC),default)
@@ -18,7 +19,7 @@ endif
 
 CFLAGS ?= -g
 CFLAGS += -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra -Wshadow -Wstrict-prototypes \
-	  -Wmissing-prototypes -Iinclude -MMD -MP
+	  -Wmissing-prototypes -Iinclude -MMD -MP $(EXTRA_CFLAGS)
 LDLIBS := -lxdp -lbpf -lpcap -lpthread -lm
 LDFLAGS += $(LDSAN)
 
@@ -61,6 +62,6 @@ test: unit
 	@BUILD=$(BUILD) bash tests/run.sh
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-clang
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
