@@ -33,6 +33,8 @@ TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 DEPS_STAMP := build/.deps-ok
 
 .PHONY: all test unit clean deps
+# keep the test objects: no "rm" after the test count, and quicker rebuilds
+.SECONDARY:
 all: $(BUILD)/rxpath $(BUILD)/librxpath.a
 
 # Debian packages first (installed with apt-get when run as root).
