@@ -8,6 +8,7 @@
 #ifndef RXPATH_ROUTER_H
 #define RXPATH_ROUTER_H
 
+#include <arpa/inet.h>
 #include "rxpath/common.h"
 #include "rxpath/lpm4.h"
 #include "rxpath/lpm6.h"
@@ -151,6 +152,29 @@ static inline bool rxp_router_is_bcast4(const struct rxp_router *r, uint32_t add
 		if (r->bcast4[i] == addr)
 			return true;
 	return false;
+}
+
+/*
+ * Returns the index of @ifp's IPv4 address whose subnet holds @addr
+ * (network order), or -1 when @addr is on none of them.
+ */
+static inline int rxp_l3if_subnet4(const struct rxp_l3if *ifp, uint32_t addr)
+{
+	for (unsigned i = 0; i < ifp->n_addr4; i++) {
+		uint32_t mask = ifp->plen4[i] ? htonl(~0u << (32 - ifp->plen4[i])) : 0;
+
+		if (!((ifp->addr4[i] ^ addr) & mask))
+			return (int)i;
+	}
+	return -1;
+}
+
+/* Returns the address to speak from toward @addr on @ifp: one on its subnet, else the first. */
+static inline uint32_t rxp_l3if_source4(const struct rxp_l3if *ifp, uint32_t addr)
+{
+	int i = rxp_l3if_subnet4(ifp, addr);
+
+	return ifp->addr4[i >= 0 ? i : 0];
 }
 
 /* Takes one token from the ICMP limiter at time @now_ns. Returns true when allowed. */

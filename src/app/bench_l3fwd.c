@@ -207,6 +207,11 @@ int cmd_bench_l3fwd(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (optind < argc) {
+		fprintf(stderr, "rxpath bench l3fwd: unexpected argument '%s'; see 'rxpath bench l3fwd --help'\n",
+			argv[optind]);
+		return 2;
+	}
 	for (unsigned i = 0; i < n_cases; i++) {
 		fprintf(stderr, "%sbench l3fwd: building %s%s", tty ? "\r" : "", cases[i].name,
 			tty ? "          " : "\n");

@@ -13,28 +13,8 @@ static bool if_source4(const struct rxp_l3if *ifp, uint32_t target, uint32_t *sr
 {
 	if (!ifp->n_addr4)
 		return false;
-	*src = ifp->addr4[0];
-	for (unsigned i = 0; i < ifp->n_addr4; i++) {
-		uint32_t mask = ifp->plen4[i] ? htonl(~0u << (32 - ifp->plen4[i])) : 0;
-
-		if (!((ifp->addr4[i] ^ target) & mask)) {
-			*src = ifp->addr4[i];
-			break;
-		}
-	}
+	*src = rxp_l3if_source4(ifp, target);
 	return true;
-}
-
-/* True when @addr is on one of the interface's subnets: only those become new entries. */
-static bool on_link4(const struct rxp_l3if *ifp, uint32_t addr)
-{
-	for (unsigned i = 0; i < ifp->n_addr4; i++) {
-		uint32_t mask = ifp->plen4[i] ? htonl(~0u << (32 - ifp->plen4[i])) : 0;
-
-		if (!((ifp->addr4[i] ^ addr) & mask))
-			return true;
-	}
-	return false;
 }
 
 static void arp_fill(uint8_t *a, uint16_t op, const uint8_t sha[6], uint32_t spa,
@@ -97,12 +77,12 @@ void rxp_arp_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 	ifp = &r->ifs[pkt->ifidx];
 	/*
 	 * RFC 826: update the sender's entry if we have one; add it when the
-	 * packet is for us. A sender of 0.0.0.0 (an address probe, RFC 5227) is
+	 * packet is for us and the sender is on-link. A sender of 0.0.0.0 (an address probe, RFC 5227) is
 	 * answered but not learned.
 	 */
 	if (spa != 0)
 		rxp_neigh_learn(st, pkt->ifidx, 4, (const uint8_t *)&spa, sha,
-				rxp_l3if_has_addr4(ifp, tpa) && on_link4(ifp, spa));
+				rxp_l3if_has_addr4(ifp, tpa) && rxp_l3if_subnet4(ifp, spa) >= 0);
 	if (!rxp_l3if_has_addr4(ifp, tpa)) {
 		rxp_drop(st, pkt, RXP_DROP_ARP_NOT_FOR_US);
 		return;

@@ -69,14 +69,10 @@ void rxp_icmp4_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, u
 	o[9] = RXP_IPPROTO_ICMP;
 	o[10] = 0;
 	o[11] = 0;
-	memcpy(o + 12, &ifp->addr4[0], 4);
-	for (unsigned i = 0; i < ifp->n_addr4; i++) {
-		uint32_t mask = ifp->plen4[i] ? htonl(~0u << (32 - ifp->plen4[i])) : 0;
+	{
+		uint32_t from = rxp_l3if_source4(ifp, src);
 
-		if (!((ifp->addr4[i] ^ src) & mask)) {
-			memcpy(o + 12, &ifp->addr4[i], 4);
-			break;
-		}
+		memcpy(o + 12, &from, 4);
 	}
 	memcpy(o + 16, &src, 4);
 	{
