@@ -20,10 +20,10 @@ endif
 CFLAGS ?= -g
 CFLAGS += -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra -Wshadow -Wstrict-prototypes \
 	  -Wmissing-prototypes -Iinclude -MMD -MP $(EXTRA_CFLAGS)
-LDLIBS := -lxdp -lbpf -lpcap -lpthread -lm
+LDLIBS := -lxdp -lbpf -lpcap -lmnl -lmicrohttpd -lpthread -lm
 LDFLAGS += $(LDSAN)
 
-LIB_SRC := $(wildcard src/core/*.c src/port/*.c src/fib/*.c src/net/*.c)
+LIB_SRC := $(wildcard src/core/*.c src/port/*.c src/fib/*.c src/net/*.c src/ctl/*.c)
 APP_SRC := $(wildcard src/app/*.c)
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 

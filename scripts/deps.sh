@@ -2,13 +2,16 @@
 # Installs the Debian packages rxpath needs to build and test, when missing
 # (python3-scapy builds and checks the frames of the conformance tests;
 # libxdp/libbpf serve the AF_XDP driver; iproute2, ping, iperf3, ethtool and
-# trafgen from netsniff-ng are the peers of the end-to-end tests).
+# trafgen from netsniff-ng are the peers of the end-to-end tests; libmnl
+# speaks netlink for kernel route sync, libmicrohttpd serves the metrics,
+# tshark and curl read captures and metrics back in the tests).
 # Run by `make` before the first build; as root it installs with apt-get,
 # otherwise it names the command that does.
 set -euo pipefail
 
 need=(libpcap-dev pkg-config python3-scapy libxdp-dev libbpf-dev
-      iproute2 iputils-ping iperf3 ethtool netsniff-ng)
+      libmnl-dev libmicrohttpd-dev
+      iproute2 iputils-ping iperf3 ethtool netsniff-ng tshark curl)
 [ "${RXP_NEED_CLANG:-0}" = 1 ] && need+=(clang)
 
 missing=()
