@@ -118,6 +118,13 @@ int rxp_router_add_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
 			uint8_t plen);
 
 /*
+ * Removes address @addr from interface @ifidx with its local route, and its
+ * connected route unless another address makes the same one. Returns 0,
+ * -ENOENT, or -EPERM for the IPv6 link-local address.
+ */
+int rxp_router_del_addr(struct rxp_router *r, int ifidx, uint8_t family, const uint8_t *addr);
+
+/*
  * Adds a route. @gw may be NULL (on-link via @ifidx); with a gateway and
  * @ifidx < 0, the interface is the one whose connected route covers @gw.
  * Returns 0 or -errno (-ENETUNREACH when no interface reaches the gateway).
@@ -128,6 +135,13 @@ int rxp_router_add_route(struct rxp_router *r, uint8_t family, const uint8_t *pr
 /* Deletes a route. Returns 0 or -ENOENT. */
 int rxp_router_del_route(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
 			 uint8_t plen);
+
+/*
+ * Returns the installed route a longest-prefix match of @addr selects, or
+ * NULL; slow (one hash probe per prefix length), for reports.
+ */
+const struct rxp_route *rxp_router_match(struct rxp_router *r, uint8_t family,
+					 const uint8_t *addr);
 
 /* Adds a static neighbour. Returns 0 or -errno. */
 int rxp_router_add_neigh(struct rxp_router *r, int ifidx, uint8_t family, const uint8_t *addr,

@@ -129,6 +129,7 @@ struct rxp_rx_tuning rxp_rx_tuning_default(void);
 
 struct rxp_router;
 struct rxp_neigh;
+struct rxp_capture;
 
 /*
  * A next hop's resolved neighbour (an adjacency), cached so that forwarding
@@ -153,6 +154,7 @@ struct rxp_stack {
 	struct rxp_rx_tuning tuning;
 	struct rxp_pool_cache *cache;	/* where freed buffers go */
 	struct rxp_router *router;	/* NULL: a host sink that takes every valid packet */
+	struct rxp_capture *capture;	/* packet capture (include/rxpath/capture.h); NULL: off */
 	uint64_t now_ns;		/* the poll loop's clock, updated between polls */
 	uint64_t next_tick_ns;
 	uint64_t tx_pending;		/* bit per port with packets in txv */
@@ -177,6 +179,12 @@ int rxp_stack_add_port(struct rxp_stack *st, uint16_t id, const uint8_t mac[6],
 void rxp_stack_set_router(struct rxp_stack *st, struct rxp_router *router);
 
 /*
+ * Turns packet capture on (@cap) or off (NULL). Call it from the thread that
+ * runs the stack, between polls; the caller keeps @cap alive while it is set.
+ */
+void rxp_stack_set_capture(struct rxp_stack *st, struct rxp_capture *cap);
+
+/*
  * Runs the timers (neighbour retries, failures, ageing) at time @now_ns and
  * sends what they produce. Call it between polls, not per packet.
  */
@@ -188,6 +196,19 @@ void rxp_stack_tick(struct rxp_stack *st, uint64_t now_ns);
  * finite input. Returns the number of packets dropped.
  */
 uint64_t rxp_stack_drain(struct rxp_stack *st);
+
+/*
+ * Sets a static neighbour (configured while running): packets waiting for it
+ * are sent. Returns 0, -EINVAL (no router or no such interface) or -ENOSPC.
+ */
+int rxp_stack_neigh_set(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr,
+			const uint8_t mac[6]);
+
+/*
+ * Removes a neighbour; packets waiting for it are dropped (neigh_unresolved).
+ * Returns 0, -EINVAL or -ENOENT.
+ */
+int rxp_stack_neigh_del(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr);
 
 /* Sends what the stack has gathered for transmit. */
 void rxp_stack_flush(struct rxp_stack *st);

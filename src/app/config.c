@@ -112,11 +112,20 @@ static int cmd_addr(struct dp_config *cfg, char **w, int n, const char *where, c
 {
 	struct dp_cmd c = { .kind = DP_CMD_ADDR_ADD };
 
-	if (n < 2 || strcmp(w[1], "add"))
-		BAD("%s: '%s': expected 'add' after 'addr'", where, n < 2 ? "" : w[1]);
+	if (n < 2 || (strcmp(w[1], "add") && strcmp(w[1], "del")))
+		BAD("%s: '%s': expected 'add' or 'del' after 'addr'", where, n < 2 ? "" : w[1]);
 	if (n != 5 || strcmp(w[3], "dev"))
-		BAD("%s: expected 'addr add ADDRESS/LENGTH dev PORT'", where);
-	c.family = (uint8_t)parse_prefix(w[2], c.addr, &c.plen);
+		BAD("%s: expected 'addr %s ADDRESS/LENGTH dev PORT'", where, w[1]);
+	if (!strcmp(w[1], "del")) {
+		char *slash = strchr(w[2], '/');
+
+		c.kind = DP_CMD_ADDR_DEL;
+		if (slash)	/* the length is optional: the address names the entry */
+			*slash = '\0';
+		c.family = (uint8_t)parse_addr(w[2], c.addr);
+	} else {
+		c.family = (uint8_t)parse_prefix(w[2], c.addr, &c.plen);
+	}
 	if (!c.family)
 		BAD("%s: '%s': expected an address with a prefix length, like 10.0.1.1/24 or 2001:db8::1/64", where, w[2]);
 	if (!dp_config_has_name(cfg, w[4]))
@@ -168,8 +177,21 @@ static int cmd_neigh(struct dp_config *cfg, char **w, int n, const char *where, 
 {
 	struct dp_cmd c = { .kind = DP_CMD_NEIGH_ADD };
 
-	if (n < 2 || strcmp(w[1], "add"))
-		BAD("%s: '%s': expected 'add' after 'neigh'", where, n < 2 ? "" : w[1]);
+	if (n < 2 || (strcmp(w[1], "add") && strcmp(w[1], "del")))
+		BAD("%s: '%s': expected 'add' or 'del' after 'neigh'", where, n < 2 ? "" : w[1]);
+	if (!strcmp(w[1], "del")) {
+		c.kind = DP_CMD_NEIGH_DEL;
+		if (n != 5 || strcmp(w[3], "dev"))
+			BAD("%s: expected 'neigh del ADDRESS dev PORT'", where);
+		c.family = (uint8_t)parse_addr(w[2], c.addr);
+		if (!c.family)
+			BAD("%s: '%s': expected an IPv4 or IPv6 address", where, w[2]);
+		if (!dp_config_has_name(cfg, w[4]))
+			BAD("%s: '%s': no such port", where, w[4]);
+		snprintf(c.dev, sizeof(c.dev), "%s", w[4]);
+		snprintf(c.where, sizeof(c.where), "%s", where);
+		return dp_config_add_cmd(cfg, &c);
+	}
 	if (n != 7 || strcmp(w[3], "lladdr") || strcmp(w[5], "dev"))
 		BAD("%s: expected 'neigh add ADDRESS lladdr MAC dev PORT'", where);
 	c.family = (uint8_t)parse_addr(w[2], c.addr);

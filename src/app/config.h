@@ -3,10 +3,11 @@
  * The command language:
  *   port add NAME DRIVER[:key=value,...]     (VLAN sub-port: vlan:parent=PORT,id=N)
  *   port set NAME mtu N
- *   addr add ADDRESS/LENGTH dev PORT
+ *   addr add|del ADDRESS/LENGTH dev PORT
  *   route add PREFIX [via GATEWAY] [dev PORT]
  *   route del PREFIX
  *   neigh add ADDRESS lladdr MAC dev PORT
+ *   neigh del ADDRESS dev PORT
  *   icmp ratelimit ERRORS_PER_SECOND [burst N]
  * Lines come from -c FILE and -e 'CMD'. '#' starts a comment. A bad line is
  * reported with its number, the offending word and what was expected, and

@@ -139,66 +139,66 @@ static const char *af_err(int ret)
 	case -EDESTADDRREQ: return "a link-local gateway needs 'dev PORT': every port has one";
 	case -ENOSPC: return "table full";
 	case -ENETUNREACH: return "no interface has an address on the gateway's subnet; add one first, or give dev";
-	case -ENOENT: return "no such route";
+	case -ENOENT: return "no such entry";
+	case -EPERM: return "the link-local address stays: Neighbor Discovery needs it";
 	case -ENOMEM: return "out of memory";
 	default: return strerror(-ret);
 	}
 }
 
-/* Applies the router commands in order; the first failure names its line. */
-static int apply_cmds(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen)
+int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen)
 {
 	struct rxp_router *r = dp->router;
+	int ifidx = -1, ret = 0;
 
-	for (unsigned i = 0; i < cfg->n_cmds; i++) {
-		const struct dp_cmd *c = &cfg->cmds[i];
-		int ifidx = -1, ret = 0;
-
-		if (c->dev[0]) {
-			ifidx = rxp_router_if_by_name(r, c->dev);
-			if (ifidx < 0) {
-				snprintf(err, errlen, "%s: '%s': no such port", c->where, c->dev);
-				return -ENOENT;
-			}
-		}
-		switch (c->kind) {
-		case DP_CMD_ADDR_ADD:
-			ret = rxp_router_add_addr(r, ifidx, c->family, c->addr, c->plen);
-			break;
-		case DP_CMD_ROUTE_ADD:
-			ret = rxp_router_add_route(r, c->family, c->addr, c->plen,
-						   c->has_gw ? c->gw : NULL, ifidx);
-			break;
-		case DP_CMD_ROUTE_DEL:
-			ret = rxp_router_del_route(r, c->family, c->addr, c->plen);
-			break;
-		case DP_CMD_NEIGH_ADD:
-			ret = rxp_router_add_neigh(r, ifidx, c->family, c->addr, c->mac);
-			break;
-		case DP_CMD_MTU: {
-			const struct rxp_l3if *ifp = &r->ifs[ifidx];
-			uint32_t max = dp->pool->max_frame - RXP_ETH_HLEN - (ifp->vlan ? RXP_VLAN_HLEN : 0);
-
-			if (c->mtu > max) {
-				snprintf(err, errlen, "%s: mtu %u: larger than the %u bytes a %u-byte frame carries; raise --max-frame",
-					 c->where, c->mtu, max, dp->pool->max_frame);
-				return -EINVAL;
-			}
-			ret = rxp_router_set_mtu(r, ifidx, c->mtu);
-			break;
-		}
-		case DP_CMD_ICMP_RATE:
-			r->icmp_limit.rate = c->rate;
-			r->icmp_limit.burst = c->burst;
-			r->icmp_limit.tokens = c->burst;
-			break;
-		}
-		if (ret) {
-			snprintf(err, errlen, "%s: %s", c->where, af_err(ret));
-			return ret;
+	if (c->dev[0]) {
+		ifidx = rxp_router_if_by_name(r, c->dev);
+		if (ifidx < 0) {
+			snprintf(err, errlen, "%s: '%s': no such port", c->where, c->dev);
+			return -ENOENT;
 		}
 	}
-	return 0;
+	switch (c->kind) {
+	case DP_CMD_ADDR_ADD:
+		ret = rxp_router_add_addr(r, ifidx, c->family, c->addr, c->plen);
+		break;
+	case DP_CMD_ADDR_DEL:
+		ret = rxp_router_del_addr(r, ifidx, c->family, c->addr);
+		break;
+	case DP_CMD_ROUTE_ADD:
+		ret = rxp_router_add_route(r, c->family, c->addr, c->plen, c->has_gw ? c->gw : NULL,
+					   ifidx);
+		break;
+	case DP_CMD_ROUTE_DEL:
+		ret = rxp_router_del_route(r, c->family, c->addr, c->plen);
+		break;
+	case DP_CMD_NEIGH_ADD:
+		ret = rxp_stack_neigh_set(&dp->stack, ifidx, c->family, c->addr, c->mac);
+		break;
+	case DP_CMD_NEIGH_DEL:
+		ret = rxp_stack_neigh_del(&dp->stack, ifidx, c->family, c->addr);
+		break;
+	case DP_CMD_MTU: {
+		const struct rxp_l3if *ifp = &r->ifs[ifidx];
+		uint32_t max = dp->pool->max_frame - RXP_ETH_HLEN - (ifp->vlan ? RXP_VLAN_HLEN : 0);
+
+		if (c->mtu > max) {
+			snprintf(err, errlen, "%s: mtu %u: larger than the %u bytes a %u-byte frame carries; raise --max-frame",
+				 c->where, c->mtu, max, dp->pool->max_frame);
+			return -EINVAL;
+		}
+		ret = rxp_router_set_mtu(r, ifidx, c->mtu);
+		break;
+	}
+	case DP_CMD_ICMP_RATE:
+		r->icmp_limit.rate = c->rate;
+		r->icmp_limit.burst = c->burst;
+		r->icmp_limit.tokens = c->burst;
+		break;
+	}
+	if (ret)
+		snprintf(err, errlen, "%s: %s", c->where, af_err(ret));
+	return ret;
 }
 
 static uint64_t monotonic_ns(void)
@@ -245,11 +245,31 @@ static int open_router(struct dp *dp, const struct dp_config *cfg, char *err, si
 			return ret;
 		}
 	}
-	ret = apply_cmds(dp, cfg, err, errlen);
-	if (ret)
-		return ret;
 	rxp_stack_set_router(&dp->stack, r);
+	for (unsigned i = 0; i < cfg->n_cmds; i++) {
+		ret = dp_apply_cmd(dp, &cfg->cmds[i], err, errlen);
+		if (ret)
+			return ret;
+	}
 	return 0;
+}
+
+int dp_router_enable(struct dp *dp, char *err, size_t errlen)
+{
+	struct dp_config none;
+	int ret;
+
+	if (dp->router)
+		return 0;
+	dp_config_default(&none);
+	ret = open_router(dp, &none, err, errlen);
+	if (ret && dp->router) {
+		rxp_stack_set_router(&dp->stack, NULL);
+		rxp_router_free(dp->router);
+		free(dp->router);
+		dp->router = NULL;
+	}
+	return ret;
 }
 
 int dp_open(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen)

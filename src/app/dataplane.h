@@ -27,14 +27,16 @@ struct dp_vlan_config {
 
 enum dp_cmd_kind {
 	DP_CMD_ADDR_ADD,
+	DP_CMD_ADDR_DEL,
 	DP_CMD_ROUTE_ADD,
 	DP_CMD_ROUTE_DEL,
 	DP_CMD_NEIGH_ADD,
+	DP_CMD_NEIGH_DEL,
 	DP_CMD_MTU,
 	DP_CMD_ICMP_RATE,
 };
 
-/* One router command, parsed; applied to the tables when the datapath opens. */
+/* One router command, parsed; applied when the datapath opens, or while it runs. */
 struct dp_cmd {
 	enum dp_cmd_kind kind;
 	char where[DP_WHERE_LEN];	/* "-e 2", "file:7": for messages */
@@ -83,6 +85,18 @@ bool dp_config_has_name(const struct dp_config *cfg, const char *name);
 
 /* Adds a router command. Returns 0 or -ENOMEM. */
 int dp_config_add_cmd(struct dp_config *cfg, const struct dp_cmd *cmd);
+
+/*
+ * Applies one router command to the running tables (datapath thread, between
+ * polls). Returns 0 or -errno with @err naming the command's source.
+ */
+int dp_apply_cmd(struct dp *dp, const struct dp_cmd *cmd, char *err, size_t errlen);
+
+/*
+ * Turns a receive sink into a router with no addresses or routes yet, for a
+ * first change made while running. Returns 0 or -errno with @err.
+ */
+int dp_router_enable(struct dp *dp, char *err, size_t errlen);
 
 /* Builds and starts everything. Returns 0 or -errno with @err; on error nothing is left open. */
 int dp_open(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen);

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "bench.h"
+#include "ctl_client.h"
 #include "doctor.h"
 #include "run.h"
 
@@ -19,6 +20,7 @@ static void usage(FILE *out)
 		"          (with no port given: two simulated ports with generated traffic)\n"
 		"  bench   measure each receive-path technique on and off (the seed A/B matrix);\n"
 		"          bench l3fwd, bench lpm: forwarding and FIB lookups\n"
+		"  ctl     send a command to a running rxpath: ctl 'show stats', ctl 'route add ...'\n"
 		"  doctor  check what AF_XDP and AF_PACKET ports need here: doctor [IFACE]\n"
 		"  help    this text; 'rxpath COMMAND --help' for a command's options\n"
 		"  version print the version\n",
@@ -35,6 +37,8 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "bench"))
 		return cmd_bench(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "ctl"))
+		return cmd_ctl(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "doctor"))
 		return cmd_doctor(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {

@@ -119,6 +119,8 @@ static int nh_get(struct rxp_router *r, uint8_t kind, uint8_t family, uint16_t i
 			return -ENOSPC;
 		free_slot = (int)r->n_nh++;
 	}
+	/* a reused id must not keep another next hop's cached adjacency */
+	r->neigh.gen++;
 	memset(&r->nh[free_slot], 0, sizeof(r->nh[0]));
 	r->nh[free_slot].kind = kind;
 	r->nh[free_slot].family = family;
@@ -162,6 +164,24 @@ static struct rxp_route *route_slot(struct rxp_router *r, uint8_t family, const 
 				    !memcmp(rt->prefix, p, 16)))
 			return rt;
 	}
+}
+
+const struct rxp_route *rxp_router_match(struct rxp_router *r, uint8_t family,
+					 const uint8_t *addr)
+{
+	uint8_t p[16];
+
+	if (!r->routes_size || (family != 4 && family != 6))
+		return NULL;
+	for (int plen = family == 4 ? 32 : 128; plen >= 0; plen--) {
+		struct rxp_route *rt;
+
+		prefix_mask(family, addr, (uint8_t)plen, p);
+		rt = route_slot(r, family, p, (uint8_t)plen);
+		if (rt->family)
+			return rt;
+	}
+	return NULL;
 }
 
 static int routes_grow(struct rxp_router *r)
@@ -355,6 +375,86 @@ int rxp_router_add_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
 	} else {
 		memcpy(ifp->addr6[ifp->n_addr6], addr, 16);
 		ifp->plen6[ifp->n_addr6++] = plen;
+	}
+	return 0;
+}
+
+/* Rebuilds the directed broadcasts from every interface's IPv4 addresses. */
+static void bcast4_rebuild(struct rxp_router *r)
+{
+	r->n_bcast4 = 0;
+	for (unsigned i = 0; i < r->n_ifs; i++) {
+		const struct rxp_l3if *ifp = &r->ifs[i];
+
+		for (unsigned k = 0; k < ifp->n_addr4 && r->n_bcast4 < RXP_IFS_MAX; k++)
+			if (ifp->plen4[k] < 31)	/* /31 and /32 have none (RFC 3021) */
+				r->bcast4[r->n_bcast4++] = ifp->addr4[k] | htonl(~0u >> ifp->plen4[k]);
+	}
+}
+
+/* Returns true when another address (not @ifidx's number @skip) makes the connected @prefix/@plen. */
+static bool connected_shared(const struct rxp_router *r, uint8_t family, const uint8_t *prefix,
+			     uint8_t plen, int ifidx, unsigned skip)
+{
+	uint8_t a[16];
+
+	for (unsigned i = 0; i < r->n_ifs; i++) {
+		const struct rxp_l3if *ifp = &r->ifs[i];
+		unsigned n = family == 4 ? ifp->n_addr4 : ifp->n_addr6;
+
+		for (unsigned k = 0; k < n; k++) {
+			if ((int)i == ifidx && k == skip)
+				continue;
+			if ((family == 4 ? ifp->plen4[k] : ifp->plen6[k]) != plen)
+				continue;
+			prefix_mask(family, family == 4 ? (const uint8_t *)&ifp->addr4[k] : ifp->addr6[k],
+				    plen, a);
+			if (!memcmp(a, prefix, family == 4 ? 4 : 16))
+				return true;
+		}
+	}
+	return false;
+}
+
+int rxp_router_del_addr(struct rxp_router *r, int ifidx, uint8_t family, const uint8_t *addr)
+{
+	struct rxp_l3if *ifp;
+	uint8_t prefix[16];
+	unsigned n, k;
+	uint8_t plen;
+
+	if (ifidx < 0 || (unsigned)ifidx >= r->n_ifs || (family != 4 && family != 6))
+		return -EINVAL;
+	ifp = &r->ifs[ifidx];
+	n = family == 4 ? ifp->n_addr4 : ifp->n_addr6;
+	for (k = 0; k < n; k++)
+		if (!memcmp(family == 4 ? (const uint8_t *)&ifp->addr4[k] : ifp->addr6[k], addr,
+			    family == 4 ? 4 : 16))
+			break;
+	if (k == n)
+		return -ENOENT;
+	if (family == 6 && k == 0)
+		return -EPERM;	/* the link-local address: ND needs it */
+	plen = family == 4 ? ifp->plen4[k] : ifp->plen6[k];
+	prefix_mask(family, addr, plen, prefix);
+	rxp_router_del_route(r, family, addr, family == 4 ? 32 : 128);
+	if (!connected_shared(r, family, prefix, plen, ifidx, k)) {
+		struct rxp_route *rt = route_slot(r, family, prefix, plen);
+
+		/* only the connected route this address made, not a route configured over it */
+		if (rt->family && r->nh[rt->nh].kind == RXP_NH_KIND_CONNECTED &&
+		    r->nh[rt->nh].ifidx == ifidx)
+			rxp_router_del_route(r, family, prefix, plen);
+	}
+	if (family == 4) {
+		memmove(&ifp->addr4[k], &ifp->addr4[k + 1], (n - k - 1) * sizeof(ifp->addr4[0]));
+		memmove(&ifp->plen4[k], &ifp->plen4[k + 1], n - k - 1);
+		ifp->n_addr4--;
+		bcast4_rebuild(r);
+	} else {
+		memmove(ifp->addr6[k], ifp->addr6[k + 1], (n - k - 1) * sizeof(ifp->addr6[0]));
+		memmove(&ifp->plen6[k], &ifp->plen6[k + 1], n - k - 1);
+		ifp->n_addr6--;
 	}
 	return 0;
 }

@@ -4,6 +4,7 @@
  * resolving (a bounded queue per neighbour), send requests, retry on a
  * timer, give up with Destination Unreachable, age learned entries.
  */
+#include <errno.h>
 #include <string.h>
 #include "route.h"
 
@@ -137,6 +138,48 @@ void rxp_neigh_learn(struct rxp_stack *st, int ifidx, uint8_t family, const uint
 	for (unsigned i = 0; i < n->n_held; i++)
 		send_to(st, n->held[i], n);
 	n->n_held = 0;
+}
+
+int rxp_stack_neigh_set(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr,
+			const uint8_t mac[6])
+{
+	struct rxp_neigh_table *t;
+	struct rxp_neigh *n;
+
+	if (!st->router || ifidx < 0 || (unsigned)ifidx >= st->router->n_ifs)
+		return -EINVAL;
+	t = &st->router->neigh;
+	n = rxp_neigh_lookup(t, (uint16_t)ifidx, family, addr);
+	if (!n)
+		n = rxp_neigh_create(t, (uint16_t)ifidx, family, addr, RXP_NEIGH_STATIC);
+	if (!n)
+		return -ENOSPC;
+	t->gen++;	/* the MAC may have changed: cached adjacencies are rebuilt */
+	memcpy(n->mac, mac, 6);
+	n->state = RXP_NEIGH_STATIC;
+	n->probes = 0;
+	/* what waited for this neighbour goes now */
+	for (unsigned i = 0; i < n->n_held; i++)
+		send_to(st, n->held[i], n);
+	n->n_held = 0;
+	rxp_stack_flush(st);
+	return 0;
+}
+
+int rxp_stack_neigh_del(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr)
+{
+	struct rxp_neigh *n;
+
+	if (!st->router || ifidx < 0 || (unsigned)ifidx >= st->router->n_ifs)
+		return -EINVAL;
+	n = rxp_neigh_lookup(&st->router->neigh, (uint16_t)ifidx, family, addr);
+	if (!n)
+		return -ENOENT;
+	for (unsigned i = 0; i < n->n_held; i++)
+		rxp_drop(st, n->held[i], RXP_DROP_NEIGH_UNRESOLVED);
+	n->n_held = 0;
+	rxp_neigh_remove(&st->router->neigh, n);
+	return 0;
 }
 
 /* No answer: every held packet is dropped and its sender told. */

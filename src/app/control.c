@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include "control.h"
+
+/* One queued call; it lives on the caller's stack while the caller waits. */
+struct control_call {
+	control_fn fn;
+	void *arg;
+	struct rxp_sbuf *out;
+	int ret;
+	bool finished;
+	struct control_call *next;
+};
+
+int control_init(struct control *c, struct dp *dp)
+{
+	int ret;
+
+	c->dp = dp;
+	atomic_init(&c->pending, false);
+	c->stopped = false;
+	c->head = NULL;
+	c->tail = &c->head;
+	ret = pthread_mutex_init(&c->lock, NULL);
+	if (ret)
+		return -ret;
+	ret = pthread_cond_init(&c->done, NULL);
+	if (ret) {
+		pthread_mutex_destroy(&c->lock);
+		return -ret;
+	}
+	return 0;
+}
+
+int control_call(struct control *c, control_fn fn, void *arg, struct rxp_sbuf *out)
+{
+	struct control_call call = { .fn = fn, .arg = arg, .out = out };
+
+	pthread_mutex_lock(&c->lock);
+	if (c->stopped) {
+		pthread_mutex_unlock(&c->lock);
+		return -ESHUTDOWN;
+	}
+	*c->tail = &call;
+	c->tail = &call.next;
+	/* release: the poll loop that sees the flag finds the call under the lock */
+	atomic_store_explicit(&c->pending, true, memory_order_release);
+	while (!call.finished)
+		pthread_cond_wait(&c->done, &c->lock);
+	pthread_mutex_unlock(&c->lock);
+	return call.ret;
+}
+
+/* Takes the whole queue; the caller holds the lock. */
+static struct control_call *take_all(struct control *c)
+{
+	struct control_call *list = c->head;
+
+	c->head = NULL;
+	c->tail = &c->head;
+	atomic_store_explicit(&c->pending, false, memory_order_relaxed);
+	return list;
+}
+
+void control_run_pending(struct control *c)
+{
+	struct control_call *list, *next;
+
+	pthread_mutex_lock(&c->lock);
+	list = take_all(c);
+	pthread_mutex_unlock(&c->lock);
+	/* the calls run unlocked: a long one must not block callers queueing more */
+	for (struct control_call *call = list; call; call = call->next)
+		call->ret = call->fn(c->dp, call->arg, call->out);
+	pthread_mutex_lock(&c->lock);
+	for (struct control_call *call = list; call; call = next) {
+		next = call->next;	/* read before the caller may return and free it */
+		call->finished = true;
+	}
+	pthread_cond_broadcast(&c->done);
+	pthread_mutex_unlock(&c->lock);
+}
+
+void control_stop(struct control *c)
+{
+	struct control_call *list, *next;
+
+	pthread_mutex_lock(&c->lock);
+	c->stopped = true;
+	list = take_all(c);
+	for (struct control_call *call = list; call; call = next) {
+		next = call->next;
+		call->ret = -ESHUTDOWN;
+		call->finished = true;
+	}
+	pthread_cond_broadcast(&c->done);
+	pthread_mutex_unlock(&c->lock);
+}
+
+void control_destroy(struct control *c)
+{
+	pthread_cond_destroy(&c->done);
+	pthread_mutex_destroy(&c->lock);
+}

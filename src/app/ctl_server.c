@@ -1,0 +1,459 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "config.h"
+#include "ctl_server.h"
+#include "reload.h"
+#include "show.h"
+
+#define REQUEST_MAX 1100	/* a config line (1024) and the format word */
+#define CLIENT_TIMEOUT_S 2	/* a client that stops talking is dropped */
+
+struct ctl_server {
+	struct ctl_server_config cfg;
+	char path[108];
+	int listen_fd, stop_fd, signal_fd;
+	pthread_t thread;
+};
+
+/* Router commands parsed on this thread, applied on the datapath's. */
+struct apply_work {
+	const struct dp_cmd *cmds;
+	unsigned n_cmds;
+	bool keep_going;	/* reload: report a failure and go on with the rest */
+	unsigned applied, failed;
+	struct rxp_sbuf *errors;
+};
+
+static int apply_on_datapath(struct dp *dp, void *arg, struct rxp_sbuf *out)
+{
+	struct apply_work *w = arg;
+	char err[512];
+	int ret, first = 0;
+
+	(void)out;
+	ret = dp_router_enable(dp, err, sizeof(err));
+	if (ret) {
+		rxp_sbuf_printf(w->errors, "%s\n", err);
+		return ret;
+	}
+	for (unsigned i = 0; i < w->n_cmds; i++) {
+		ret = dp_apply_cmd(dp, &w->cmds[i], err, sizeof(err));
+		if (!ret) {
+			w->applied++;
+			continue;
+		}
+		rxp_sbuf_printf(w->errors, "%s\n", err);
+		w->failed++;
+		first = first ? first : ret;
+		if (!w->keep_going)
+			break;
+	}
+	return first;
+}
+
+/* A config holding the running ports' names, so that commands can name them. */
+static void scratch_config(const struct dp_config *active, struct dp_config *scratch)
+{
+	dp_config_default(scratch);
+	scratch->n_ports = active->n_ports;
+	memcpy(scratch->ports, active->ports, sizeof(scratch->ports));
+	scratch->n_vlans = active->n_vlans;
+	memcpy(scratch->vlans, active->vlans, sizeof(scratch->vlans));
+}
+
+static const char help_text[] =
+	"commands:\n"
+	"  show ports | stats | drops | routes [PREFIX|ADDRESS] | neigh | pool\n"
+	"  addr add|del ADDRESS/LENGTH dev PORT\n"
+	"  route add PREFIX [via GATEWAY] [dev PORT]\n"
+	"  route del PREFIX\n"
+	"  neigh add ADDRESS lladdr MAC dev PORT\n"
+	"  neigh del ADDRESS dev PORT\n"
+	"  port set PORT mtu N\n"
+	"  icmp ratelimit ERRORS_PER_SECOND [burst N]\n";
+
+static int reply_error(struct rxp_sbuf *out, bool json, int ret, const char *msg)
+{
+	rxp_sbuf_reset(out);
+	if (json) {
+		rxp_sbuf_printf(out, "{\"error\":");
+		rxp_sbuf_json_str(out, msg);
+		rxp_sbuf_printf(out, "}\n");
+	} else {
+		rxp_sbuf_printf(out, "%s%s", msg, msg[0] && msg[strlen(msg) - 1] == '\n' ? "" : "\n");
+	}
+	return ret;
+}
+
+static int handle_show(struct ctl_server *s, char *rest, bool json, struct rxp_sbuf *out)
+{
+	struct show_request req = { .cfg = s->cfg.active, .json = json };
+	char extra[32] = "";
+	int n, ret;
+
+	n = sscanf(rest, "%15s %79s %31s", req.what, req.arg, extra);
+	if (n < 1)
+		return reply_error(out, json, -EINVAL, "show: expected what to show: ports, stats, drops, routes [PREFIX], neigh, pool");
+	if (!show_topic_known(req.what) || extra[0]) {
+		char msg[200];
+
+		snprintf(msg, sizeof(msg), "show: '%s': expected %s", extra[0] ? extra : req.what,
+			 extra[0] ? "nothing more" : show_topics());
+		return reply_error(out, json, -EINVAL, msg);
+	}
+	ret = control_call(s->cfg.ctl, show_run, &req, out);
+	if (ret == -ESHUTDOWN)
+		return reply_error(out, json, ret, "rxpath is stopping");
+	if (ret)
+		return reply_error(out, json, ret, req.err);
+	return 0;
+}
+
+static int handle_change(struct ctl_server *s, const char *line, bool json, struct rxp_sbuf *out)
+{
+	struct dp_config scratch;
+	struct rxp_sbuf errors = { 0 };
+	struct apply_work w = { 0 };
+	char err[512];
+	int ret;
+
+	scratch_config(s->cfg.active, &scratch);
+	ret = config_apply_line(&scratch, line, "ctl", err, sizeof(err));
+	if (ret) {
+		if (!strncmp(err, "ctl: '", 6) && strstr(err, "expected a command"))
+			snprintf(err, sizeof(err), "'%.*s': expected a command: show, addr, route, neigh, port set, icmp, help",
+				 (int)strcspn(line + strspn(line, " \t"), " \t"), line + strspn(line, " \t"));
+		goto fail;
+	}
+	if (scratch.n_ports != s->cfg.active->n_ports || scratch.n_vlans != s->cfg.active->n_vlans) {
+		snprintf(err, sizeof(err), "ports are set up when rxpath starts; add the port to the config file and restart");
+		ret = -EINVAL;
+		goto fail;
+	}
+	w.cmds = scratch.cmds;
+	w.n_cmds = scratch.n_cmds;
+	w.errors = &errors;
+	ret = control_call(s->cfg.ctl, apply_on_datapath, &w, out);
+	if (ret && errors.data && !strncmp(errors.data, "ctl: ", 5))
+		memmove(errors.data, errors.data + 5, errors.len - 4);	/* the client names itself */
+	if (ret) {
+		snprintf(err, sizeof(err), "%s", ret == -ESHUTDOWN ? "rxpath is stopping" :
+			 errors.data ? errors.data : "failed");
+		goto fail;
+	}
+	dp_config_free(&scratch);
+	rxp_sbuf_free(&errors);
+	rxp_sbuf_printf(out, json ? "{\"ok\":true}\n" : "");
+	return 0;
+fail:
+	dp_config_free(&scratch);
+	rxp_sbuf_free(&errors);
+	return reply_error(out, json, ret, err);
+}
+
+int ctl_server_handle(struct ctl_server *s, const char *line, bool json, struct rxp_sbuf *out)
+{
+	char buf[REQUEST_MAX], first[16] = "";
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	buf[strcspn(buf, "\r\n")] = '\0';
+	sscanf(buf, "%15s", first);
+	if (!first[0] || first[0] == '#')
+		return reply_error(out, json, -EINVAL, "empty command; 'help' lists them");
+	if (!strcmp(first, "help")) {
+		rxp_sbuf_printf(out, "%s", help_text);
+		return 0;
+	}
+	if (!strcmp(first, "show"))
+		return handle_show(s, buf + strspn(buf, " \t") + 4, json, out);
+	return handle_change(s, buf, json, out);
+}
+
+/* ---- reload ---- */
+
+static void reload(struct ctl_server *s)
+{
+	struct dp_config fresh;
+	struct dp_cmd *diff = NULL;
+	struct rxp_sbuf errors = { 0 }, out = { 0 };
+	struct apply_work w = { 0 };
+	char err[512], where[32];
+	unsigned n_exec = 0;
+	long n;
+
+	dp_config_default(&fresh);
+	for (unsigned i = 0; i < s->cfg.n_sources; i++) {
+		const struct config_source *src = &s->cfg.sources[i];
+		int ret;
+
+		if (src->is_file) {
+			ret = config_apply_file(&fresh, src->text, err, sizeof(err));
+		} else {
+			snprintf(where, sizeof(where), "-e %u", ++n_exec);
+			ret = config_apply_line(&fresh, src->text, where, err, sizeof(err));
+		}
+		if (ret) {
+			fprintf(stderr, "rxpath: reload: %s; nothing changed\n", err);
+			goto out;
+		}
+	}
+	if (!reload_same_ports(s->cfg.active, &fresh))
+		fprintf(stderr, "rxpath: reload: ports differ from the running ones; port changes need a restart, the rest is applied\n");
+	n = reload_diff(s->cfg.active, &fresh, &diff);
+	if (n < 0) {
+		fprintf(stderr, "rxpath: reload: out of memory; nothing changed\n");
+		goto out;
+	}
+	w = (struct apply_work){ .cmds = diff, .n_cmds = (unsigned)n, .keep_going = true,
+				 .errors = &errors };
+	if (n > 0 && control_call(s->cfg.ctl, apply_on_datapath, &w, &out) == -ESHUTDOWN)
+		goto out;
+	fprintf(stderr, "rxpath: reload: %u change%s applied%s%s", w.applied,
+		w.applied == 1 ? "" : "s", w.failed ? ", failed:\n" : "\n",
+		errors.data && w.failed ? errors.data : "");
+	fflush(stderr);
+	/* the file is now what later reloads compare with */
+	dp_config_free(s->cfg.active);
+	s->cfg.active->cmds = fresh.cmds;
+	s->cfg.active->n_cmds = fresh.n_cmds;
+	s->cfg.active->cmds_cap = fresh.cmds_cap;
+	fresh.cmds = NULL;
+out:
+	free(diff);
+	dp_config_free(&fresh);
+	rxp_sbuf_free(&errors);
+	rxp_sbuf_free(&out);
+}
+
+/* ---- the socket ---- */
+
+/* Only root and rxpath's own user may steer it, whatever the socket's mode. */
+static bool peer_allowed(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len))
+		return false;
+	return cred.uid == 0 || cred.uid == geteuid();
+}
+
+static void write_all(int fd, const char *data, size_t len)
+{
+	while (len) {
+		ssize_t n = send(fd, data, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;	/* the client went away: nothing to tell */
+		data += n;
+		len -= (size_t)n;
+	}
+}
+
+static void serve_client(struct ctl_server *s, int fd)
+{
+	struct timeval tv = { .tv_sec = CLIENT_TIMEOUT_S };
+	struct rxp_sbuf out = { 0 };
+	char req[REQUEST_MAX + 8];
+	size_t len = 0;
+	bool json;
+	int ret;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (!peer_allowed(fd)) {
+		write_all(fd, "error\npermission denied: only root and rxpath's user may use this socket\n", 74);
+		return;
+	}
+	while (len < sizeof(req) - 1 && !memchr(req, '\n', len)) {
+		ssize_t n = recv(fd, req + len, sizeof(req) - 1 - len, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	req[len] = '\0';
+	if (!memchr(req, '\n', len)) {
+		const char *msg = len >= sizeof(req) - 1 ? "error\nrequest too long\n" :
+							   "error\nincomplete request\n";
+
+		write_all(fd, msg, strlen(msg));
+		return;
+	}
+	if (!strncmp(req, "json ", 5)) {
+		json = true;
+	} else if (!strncmp(req, "text ", 5)) {
+		json = false;
+	} else {
+		write_all(fd, "error\nexpected 'text COMMAND' or 'json COMMAND'\n", 49);
+		return;
+	}
+	ret = ctl_server_handle(s, req + 5, json, &out);
+	write_all(fd, ret ? "error\n" : "ok\n", ret ? 6 : 3);
+	if (out.oom)
+		write_all(fd, "(out of memory: the report is cut short)\n", 41);
+	if (out.len)
+		write_all(fd, out.data, out.len);
+	rxp_sbuf_free(&out);
+}
+
+static void *server_thread(void *arg)
+{
+	struct ctl_server *s = arg;
+
+	for (;;) {
+		struct pollfd fds[3] = {
+			{ .fd = s->stop_fd, .events = POLLIN },
+			{ .fd = s->signal_fd, .events = POLLIN },
+			{ .fd = s->listen_fd, .events = POLLIN },
+		};
+
+		if (poll(fds, s->listen_fd >= 0 ? 3 : 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "rxpath: control thread: poll: %s; control socket closed\n",
+				strerror(errno));
+			return NULL;
+		}
+		if (fds[0].revents)
+			return NULL;
+		if (fds[1].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			if (read(s->signal_fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+				reload(s);
+		}
+		if (s->listen_fd >= 0 && (fds[2].revents & POLLIN)) {
+			int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+			if (fd >= 0) {
+				serve_client(s, fd);
+				close(fd);
+			}
+		}
+	}
+}
+
+/* Binds @path; a socket file left by a dead rxpath is replaced, a live one is not. */
+static int bind_socket(struct ctl_server *s, const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[sizeof(sa.sun_path)], *slash;
+	int fd, probe;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "control socket path '%s' is longer than %zu characters; give a shorter --ctl PATH",
+			 path, sizeof(sa.sun_path) - 1);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sa.sun_path, path);
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) && errno != EEXIST) {
+			int e = errno;
+
+			snprintf(err, errlen, "control socket: cannot create directory %s: %s%s", dir,
+				 strerror(e), e == EACCES ? " (run as root, or give --ctl PATH somewhere writable)" : "");
+			return -e;
+		}
+	}
+	probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (probe >= 0 && !connect(probe, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(probe);
+		snprintf(err, errlen, "control socket %s: another rxpath is answering there; stop it or give --ctl PATH", path);
+		return -EADDRINUSE;
+	}
+	if (probe >= 0)
+		close(probe);
+	unlink(path);	/* what is left is a dead one's */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(path, 0600) ||
+	    listen(fd, 16)) {
+		int e = errno;
+
+		snprintf(err, errlen, "control socket %s: %s%s", path, strerror(e),
+			 e == EACCES ? " (run as root, or give --ctl PATH somewhere writable)" : "");
+		if (fd >= 0)
+			close(fd);
+		return -e;
+	}
+	s->listen_fd = fd;
+	snprintf(s->path, sizeof(s->path), "%s", path);
+	return 0;
+}
+
+struct ctl_server *ctl_server_start(const struct ctl_server_config *cfg, char *err, size_t errlen)
+{
+	struct ctl_server *s = calloc(1, sizeof(*s));
+	sigset_t hup;
+	int ret;
+
+	if (!s) {
+		snprintf(err, errlen, "out of memory for the control thread");
+		return NULL;
+	}
+	s->cfg = *cfg;
+	s->listen_fd = s->signal_fd = -1;
+	s->stop_fd = eventfd(0, EFD_CLOEXEC);
+	sigemptyset(&hup);
+	sigaddset(&hup, SIGHUP);
+	s->signal_fd = signalfd(-1, &hup, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (s->stop_fd < 0 || s->signal_fd < 0) {
+		snprintf(err, errlen, "control thread: %s", strerror(errno));
+		goto err;
+	}
+	if (cfg->socket_path && bind_socket(s, cfg->socket_path, err, errlen))
+		goto err;
+	ret = pthread_create(&s->thread, NULL, server_thread, s);
+	if (ret) {
+		snprintf(err, errlen, "control thread: %s", strerror(ret));
+		goto err_socket;
+	}
+	return s;
+
+err_socket:
+	close(s->listen_fd);
+	unlink(s->path);
+err:
+	if (s->signal_fd >= 0)
+		close(s->signal_fd);
+	if (s->stop_fd >= 0)
+		close(s->stop_fd);
+	free(s);
+	return NULL;
+}
+
+void ctl_server_stop(struct ctl_server *s)
+{
+	uint64_t one = 1;
+
+	if (!s)
+		return;
+	if (write(s->stop_fd, &one, sizeof(one)) != sizeof(one))
+		fprintf(stderr, "rxpath: cannot wake the control thread: %s\n", strerror(errno));
+	pthread_join(s->thread, NULL);
+	if (s->listen_fd >= 0) {
+		close(s->listen_fd);
+		unlink(s->path);
+	}
+	close(s->signal_fd);
+	close(s->stop_fd);
+	free(s);
+}

@@ -1,0 +1,544 @@
+/* SPDX-License-Identifier: MIT */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "show.h"
+
+static const char *const topics[] = { "ports", "stats", "drops", "routes", "neigh", "pool" };
+
+const char *show_topics(void)
+{
+	return "ports, stats, drops, routes [PREFIX], neigh, pool";
+}
+
+bool show_topic_known(const char *what)
+{
+	for (unsigned i = 0; i < RXP_ARRAY_SIZE(topics); i++)
+		if (!strcmp(what, topics[i]))
+			return true;
+	return false;
+}
+
+static void put_mac(struct rxp_sbuf *o, const uint8_t m[6])
+{
+	rxp_sbuf_printf(o, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+}
+
+static void put_addr(struct rxp_sbuf *o, uint8_t family, const void *a)
+{
+	char buf[INET6_ADDRSTRLEN];
+
+	inet_ntop(family == 4 ? AF_INET : AF_INET6, a, buf, sizeof(buf));
+	rxp_sbuf_printf(o, "%s", buf);
+}
+
+/* ---- show ports ---- */
+
+static void ports_text(struct dp *dp, const struct dp_config *cfg, struct rxp_sbuf *o)
+{
+	for (unsigned i = 0; i < dp->n_ports; i++) {
+		const struct rxp_port *p = &dp->ports[i];
+		struct rxp_queue_stats s;
+
+		rxp_port_stats(p, &s);
+		rxp_sbuf_printf(o, "%s: %s\n    mac ", p->name, cfg->ports[i].spec);
+		put_mac(o, p->mac);
+		rxp_sbuf_printf(o, ", %u queue%s", p->n_queues, p->n_queues == 1 ? "" : "s");
+		if (dp->router) {
+			int ifidx = dp->router->port_if[p->id];
+			const struct rxp_l3if *ifp = &dp->router->ifs[ifidx];
+
+			rxp_sbuf_printf(o, ", mtu %u\n", ifp->mtu);
+			for (unsigned k = 0; k < ifp->n_addr4; k++) {
+				rxp_sbuf_printf(o, "    inet ");
+				put_addr(o, 4, &ifp->addr4[k]);
+				rxp_sbuf_printf(o, "/%u\n", ifp->plen4[k]);
+			}
+			for (unsigned k = 0; k < ifp->n_addr6; k++) {
+				rxp_sbuf_printf(o, "    inet6 ");
+				put_addr(o, 6, ifp->addr6[k]);
+				rxp_sbuf_printf(o, "/%u\n", ifp->plen6[k]);
+			}
+		} else {
+			rxp_sbuf_printf(o, "\n");
+		}
+		rxp_sbuf_printf(o, "    rx %llu packets %llu bytes, dropped %llu; tx %llu packets %llu bytes\n",
+				(unsigned long long)s.rx_packets, (unsigned long long)s.rx_bytes,
+				(unsigned long long)s.rx_dropped, (unsigned long long)s.tx_packets,
+				(unsigned long long)s.tx_bytes);
+	}
+	if (dp->router)
+		for (unsigned i = 0; i < dp->router->n_ifs; i++) {
+			const struct rxp_l3if *ifp = &dp->router->ifs[i];
+
+			if (!ifp->vlan)
+				continue;
+			rxp_sbuf_printf(o, "%s: vlan %u on %s, mtu %u\n", ifp->name, ifp->vlan,
+					dp->ports[ifp->port].name, ifp->mtu);
+		}
+}
+
+static void if_addrs_json(struct rxp_sbuf *o, const struct rxp_l3if *ifp)
+{
+	rxp_sbuf_printf(o, ",\"mtu\":%u,\"addresses\":[", ifp->mtu);
+	for (unsigned k = 0; k < ifp->n_addr4; k++) {
+		rxp_sbuf_printf(o, "%s\"", k ? "," : "");
+		put_addr(o, 4, &ifp->addr4[k]);
+		rxp_sbuf_printf(o, "/%u\"", ifp->plen4[k]);
+	}
+	for (unsigned k = 0; k < ifp->n_addr6; k++) {
+		rxp_sbuf_printf(o, "%s\"", k || ifp->n_addr4 ? "," : "");
+		put_addr(o, 6, ifp->addr6[k]);
+		rxp_sbuf_printf(o, "/%u\"", ifp->plen6[k]);
+	}
+	rxp_sbuf_printf(o, "]");
+}
+
+static void ports_json(struct dp *dp, const struct dp_config *cfg, struct rxp_sbuf *o)
+{
+	rxp_sbuf_printf(o, "{\"ports\":[");
+	for (unsigned i = 0; i < dp->n_ports; i++) {
+		const struct rxp_port *p = &dp->ports[i];
+		struct rxp_queue_stats s;
+
+		rxp_port_stats(p, &s);
+		rxp_sbuf_printf(o, "%s{\"name\":", i ? "," : "");
+		rxp_sbuf_json_str(o, p->name);
+		rxp_sbuf_printf(o, ",\"spec\":");
+		rxp_sbuf_json_str(o, cfg->ports[i].spec);
+		rxp_sbuf_printf(o, ",\"mac\":\"");
+		put_mac(o, p->mac);
+		rxp_sbuf_printf(o, "\",\"queues\":%u", p->n_queues);
+		if (dp->router)
+			if_addrs_json(o, &dp->router->ifs[dp->router->port_if[p->id]]);
+		rxp_sbuf_printf(o, ",\"rx_packets\":%llu,\"rx_bytes\":%llu,\"rx_dropped\":%llu,"
+				"\"tx_packets\":%llu,\"tx_bytes\":%llu}",
+				(unsigned long long)s.rx_packets, (unsigned long long)s.rx_bytes,
+				(unsigned long long)s.rx_dropped, (unsigned long long)s.tx_packets,
+				(unsigned long long)s.tx_bytes);
+	}
+	rxp_sbuf_printf(o, "],\"vlans\":[");
+	for (unsigned i = 0, first = 1; dp->router && i < dp->router->n_ifs; i++) {
+		const struct rxp_l3if *ifp = &dp->router->ifs[i];
+
+		if (!ifp->vlan)
+			continue;
+		rxp_sbuf_printf(o, "%s{\"name\":", first ? "" : ",");
+		rxp_sbuf_json_str(o, ifp->name);
+		rxp_sbuf_printf(o, ",\"parent\":");
+		rxp_sbuf_json_str(o, dp->ports[ifp->port].name);
+		rxp_sbuf_printf(o, ",\"id\":%u", ifp->vlan);
+		if_addrs_json(o, ifp);
+		rxp_sbuf_printf(o, "}");
+		first = 0;
+	}
+	rxp_sbuf_printf(o, "]}\n");
+}
+
+/* ---- show stats ---- */
+
+#define QUEUE_FIELDS(X) \
+	X(rx_packets) X(rx_bytes) X(rx_polls) X(rx_nonempty) X(rx_no_buffer) X(rx_dropped) \
+	X(tx_packets) X(tx_bytes) X(tx_ring_full) X(tx_completed)
+
+#define STACK_FIELDS(X) \
+	X(in_packets) X(in_bytes) X(delivered_bytes) X(dropped) X(polls) X(forwarded) \
+	X(fragments) X(local_out) X(local_out_dropped) X(icmp_errors) X(icmp_ratelimited) \
+	X(neigh_requests)
+
+#define POOL_FIELDS(X) X(alloc_fast) X(alloc_slow) X(alloc_empty) X(recycle_cached) X(recycle_ring)
+
+static double avg_batch(const struct rxp_queue_stats *s)
+{
+	return s->rx_nonempty ? (double)s->rx_packets / (double)s->rx_nonempty : 0.0;
+}
+
+static void stats_text(struct dp *dp, struct rxp_sbuf *o)
+{
+	const struct rxp_stack_stats *ss = &dp->stack.stats;
+	const struct rxp_pool_stats *ps = &dp->cache.stats;
+
+	for (unsigned i = 0; i < dp->n_ports; i++) {
+		const struct rxp_port *p = &dp->ports[i];
+
+		for (uint16_t q = 0; q < p->n_queues; q++) {
+			const struct rxp_queue_stats *s = &p->queues[q].stats;
+
+			rxp_sbuf_printf(o, "port %s queue %u:", p->name, q);
+#define X(f) rxp_sbuf_printf(o, " " #f " %llu", (unsigned long long)s->f);
+			QUEUE_FIELDS(X)
+#undef X
+			rxp_sbuf_printf(o, " avg_batch %.1f\n", avg_batch(s));
+		}
+	}
+	rxp_sbuf_printf(o, "stack:");
+#define X(f) rxp_sbuf_printf(o, " " #f " %llu", (unsigned long long)ss->f);
+	STACK_FIELDS(X)
+#undef X
+	rxp_sbuf_printf(o, "\ndelivered:");
+	for (int c = 0; c < RXP_SINK_MAX; c++)
+		rxp_sbuf_printf(o, " %s %llu", rxp_sink_name((enum rxp_sink_class)c),
+				(unsigned long long)ss->delivered[c]);
+	rxp_sbuf_printf(o, "\npool: buffers %u free_in_ring %u in_cache %u", dp->pool->n_bufs,
+			rxp_pool_ring_count(dp->pool), dp->cache.count);
+#define X(f) rxp_sbuf_printf(o, " " #f " %llu", (unsigned long long)ps->f);
+	POOL_FIELDS(X)
+#undef X
+	rxp_sbuf_printf(o, "\n");
+}
+
+static void stats_json(struct dp *dp, struct rxp_sbuf *o)
+{
+	const struct rxp_stack_stats *ss = &dp->stack.stats;
+	const struct rxp_pool_stats *ps = &dp->cache.stats;
+	bool first = true;
+
+	rxp_sbuf_printf(o, "{\"queues\":[");
+	for (unsigned i = 0; i < dp->n_ports; i++) {
+		const struct rxp_port *p = &dp->ports[i];
+
+		for (uint16_t q = 0; q < p->n_queues; q++) {
+			const struct rxp_queue_stats *s = &p->queues[q].stats;
+
+			rxp_sbuf_printf(o, "%s{\"port\":", first ? "" : ",");
+			rxp_sbuf_json_str(o, p->name);
+			rxp_sbuf_printf(o, ",\"queue\":%u", q);
+#define X(f) rxp_sbuf_printf(o, ",\"" #f "\":%llu", (unsigned long long)s->f);
+			QUEUE_FIELDS(X)
+#undef X
+			rxp_sbuf_printf(o, ",\"avg_batch\":%.2f}", avg_batch(s));
+			first = false;
+		}
+	}
+	rxp_sbuf_printf(o, "],\"stack\":{\"delivered\":{");
+	for (int c = 0; c < RXP_SINK_MAX; c++)
+		rxp_sbuf_printf(o, "%s\"%s\":%llu", c ? "," : "", rxp_sink_name((enum rxp_sink_class)c),
+				(unsigned long long)ss->delivered[c]);
+	rxp_sbuf_printf(o, "}");
+#define X(f) rxp_sbuf_printf(o, ",\"" #f "\":%llu", (unsigned long long)ss->f);
+	STACK_FIELDS(X)
+#undef X
+	rxp_sbuf_printf(o, "},\"pool\":{\"buffers\":%u,\"free_in_ring\":%u,\"in_cache\":%u",
+			dp->pool->n_bufs, rxp_pool_ring_count(dp->pool), dp->cache.count);
+#define X(f) rxp_sbuf_printf(o, ",\"" #f "\":%llu", (unsigned long long)ps->f);
+	POOL_FIELDS(X)
+#undef X
+	rxp_sbuf_printf(o, "}}\n");
+}
+
+/* ---- show drops ---- */
+
+static void drops_out(struct dp *dp, struct rxp_sbuf *o, bool json)
+{
+	const struct rxp_stack_stats *ss = &dp->stack.stats;
+	bool first = true;
+
+	if (json)
+		rxp_sbuf_printf(o, "{\"dropped\":%llu,\"reasons\":[", (unsigned long long)ss->dropped);
+	else
+		rxp_sbuf_printf(o, "dropped %llu packets\n", (unsigned long long)ss->dropped);
+	for (int r = 0; r < RXP_DROP_MAX; r++) {
+		const char *name = rxp_drop_name((enum rxp_drop_reason)r);
+
+		if (!ss->drops[r])
+			continue;
+		if (json)
+			rxp_sbuf_printf(o, "%s{\"reason\":\"%s\",\"packets\":%llu,\"help\":", first ? "" : ",",
+					name, (unsigned long long)ss->drops[r]);
+		else
+			rxp_sbuf_printf(o, "  %-24s %12llu  %s\n", name, (unsigned long long)ss->drops[r],
+					rxp_drop_help((enum rxp_drop_reason)r));
+		if (json) {
+			rxp_sbuf_json_str(o, rxp_drop_help((enum rxp_drop_reason)r));
+			rxp_sbuf_printf(o, ",\"ports\":{");
+		}
+		for (unsigned i = 0, pf = 1; i < dp->n_ports; i++) {
+			uint64_t v = dp->stack.port_drops[dp->ports[i].id][r];
+
+			if (!v)
+				continue;
+			if (json)
+				rxp_sbuf_printf(o, "%s\"%s\":%llu", pf ? "" : ",", dp->ports[i].name,
+						(unsigned long long)v);
+			else
+				rxp_sbuf_printf(o, "    %-22s %12llu\n", dp->ports[i].name, (unsigned long long)v);
+			pf = 0;
+		}
+		if (json)
+			rxp_sbuf_printf(o, "}}");
+		first = false;
+	}
+	if (json)
+		rxp_sbuf_printf(o, "]}\n");
+}
+
+/* ---- show routes ---- */
+
+static int route_cmp(const void *a, const void *b)
+{
+	const struct rxp_route *x = a, *y = b;
+	int c;
+
+	if (x->family != y->family)
+		return x->family - y->family;
+	c = memcmp(x->prefix, y->prefix, x->family == 4 ? 4 : 16);
+	return c ? c : x->plen - y->plen;
+}
+
+/* Returns true when @rt lies within @prefix/@plen (same family). */
+static bool route_within(const struct rxp_route *rt, uint8_t family, const uint8_t *prefix,
+			 uint8_t plen)
+{
+	if (rt->family != family || rt->plen < plen)
+		return false;
+	for (unsigned bit = 0; bit < plen; bit += 8) {
+		unsigned n = plen - bit >= 8 ? 8 : plen - bit;
+		uint8_t mask = (uint8_t)(0xff00 >> n);
+
+		if ((rt->prefix[bit / 8] ^ prefix[bit / 8]) & mask)
+			return false;
+	}
+	return true;
+}
+
+static void route_out(const struct rxp_router *r, const struct rxp_route *rt, bool json,
+		      bool first, struct rxp_sbuf *o)
+{
+	const struct rxp_nexthop *nh = &r->nh[rt->nh];
+	const char *kind = rt->nh == RXP_NH_LOCAL ? "local" :
+			   nh->kind == RXP_NH_KIND_GATEWAY ? "gateway" : "connected";
+
+	if (json) {
+		rxp_sbuf_printf(o, "%s{\"prefix\":\"", first ? "" : ",");
+		put_addr(o, rt->family, rt->prefix);
+		rxp_sbuf_printf(o, "/%u\",\"type\":\"%s\"", rt->plen, kind);
+		if (nh->kind == RXP_NH_KIND_GATEWAY) {
+			rxp_sbuf_printf(o, ",\"via\":\"");
+			put_addr(o, rt->family, nh->gw);
+			rxp_sbuf_printf(o, "\"");
+		}
+		if (rt->nh != RXP_NH_LOCAL)
+			rxp_sbuf_printf(o, ",\"dev\":\"%s\"", r->ifs[nh->ifidx].name);
+		rxp_sbuf_printf(o, "}");
+		return;
+	}
+	put_addr(o, rt->family, rt->prefix);
+	rxp_sbuf_printf(o, "/%u", rt->plen);
+	if (rt->nh == RXP_NH_LOCAL) {
+		rxp_sbuf_printf(o, " local\n");
+		return;
+	}
+	if (nh->kind == RXP_NH_KIND_GATEWAY) {
+		rxp_sbuf_printf(o, " via ");
+		put_addr(o, rt->family, nh->gw);
+	}
+	rxp_sbuf_printf(o, " dev %s%s\n", r->ifs[nh->ifidx].name,
+			nh->kind == RXP_NH_KIND_CONNECTED ? " connected" : "");
+}
+
+static int routes_out(struct dp *dp, struct show_request *req, struct rxp_sbuf *o)
+{
+	const struct rxp_router *r = dp->router;
+	uint8_t prefix[16] = { 0 };
+	uint8_t family = 0, plen = 0;
+	struct rxp_route *list;
+	uint32_t n = 0;
+	bool one = false;
+
+	if (req->arg[0]) {
+		char buf[80], *slash;
+		unsigned long len;
+
+		snprintf(buf, sizeof(buf), "%s", req->arg);
+		slash = strchr(buf, '/');
+		if (slash)
+			*slash = '\0';
+		family = inet_pton(AF_INET, buf, prefix) == 1 ? 4 :
+			 inet_pton(AF_INET6, buf, prefix) == 1 ? 6 : 0;
+		len = family == 4 ? 32 : 128;
+		if (family && slash) {
+			char *end;
+
+			len = strtoul(slash + 1, &end, 10);
+			if (*end || end == slash + 1 || len > (family == 4 ? 32u : 128u))
+				family = 0;
+		}
+		if (!family) {
+			snprintf(req->err, sizeof(req->err),
+				 "'%s': expected an address or a prefix, like 10.9.1.1 or 10.9.0.0/16",
+				 req->arg);
+			return -EINVAL;
+		}
+		plen = (uint8_t)len;
+		one = !slash;	/* an address: the route it takes */
+	}
+	if (!r) {
+		rxp_sbuf_printf(o, req->json ? "{\"routes\":[]}\n" : "no routes: rxpath runs as a receive sink\n");
+		return 0;
+	}
+	list = malloc(((size_t)r->n_routes + 1) * sizeof(*list));
+	if (!list) {
+		snprintf(req->err, sizeof(req->err), "out of memory for %u routes", r->n_routes);
+		return -ENOMEM;
+	}
+	if (one) {
+		const struct rxp_route *rt = rxp_router_match(dp->router, family, prefix);
+
+		if (rt)
+			list[n++] = *rt;
+	} else {
+		for (uint32_t i = 0; i < r->routes_size; i++) {
+			const struct rxp_route *rt = &r->routes[i];
+
+			if (rt->family && (!family || route_within(rt, family, prefix, plen)))
+				list[n++] = *rt;
+		}
+		qsort(list, n, sizeof(*list), route_cmp);
+	}
+	if (req->json)
+		rxp_sbuf_printf(o, "{\"routes\":[");
+	for (uint32_t i = 0; i < n; i++)
+		route_out(r, &list[i], req->json, i == 0, o);
+	if (req->json)
+		rxp_sbuf_printf(o, "]}\n");
+	else if (!n)
+		rxp_sbuf_printf(o, one ? "no route to %s\n" : "no routes within %s\n", req->arg);
+	free(list);
+	return 0;
+}
+
+/* ---- show neigh ---- */
+
+struct neigh_walk {
+	struct dp *dp;
+	struct rxp_sbuf *o;
+	bool json, first;
+};
+
+static const char *neigh_state_name(uint8_t state)
+{
+	switch (state) {
+	case RXP_NEIGH_INCOMPLETE: return "incomplete";
+	case RXP_NEIGH_REACHABLE: return "reachable";
+	case RXP_NEIGH_STATIC: return "static";
+	case RXP_NEIGH_FAILED: return "failed";
+	default: return "free";
+	}
+}
+
+static void neigh_one(void *arg, struct rxp_neigh *n)
+{
+	struct neigh_walk *w = arg;
+	const struct rxp_l3if *ifp = &w->dp->router->ifs[n->ifidx];
+	uint64_t now = w->dp->stack.now_ns;
+	double expires = n->deadline_ns > now ? (double)(n->deadline_ns - now) * 1e-9 : 0;
+	bool has_mac = n->state == RXP_NEIGH_REACHABLE || n->state == RXP_NEIGH_STATIC;
+
+	if (w->json) {
+		rxp_sbuf_printf(w->o, "%s{\"address\":\"", w->first ? "" : ",");
+		put_addr(w->o, n->family, n->addr);
+		rxp_sbuf_printf(w->o, "\",\"dev\":\"%s\",\"state\":\"%s\"", ifp->name,
+				neigh_state_name(n->state));
+		if (has_mac) {
+			rxp_sbuf_printf(w->o, ",\"lladdr\":\"");
+			put_mac(w->o, n->mac);
+			rxp_sbuf_printf(w->o, "\"");
+		}
+		rxp_sbuf_printf(w->o, ",\"held\":%u", n->n_held);
+		if (n->state != RXP_NEIGH_STATIC)
+			rxp_sbuf_printf(w->o, ",\"expires_s\":%.1f", expires);
+		rxp_sbuf_printf(w->o, "}");
+	} else {
+		put_addr(w->o, n->family, n->addr);
+		rxp_sbuf_printf(w->o, " dev %s", ifp->name);
+		if (has_mac) {
+			rxp_sbuf_printf(w->o, " lladdr ");
+			put_mac(w->o, n->mac);
+		}
+		rxp_sbuf_printf(w->o, " %s", neigh_state_name(n->state));
+		if (n->n_held)
+			rxp_sbuf_printf(w->o, " (%u packets waiting)", n->n_held);
+		if (n->state != RXP_NEIGH_STATIC)
+			rxp_sbuf_printf(w->o, " %s %.1f s", n->state == RXP_NEIGH_INCOMPLETE ?
+					"next try in" : "expires in", expires);
+		rxp_sbuf_printf(w->o, "\n");
+	}
+	w->first = false;
+}
+
+static void neigh_out(struct dp *dp, bool json, struct rxp_sbuf *o)
+{
+	struct neigh_walk w = { .dp = dp, .o = o, .json = json, .first = true };
+
+	if (json)
+		rxp_sbuf_printf(o, "{\"neighbours\":[");
+	if (dp->router)
+		rxp_neigh_walk(&dp->router->neigh, neigh_one, &w);
+	if (json)
+		rxp_sbuf_printf(o, "]}\n");
+	else if (w.first)
+		rxp_sbuf_printf(o, "no neighbours\n");
+}
+
+/* ---- show pool ---- */
+
+static void pool_out(struct dp *dp, bool json, struct rxp_sbuf *o)
+{
+	const struct rxp_pool *p = dp->pool;
+	const struct rxp_pool_stats *ps = &dp->cache.stats;
+	uint32_t in_ring = rxp_pool_ring_count(p), in_cache = dp->cache.count;
+
+	if (json) {
+		rxp_sbuf_printf(o, "{\"buffers\":%u,\"buffer_size\":%u,\"region_bytes\":%zu,"
+				"\"hugepages\":%s,\"rx_offset\":%u,\"max_frame\":%u,"
+				"\"free_in_ring\":%u,\"in_cache\":%u,\"in_use\":%u",
+				p->n_bufs, p->buf_size, p->region_len, p->hugepages ? "true" : "false",
+				p->rx_offset, p->max_frame, in_ring, in_cache,
+				p->n_bufs - in_ring - in_cache);
+#define X(f) rxp_sbuf_printf(o, ",\"" #f "\":%llu", (unsigned long long)ps->f);
+		POOL_FIELDS(X)
+#undef X
+		rxp_sbuf_printf(o, "}\n");
+		return;
+	}
+	rxp_sbuf_printf(o, "pool: %u buffers x %u B (%.1f MiB%s), rx offset %u, max frame %u\n",
+			p->n_bufs, p->buf_size, (double)p->region_len / (1 << 20),
+			p->hugepages ? ", huge pages" : "", p->rx_offset, p->max_frame);
+	rxp_sbuf_printf(o, "  free in ring %u, in the worker's cache %u, in use (rings, TX, held) %u\n",
+			in_ring, in_cache, p->n_bufs - in_ring - in_cache);
+	rxp_sbuf_printf(o, "  allocs fast %llu, slow %llu, empty %llu; recycled to cache %llu, to ring %llu\n",
+			(unsigned long long)ps->alloc_fast, (unsigned long long)ps->alloc_slow,
+			(unsigned long long)ps->alloc_empty, (unsigned long long)ps->recycle_cached,
+			(unsigned long long)ps->recycle_ring);
+}
+
+int show_run(struct dp *dp, void *arg, struct rxp_sbuf *out)
+{
+	struct show_request *req = arg;
+
+	if (req->arg[0] && strcmp(req->what, "routes")) {
+		snprintf(req->err, sizeof(req->err), "'%s': show %s takes nothing more", req->arg,
+			 req->what);
+		return -EINVAL;
+	}
+	if (!strcmp(req->what, "ports"))
+		req->json ? ports_json(dp, req->cfg, out) : ports_text(dp, req->cfg, out);
+	else if (!strcmp(req->what, "stats"))
+		req->json ? stats_json(dp, out) : stats_text(dp, out);
+	else if (!strcmp(req->what, "drops"))
+		drops_out(dp, out, req->json);
+	else if (!strcmp(req->what, "routes"))
+		return routes_out(dp, req, out);
+	else if (!strcmp(req->what, "neigh"))
+		neigh_out(dp, req->json, out);
+	else if (!strcmp(req->what, "pool"))
+		pool_out(dp, req->json, out);
+	else {
+		snprintf(req->err, sizeof(req->err), "'%s': expected what to show: %s", req->what,
+			 show_topics());
+		return -EINVAL;
+	}
+	return 0;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control socket's reports: show ports, stats, drops, routes [PREFIX],
+ * neigh, pool; as text or JSON. Each runs on the datapath thread (through
+ * the mailbox), so it reads counters and tables no one is changing.
+ */
+#ifndef RXPATH_APP_SHOW_H
+#define RXPATH_APP_SHOW_H
+
+#include "dataplane.h"
+#include "rxpath/sbuf.h"
+
+struct show_request {
+	const struct dp_config *cfg;	/* the ports as configured: their specs */
+	char what[16];			/* "ports", "stats", ... */
+	char arg[80];			/* show routes PREFIX: the prefix or address; else empty */
+	bool json;
+	char err[160];			/* filled when the call fails */
+};
+
+/* Returns the names show takes, for messages. */
+const char *show_topics(void);
+
+/* Returns true when @what is a topic show knows. */
+bool show_topic_known(const char *what);
+
+/* A control_fn: writes the report @arg (a struct show_request) asks for. Returns 0 or -EINVAL. */
+int show_run(struct dp *dp, void *arg, struct rxp_sbuf *out);
+
+#endif
