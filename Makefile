@@ -32,7 +32,7 @@ APP_OBJ := $(APP_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 DEPS_STAMP := build/.deps-ok
 
-.PHONY: all test unit clean deps
+.PHONY: all test unit clean deps install uninstall
 # keep the test objects: no "rm" after the test count, and quicker rebuilds
 .SECONDARY:
 all: $(BUILD)/rxpath $(BUILD)/librxpath.a
@@ -65,5 +65,39 @@ test: unit
 
 clean:
 	rm -rf build build-san build-clang
+
+# `make install` (as root, or with DESTDIR=dir for a package): the binary, the
+# man page, the systemd unit (in $(PREFIX)/lib/systemd/system, which systemd
+# reads for /usr/local and /usr) and, only if there is none yet, the example
+# config in /etc/rxpath. The unit is rewritten to name $(BINDIR) and $(SYSCONFDIR).
+# `make uninstall` removes what install put in place, except the config.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR ?= /etc
+INSTALL ?= install
+
+install: $(BUILD)/rxpath
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(SYSCONFDIR)/rxpath
+	$(INSTALL) -m 0755 $(BUILD)/rxpath $(DESTDIR)$(BINDIR)/rxpath
+	$(INSTALL) -m 0644 docs/rxpath.8 $(DESTDIR)$(MANDIR)/man8/rxpath.8
+	sed -e 's|/usr/local/bin/rxpath|$(BINDIR)/rxpath|g' -e 's|/etc/rxpath/|$(SYSCONFDIR)/rxpath/|g' \
+		dist/rxpath.service >$(DESTDIR)$(UNITDIR)/rxpath.service.tmp
+	chmod 0644 $(DESTDIR)$(UNITDIR)/rxpath.service.tmp
+	mv -f $(DESTDIR)$(UNITDIR)/rxpath.service.tmp $(DESTDIR)$(UNITDIR)/rxpath.service
+	@# an operator's config is never overwritten
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/rxpath/rxpath.conf ]; then \
+		echo "keeping $(DESTDIR)$(SYSCONFDIR)/rxpath/rxpath.conf"; \
+	else \
+		echo "$(INSTALL) -m 0644 dist/rxpath.conf $(DESTDIR)$(SYSCONFDIR)/rxpath/rxpath.conf"; \
+		$(INSTALL) -m 0644 dist/rxpath.conf $(DESTDIR)$(SYSCONFDIR)/rxpath/rxpath.conf; \
+	fi
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/rxpath $(DESTDIR)$(MANDIR)/man8/rxpath.8 \
+		$(DESTDIR)$(UNITDIR)/rxpath.service
+	@echo "left in place: $(DESTDIR)$(SYSCONFDIR)/rxpath/rxpath.conf (remove it by hand if unwanted)"
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

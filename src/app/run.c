@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "config.h"
+#include "control.h"
+#include "ctl_server.h"
 #include "fmt.h"
+#include "metrics.h"
 #include "run.h"
 
 /* Polls between two looks at the clock: the clock is never read per packet. */
@@ -25,6 +28,9 @@ struct run_opts {
 	double duration;	/* 0: until a signal or the sources end */
 	double interval;	/* 0: no live lines */
 	bool json;
+	const char *metrics;	/* --metrics ADDR; NULL: no HTTP server */
+	const char *ctl_path;	/* --ctl PATH; NULL: none */
+	bool ctl_explicit;	/* the user named it: failing to bind it is an error */
 };
 
 /* Per-port counters at the previous report, to turn totals into rates. */
@@ -46,8 +52,13 @@ static void usage(FILE *out)
 		"  -e, --exec CMD        apply one command; may be repeated\n"
 		"  -d, --duration S      stop after S seconds (default: at Ctrl-C, or when every\n"
 		"                        port's finite source has been received)\n"
-		"  -i, --interval S      seconds between live lines (default 1, 0 = none)\n"
+		"  -i, --interval S      seconds between live lines (default 1, 0 = none);\n"
+		"      --stats-interval S  the same\n"
+		"      --ctl PATH        control socket for 'rxpath ctl' (default %s;\n"
+		"                        'none': no socket). SIGHUP reloads the -c files\n"
 		"      --json            print JSON lines instead of text\n"
+		"      --metrics ADDR    serve Prometheus metrics at http://ADDR/metrics; ADDR is\n"
+		"                        PORT (on 127.0.0.1), IPV4:PORT or [IPV6]:PORT\n"
 		"\n"
 		"receive path (defaults: every technique on):\n"
 		"      --handoff list|packet    vector handoff of a whole poll, or one packet at a time\n"
@@ -60,7 +71,7 @@ static void usage(FILE *out)
 		"      --budget N               packets per poll at most (default 64, max %u)\n"
 		"      --pool N                 buffers in the pool (default %u per port + %u)\n"
 		"      --hugepages              put the pool on 2 MiB pages when there are any\n",
-		RXP_BURST_MAX, DP_BUFS_PER_PORT, RXP_POOL_CACHE_MAX);
+		CTL_SOCKET_DEFAULT, RXP_BURST_MAX, DP_BUFS_PER_PORT, RXP_POOL_CACHE_MAX);
 }
 
 int apply_rx_option(struct dp_config *cfg, const char *name, const char *value, char *err,
@@ -301,7 +312,7 @@ static void report_summary_json(struct dp *dp, double elapsed)
 }
 
 /* The poll loop: poll every queue; look at the clock once every POLLS_PER_CLOCK_READ rounds. */
-static double run_loop(struct dp *dp, const struct run_opts *o)
+static double run_loop(struct dp *dp, struct control *ctl, const struct run_opts *o)
 {
 	struct port_snap snap[DP_PORTS_MAX] = { 0 };
 	double start = now_seconds(), last = start, now = start;
@@ -313,6 +324,7 @@ static double run_loop(struct dp *dp, const struct run_opts *o)
 			continue;
 		now = now_seconds();
 		dp_tick(dp, (uint64_t)(now * 1e9));
+		control_service(ctl);
 		if (o->interval > 0 && now - last >= o->interval) {
 			report_interval(dp, snap, last, now, start, o->json);
 			last = now;
@@ -335,7 +347,10 @@ int cmd_run(int argc, char **argv)
 		{ "exec", required_argument, NULL, 'e' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "interval", required_argument, NULL, 'i' },
+		{ "stats-interval", required_argument, NULL, 'i' },
+		{ "ctl", required_argument, NULL, 'C' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "metrics", required_argument, NULL, 'M' },	/* long only: not in the short list */
 		{ "help", no_argument, NULL, 'h' },
 		{ "handoff", required_argument, NULL, 0 },
 		{ "prefetch", required_argument, NULL, 0 },
@@ -349,12 +364,19 @@ int cmd_run(int argc, char **argv)
 		{ "hugepages", no_argument, NULL, 0 },
 		{ 0 }
 	};
-	struct run_opts o = { .duration = 0, .interval = 1, .json = false };
+	struct run_opts o = { .duration = 0, .interval = 1, .json = false,
+			      .ctl_path = CTL_SOCKET_DEFAULT };
+	struct config_source sources[64];
+	unsigned n_sources = 0;
+	struct ctl_server *server = NULL;
+	sigset_t hup;
 	struct dp_config cfg;
 	char err[512], where[32];
 	unsigned n_exec = 0;
 	struct dp dp;
-	int opt, idx;
+	struct control ctl;
+	struct metrics_server *metrics = NULL;
+	int opt, idx, ret;
 	double elapsed;
 	long unaccounted;
 
@@ -363,13 +385,24 @@ int cmd_run(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "c:e:d:i:h", longopts, &idx)) != -1) {
 		switch (opt) {
 		case 'c':
-			if (config_apply_file(&cfg, optarg, err, sizeof(err)))
-				goto bad_config;
-			break;
 		case 'e':
-			snprintf(where, sizeof(where), "-e %u", ++n_exec);
-			if (config_apply_line(&cfg, optarg, where, err, sizeof(err)))
+			if (n_sources == RXP_ARRAY_SIZE(sources)) {
+				fprintf(stderr, "rxpath run: more than %zu -c and -e options; put the commands in a file\n",
+					RXP_ARRAY_SIZE(sources));
+				goto out_usage;
+			}
+			sources[n_sources++] = (struct config_source){ opt == 'c', optarg };
+			if (opt == 'c' && config_apply_file(&cfg, optarg, err, sizeof(err)))
 				goto bad_config;
+			if (opt == 'e') {
+				snprintf(where, sizeof(where), "-e %u", ++n_exec);
+				if (config_apply_line(&cfg, optarg, where, err, sizeof(err)))
+					goto bad_config;
+			}
+			break;
+		case 'C':
+			o.ctl_path = strcmp(optarg, "none") ? optarg : NULL;
+			o.ctl_explicit = true;
 			break;
 		case 'd':
 			if (parse_seconds(optarg, 0, 1e9, &o.duration)) {
@@ -386,6 +419,18 @@ int cmd_run(int argc, char **argv)
 		case 'j':
 			o.json = true;
 			break;
+		case 'M': {
+			struct sockaddr_storage addr;
+			socklen_t addrlen;
+
+			/* checked now, so a typo fails before any port opens */
+			if (metrics_parse_listen(optarg, &addr, &addrlen, err, sizeof(err))) {
+				fprintf(stderr, "rxpath run: --metrics %s\n", err);
+				goto out_usage;
+			}
+			o.metrics = optarg;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			dp_config_free(&cfg);
@@ -409,10 +454,55 @@ int cmd_run(int argc, char **argv)
 		dp_config_add_port(&cfg, "sim0", "sim:proto=udp4+tcp4,bad=0.1", err, sizeof(err));
 		dp_config_add_port(&cfg, "sim1", "sim:proto=udp6+tcp6,bad=0.1", err, sizeof(err));
 	}
+	/* SIGHUP is the control thread's (a signalfd): blocked before any thread starts */
+	sigemptyset(&hup);
+	sigaddset(&hup, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &hup, NULL);
 	if (dp_open(&dp, &cfg, err, sizeof(err))) {
 		fprintf(stderr, "rxpath run: %s\n", err);
 		dp_config_free(&cfg);
 		return 1;
+	}
+	ret = control_init(&ctl, &dp);
+	if (ret) {
+		fprintf(stderr, "rxpath run: cannot set up the control mailbox: %s\n", strerror(-ret));
+		dp_close(&dp);
+		dp_config_free(&cfg);
+		return 1;
+	}
+	if (o.metrics) {
+		metrics = metrics_start(o.metrics, &ctl, err, sizeof(err));
+		if (!metrics) {
+			fprintf(stderr, "rxpath run: %s\n", err);
+			control_destroy(&ctl);
+			dp_close(&dp);
+			dp_config_free(&cfg);
+			return 1;
+		}
+		/* on stderr, so --json output stays JSON; port 0 shows the port it got */
+		fprintf(stderr, "rxpath run: metrics at http://%s/metrics\n", metrics_address(metrics));
+	}
+	{
+		struct ctl_server_config scfg = { .socket_path = o.ctl_path, .ctl = &ctl,
+						  .active = &cfg, .sources = sources,
+						  .n_sources = n_sources };
+
+		server = ctl_server_start(&scfg, err, sizeof(err));
+		if (!server && o.ctl_explicit) {
+			fprintf(stderr, "rxpath run: %s\n", err);
+			metrics_stop(metrics);
+			control_stop(&ctl);
+			dp_close(&dp);
+			control_destroy(&ctl);
+			dp_config_free(&cfg);
+			return 1;
+		}
+		if (!server) {
+			/* the default socket is a convenience: run without it, and say so */
+			fprintf(stderr, "rxpath run: %s; running without a control socket\n", err);
+			scfg.socket_path = NULL;
+			server = ctl_server_start(&scfg, err, sizeof(err));
+		}
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -421,7 +511,10 @@ int cmd_run(int argc, char **argv)
 			"rxpath run: no free 2 MiB huge pages for the pool; using 4 KiB pages "
 			"(reserve some with: echo 64 > /proc/sys/vm/nr_hugepages)\n");
 	print_config(&dp, &cfg, o.json);
-	elapsed = run_loop(&dp, &o);
+	elapsed = run_loop(&dp, &ctl, &o);
+	metrics_stop(metrics);	/* serves a scrape still in the mailbox, then joins its thread */
+	control_stop(&ctl);
+	ctl_server_stop(server);	/* after control_stop: a request waiting on the mailbox returns */
 	if (o.json)
 		report_summary_json(&dp, elapsed);
 	else
@@ -429,6 +522,7 @@ int cmd_run(int argc, char **argv)
 	uint32_t n_bufs = dp.pool->n_bufs;
 
 	unaccounted = dp_close(&dp);
+	control_destroy(&ctl);
 	dp_config_free(&cfg);
 	if (unaccounted) {
 		fprintf(stderr, "rxpath run: %ld of %u buffers not accounted for at shutdown\n",

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# rxpath ctl: the control socket, changes while forwarding, reports, errors, SIGHUP reload.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+SOCK=$TMP/ctl.sock
+ctl() { "$RXPATH" ctl --socket "$SOCK" "$@"; }
+
+# Waits up to 5 s for the socket to answer.
+wait_ctl() {
+	for _ in $(seq 50); do
+		ctl show pool >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# The example router, with the config in a file we can edit for the reload.
+cp examples/router.conf "$TMP/router.conf"
+"$RXPATH" run -c "$TMP/router.conf" --ctl "$SOCK" --interval 0 --duration 60 \
+	>"$TMP/run.out" 2>"$TMP/run.err" &
+pid=$!
+check ctl_socket_answers wait_ctl
+check ctl_socket_mode_0600 [ "$(stat -c %a "$SOCK")" = 600 ]
+
+out=$(ctl show ports)
+check ctl_show_ports grep -q '^sim1: sim:rx=off' <<<"$out"
+check ctl_show_ports_addresses grep -q 'inet 10.0.1.1/24' <<<"$out"
+check ctl_show_ports_json sh -c "ctl() { \"$RXPATH\" ctl --socket \"$SOCK\" \"\$@\"; }; ctl --json show ports | python3 -c 'import json,sys; d=json.load(sys.stdin); assert [p[\"name\"] for p in d[\"ports\"]]==[\"sim0\",\"sim1\"]'"
+
+# A route added while forwarding is used at once: traffic to 16.5/16 now
+# waits for a gateway that nobody answers, so that neighbour shows up.
+check ctl_route_add ctl route add 16.5.0.0/16 via 10.0.1.3
+check ctl_show_route_of_address grep -q '^16.5.0.0/16 via 10.0.1.3 dev sim1$' <<<"$(ctl show routes 16.5.7.7)"
+sleep 0.3
+check ctl_new_route_used grep -q '^10.0.1.3 dev sim1 .*incomplete' <<<"$(ctl show neigh)"
+check ctl_route_del ctl route del 16.5.0.0/16
+check ctl_route_del_falls_back grep -q '^16.0.0.0/8 via 10.0.1.2' <<<"$(ctl show routes 16.5.7.7)"
+check ctl_routes_within_prefix [ "$(ctl show routes 16.0.0.0/7 | wc -l)" -eq 2 ]
+
+# Forwarding goes on while the tables change: 200 changes, and the
+# forwarded counter keeps growing.
+f0=$(ctl --json show stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["stack"]["forwarded"])')
+for i in $(seq 100); do
+	ctl route add 40.$i.0.0/16 via 10.0.1.2 && ctl route del 40.$i.0.0/16
+done >/dev/null 2>&1
+f1=$(ctl --json show stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["stack"]["forwarded"])')
+check ctl_forwarding_during_changes [ "$f1" -gt "$f0" ]
+check ctl_changes_left_nothing [ "$(ctl show routes 40.0.0.0/8 | grep -c via)" -eq 0 ]
+
+# Addresses and neighbours.
+check ctl_addr_add ctl addr add 10.0.9.1/24 dev sim1
+check ctl_addr_connected grep -q '^10.0.9.0/24 dev sim1 connected' <<<"$(ctl show routes 10.0.9.0/24)"
+check ctl_addr_del ctl addr del 10.0.9.1/24 dev sim1
+check ctl_addr_del_routes_gone grep -q 'no routes within' <<<"$(ctl show routes 10.0.9.0/24)"
+check ctl_neigh_add ctl neigh add 10.0.1.7 lladdr 02:00:00:00:01:07 dev sim1
+check ctl_neigh_static grep -q '^10.0.1.7 dev sim1 lladdr 02:00:00:00:01:07 static' <<<"$(ctl show neigh)"
+check ctl_neigh_del ctl neigh del 10.0.1.7 dev sim1
+check ctl_neigh_gone sh -c "! \"$RXPATH\" ctl --socket \"$SOCK\" show neigh | grep -q 10.0.1.7"
+
+# Reports.
+check ctl_show_drops grep -q '^  ip4_bad_checksum' <<<"$(ctl show drops)"
+check ctl_show_stats_batch grep -q 'port sim0 queue 0: .*avg_batch' <<<"$(ctl show stats)"
+check ctl_show_pool grep -q 'buffers x 1664 B' <<<"$(ctl show pool)"
+check ctl_json_all sh -c "for w in ports stats drops routes neigh pool; do \"$RXPATH\" ctl --socket \"$SOCK\" --json show \$w | python3 -c 'import json,sys; json.load(sys.stdin)' || exit 1; done"
+
+# Errors: exit status 1, the word and what was expected; nothing changes.
+err=$(ctl route add 16.6.0.0/16 via 10.7.2.2 2>&1); rc=$?
+check ctl_err_unreachable_gw [ "$rc" -eq 1 ]
+check ctl_err_unreachable_gw_msg grep -q "no interface has an address on the gateway's subnet" <<<"$err"
+check ctl_err_not_added grep -q '^16.0.0.0/8' <<<"$(ctl show routes 16.6.0.1)"
+err=$(ctl route add 16.6.0.0/33 via 10.0.1.2 2>&1)
+check ctl_err_bad_prefix grep -q "'16.6.0.0/33': expected a prefix" <<<"$err"
+err=$(ctl bogus 2>&1); rc=$?
+check ctl_err_unknown_command_status [ "$rc" -eq 1 ]
+check ctl_err_unknown_command grep -q "'bogus': expected a command" <<<"$err"
+err=$(ctl port add p9 sim 2>&1)
+check ctl_err_port_add grep -q 'ports are set up when rxpath starts' <<<"$err"
+err=$(ctl show nonsense 2>&1)
+check ctl_err_show grep -q "'nonsense': expected ports, stats" <<<"$err"
+err=$(ctl --json route del 99.0.0.0/8)
+check ctl_err_json grep -q '"error":' <<<"$err"
+err=$("$RXPATH" ctl --socket "$TMP/none.sock" show stats 2>&1); rc=$?
+check ctl_err_no_socket_status [ "$rc" -eq 1 ]
+check ctl_err_no_socket grep -q 'no rxpath is answering' <<<"$err"
+
+# SIGHUP: the file is read again and only the difference applied.
+sed -i 's|^route add 17.0.0.0/8 via 10.0.1.2|route add 17.0.0.0/8 via 10.0.1.9|; /^route add 18.0.0.0\/8/d' "$TMP/router.conf"
+echo 'route add 41.0.0.0/8 via 10.0.1.2' >>"$TMP/router.conf"
+kill -HUP $pid
+sleep 0.5
+check reload_changed_route grep -q '^17.0.0.0/8 via 10.0.1.9' <<<"$(ctl show routes 17.1.1.1)"
+check reload_removed_route grep -q 'no route to 18.1.1.1' <<<"$(ctl show routes 18.1.1.1)"
+check reload_added_route grep -q '^41.0.0.0/8 via 10.0.1.2' <<<"$(ctl show routes 41.1.1.1)"
+check reload_kept_other grep -q '^19.0.0.0/8 via 10.0.1.2' <<<"$(ctl show routes 19.1.1.1)"
+check reload_reported grep -q 'reload: 3 changes applied' "$TMP/run.err"
+# A bad line: rejected with its line number, nothing changes.
+echo 'route add 42.0.0.0/8 bogus' >>"$TMP/router.conf"
+kill -HUP $pid
+sleep 0.5
+line=$(wc -l <"$TMP/router.conf")
+check reload_bad_line grep -q "router.conf:$line: 'bogus'.*nothing changed" "$TMP/run.err"
+check reload_bad_line_changes_nothing grep -q 'no route to 42.1.1.1' <<<"$(ctl show routes 42.1.1.1)"
+
+kill -TERM $pid
+wait $pid; rc=$?
+check ctl_run_exits_0 [ "$rc" -eq 0 ]
+check ctl_socket_removed [ ! -e "$SOCK" ]
+check ctl_run_buffers_accounted grep -q 'buffers: all [0-9]* accounted for' "$TMP/run.out"
+
+# An explicit socket that cannot be made is an error; a live one is not taken over.
+"$RXPATH" run --ctl "$TMP/no/such/dir/x.sock" -e 'port add p0 sim:count=10' -i 0 >/dev/null 2>"$TMP/e1"; rc=$?
+check ctl_bad_path_fails sh -c "[ $rc -eq 1 ] && grep -q 'control socket' '$TMP/e1'"
+"$RXPATH" run --ctl "$SOCK" -e 'port add p0 sim' -i 0 -d 5 >/dev/null 2>&1 &
+pid=$!
+wait_ctl
+"$RXPATH" run --ctl "$SOCK" -e 'port add p0 sim:count=10' -i 0 >/dev/null 2>"$TMP/e2"; rc=$?
+check ctl_live_socket_kept sh -c "[ $rc -eq 1 ] && grep -q 'another rxpath is answering' '$TMP/e2'"
+check ctl_first_still_answers sh -c "\"$RXPATH\" ctl --socket \"$SOCK\" show pool >/dev/null"
+kill -TERM $pid; wait $pid
