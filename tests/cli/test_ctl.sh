@@ -118,3 +118,38 @@ wait_ctl
 check ctl_live_socket_kept sh -c "[ $rc -eq 1 ] && grep -q 'another rxpath is answering' '$TMP/e2'"
 check ctl_first_still_answers sh -c "\"$RXPATH\" ctl --socket \"$SOCK\" show pool >/dev/null"
 kill -TERM $pid; wait $pid
+
+# The metrics endpoint and show stats read the same counters: a scrape taken
+# between two 'show stats' lies between them, counter by counter.
+"$RXPATH" run -c examples/router.conf --ctl "$SOCK" --metrics 127.0.0.1:0 -i 0 -d 30 \
+	>/dev/null 2>"$TMP/m.err" &
+pid=$!
+wait_ctl
+url=$(grep -o 'http://[^ ]*/metrics' "$TMP/m.err")
+ctl --json show stats >"$TMP/a.json"
+curl -s "$url" >"$TMP/m.txt"
+ctl --json show stats >"$TMP/b.json"
+check ctl_metrics_match_show_stats python3 - "$TMP/a.json" "$TMP/m.txt" "$TMP/b.json" <<'PY'
+import json, re, sys
+a, b = (json.load(open(p)) for p in (sys.argv[1], sys.argv[3]))
+m = {}
+for line in open(sys.argv[2]):
+    if line.startswith("#") or not line.strip():
+        continue
+    name, value = line.rsplit(" ", 1)
+    m[name] = float(value)
+def between(metric, x, y):
+    v = m[metric]
+    assert x <= v <= y, (metric, x, v, y)
+checked = 0
+for qa, qb in zip(a["queues"], b["queues"]):
+    lab = '{port="%s",queue="%d"}' % (qa["port"], qa["queue"])
+    for f in ("rx_packets", "rx_bytes", "rx_dropped", "tx_packets", "tx_bytes"):
+        between("rxpath_%s_total%s" % (f, lab), qa[f], qb[f])
+        checked += 1
+for f, metric in (("forwarded", "forwarded_packets"), ("icmp_errors", "icmp_errors")):
+    between("rxpath_%s_total" % metric, a["stack"][f], b["stack"][f])
+    checked += 1
+assert checked == 12, checked
+PY
+kill -TERM $pid; wait $pid
