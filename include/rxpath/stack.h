@@ -130,6 +130,7 @@ struct rxp_rx_tuning rxp_rx_tuning_default(void);
 struct rxp_router;
 struct rxp_neigh;
 struct rxp_capture;
+struct rxp_host;
 
 /*
  * A next hop's resolved neighbour (an adjacency), cached so that forwarding
@@ -158,6 +159,9 @@ struct rxp_stack {
 	uint64_t now_ns;		/* the poll loop's clock, updated between polls */
 	uint64_t next_tick_ns;
 	uint64_t tx_pending;		/* bit per port with packets in txv */
+	uint64_t host_ports;		/* bit per port with a host path (include/rxpath/host.h) */
+	uint64_t host_pending;		/* bit per port whose host path holds packets to write */
+	struct rxp_host *host[RXP_STACK_PORTS_MAX];	/* host path (TAP) per port; NULL: none */
 	uint16_t ip_id;			/* identification of IPv4 packets the router makes */
 	uint8_t port_mac[RXP_STACK_PORTS_MAX][6];
 	struct rxp_queue *txq[RXP_STACK_PORTS_MAX];	/* this worker's TX queue per port */

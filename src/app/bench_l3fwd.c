@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include "rxpath/capture_file.h"
 #include "bench_l3fwd.h"
 #include "config.h"
 #include "dataplane.h"
@@ -35,6 +37,10 @@ struct l3fwd_case {
 	struct dp dp;
 	bool open;
 	double samples[REPS_MAX];
+	double samples_capture[REPS_MAX];	/* the same, capturing (--capture) */
+	double cpu_ns[REPS_MAX];		/* with --capture: datapath CPU time per packet */
+	double cpu_ns_capture[REPS_MAX];
+	struct rxp_capture_file_stats capture;	/* summed over its measurements */
 };
 
 struct l3fwd_opts {
@@ -44,6 +50,10 @@ struct l3fwd_opts {
 	uint32_t flows;
 	bool json;
 	bool per_packet;
+	const char *capture_path;	/* NULL: no capture measurement */
+	const char *capture_filter;
+	unsigned capture_points;	/* RXP_CAPTURE_* */
+	const char *capture_points_text;
 };
 
 static void usage(FILE *out)
@@ -63,6 +73,12 @@ static void usage(FILE *out)
 		"  --size N         frame size with FCS (default 64)\n"
 		"  --flows N        flows (default 4096)\n"
 		"  --handoff MODE   list (default) or packet\n"
+		"  --capture FILE   also measure each case while capturing on all ports into\n"
+		"                   FILE (pcapng), taking turns with the measurement\n"
+		"                   without; FILE is rewritten each time\n"
+		"  --capture-points P  with --capture: rx, tx, drop, all (default) or a\n"
+		"                   list joined with '+' (rx+drop)\n"
+		"  --capture-filter EXPR  with --capture: a BPF filter (tcpdump syntax)\n"
 		"  --json           one JSON array on stdout\n");
 }
 
@@ -78,6 +94,92 @@ static uint64_t rng_next(uint64_t *s)
 static int add_cmd(struct dp_config *cfg, const char *line, char *err, size_t errlen)
 {
 	return config_apply_line(cfg, line, "bench", err, errlen);
+}
+
+static double thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/*
+ * Returns the forwarding rate of @c (Mpps, wall clock) and sets *@cpu_ns to
+ * this thread's CPU time per forwarded packet, warm-up included: on a
+ * shared machine the CPU time shows the datapath's own cost when other
+ * threads (the capture writer among them) take turns on its core.
+ */
+static double measure(struct l3fwd_case *c, const struct l3fwd_opts *o, double *cpu_ns)
+{
+	const uint64_t *forwarded = &c->dp.ports[1].queues[0].stats.tx_packets;
+	uint64_t n0 = *forwarded;
+	double t0 = thread_cpu_ns();
+	double mpps = dp_measure_mpps(&c->dp, forwarded, o->duration);
+
+	*cpu_ns = (thread_cpu_ns() - t0) / (double)RXP_MAX(*forwarded - n0, 1);
+	return mpps;
+}
+
+/*
+ * Measures @c with a capture of every point on every port running. Returns
+ * 0 with the rate in *@mpps and the CPU time per packet in *@cpu_ns, or -1
+ * with @err.
+ */
+static int measure_capturing(struct l3fwd_case *c, const struct l3fwd_opts *o, double *mpps,
+			     double *cpu_ns, char *err, size_t errlen)
+{
+	const char *names[RXP_PORTS_MAX] = { NULL };
+	struct rxp_capture_file_spec spec = {
+		.path = o->capture_path,
+		.points = o->capture_points,
+		.port = RXP_CAPTURE_FILE_ALL_PORTS,
+		.filter = o->capture_filter,
+		.port_names = names,
+		.n_ports = RXP_PORTS_MAX,
+	};
+	struct rxp_capture_file_stats s;
+	struct rxp_capture_file *cf;
+
+	for (unsigned p = 0; p < c->dp.n_ports; p++)
+		names[c->dp.ports[p].id] = c->dp.ports[p].name;
+	if (rxp_capture_file_start(&c->dp.stack, &spec, &cf, err, errlen))
+		return -1;
+	*mpps = measure(c, o, cpu_ns);
+	if (rxp_capture_file_stop(&c->dp.stack, cf, &s, err, errlen))
+		return -1;
+	c->capture.captured += s.captured;
+	c->capture.lost += s.lost;
+	c->capture.filtered += s.filtered;
+	c->capture.written += s.written;
+	c->capture.file_bytes += s.file_bytes;
+	return 0;
+}
+
+/* Prints the capturing measurement of @c beside the one without (@off_med). */
+static void print_capture_row(const struct l3fwd_case *c, const struct l3fwd_opts *o,
+			      double off_med)
+{
+	double med, lo, hi, cpu, cpu_off, n = o->reps;
+
+	summarize_samples(c->cpu_ns, o->reps, &cpu_off, &lo, &hi);
+	summarize_samples(c->cpu_ns_capture, o->reps, &cpu, &lo, &hi);
+	summarize_samples(c->samples_capture, o->reps, &med, &lo, &hi);
+	if (o->json)
+		printf(",\n  {\"case\":\"%s+capture\",\"frame_size\":%u,\"workers\":1,\"handoff\":\"%s\","
+		       "\"mpps\":%.4f,\"ns_per_packet\":%.3f,\"mpps_min\":%.4f,\"mpps_max\":%.4f,"
+		       "\"spread_pct\":%.2f,\"reps\":%u,\"mpps_without_capture\":%.4f,"
+		       "\"cpu_ns_per_packet\":%.2f,\"cpu_ns_per_packet_without_capture\":%.2f,"
+		       "\"captured_per_run\":%.0f,\"lost_per_run\":%.0f,\"file_bytes_per_run\":%.0f}",
+		       c->name, o->size, o->per_packet ? "per-packet" : "list", med,
+		       med > 0 ? 1000 / med : 0, lo, hi, med > 0 ? (hi - lo) / 2 / med * 100 : 0,
+		       o->reps, off_med, cpu, cpu_off, (double)c->capture.captured / n,
+		       (double)c->capture.lost / n, (double)c->capture.file_bytes / n);
+	else
+		printf("%-16s %8.2f %8.2f %8.2f %8.2f %8.1f  %+.1f%% Mpps, %+.1f cpu ns/pkt, captured %.0f, lost %.0f\n",
+		       "  +capture", med, med > 0 ? 1000 / med : 0, lo, hi, cpu,
+		       off_med > 0 ? (med / off_med - 1) * 100 : 0, cpu - cpu_off,
+		       (double)c->capture.captured / n, (double)c->capture.lost / n);
 }
 
 static int build_case(struct l3fwd_case *c, const struct l3fwd_opts *o, char *err, size_t errlen)
@@ -142,6 +244,9 @@ int cmd_bench_l3fwd(int argc, char **argv)
 		{ "size", required_argument, NULL, 's' },
 		{ "flows", required_argument, NULL, 'f' },
 		{ "handoff", required_argument, NULL, 'H' },
+		{ "capture", required_argument, NULL, 'c' },
+		{ "capture-filter", required_argument, NULL, 'F' },
+		{ "capture-points", required_argument, NULL, 'P' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -152,7 +257,8 @@ int cmd_bench_l3fwd(int argc, char **argv)
 		{ .name = "ipv4-1m-routes", .proto = "udp4", .dst = "16.0.0.0/4",
 		  .extra_routes = BIG_TABLE_ROUTES },
 	};
-	struct l3fwd_opts o = { .duration = 1, .reps = 5, .size = 64, .flows = 4096 };
+	struct l3fwd_opts o = { .duration = 1, .reps = 5, .size = 64, .flows = 4096,
+				.capture_points = RXP_CAPTURE_POINTS_ALL, .capture_points_text = "all" };
 	unsigned n_cases = 3, done = 0;
 	bool tty = isatty(STDERR_FILENO);
 	char err[512];
@@ -196,6 +302,20 @@ int cmd_bench_l3fwd(int argc, char **argv)
 			}
 			o.per_packet = !strcmp(optarg, "packet");
 			break;
+		case 'c':
+			o.capture_path = optarg;
+			break;
+		case 'F':
+			o.capture_filter = optarg;
+			break;
+		case 'P':
+			if (rxp_capture_points_parse(optarg, &o.capture_points)) {
+				fprintf(stderr, "rxpath bench l3fwd: --capture-points %s: expected rx, tx, drop, all, or several joined with '+'\n",
+					optarg);
+				return 2;
+			}
+			o.capture_points_text = optarg;
+			break;
 		case 'j':
 			o.json = true;
 			break;
@@ -206,6 +326,10 @@ int cmd_bench_l3fwd(int argc, char **argv)
 			fprintf(stderr, "rxpath bench l3fwd: see 'rxpath bench l3fwd --help'\n");
 			return 2;
 		}
+	}
+	if ((o.capture_filter || o.capture_points != RXP_CAPTURE_POINTS_ALL) && !o.capture_path) {
+		fprintf(stderr, "rxpath bench l3fwd: --capture-filter and --capture-points need --capture FILE\n");
+		return 2;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "rxpath bench l3fwd: unexpected argument '%s'; see 'rxpath bench l3fwd --help'\n",
@@ -228,9 +352,17 @@ int cmd_bench_l3fwd(int argc, char **argv)
 			if (tty)
 				fprintf(stderr, "\rbench l3fwd: %2u/%u  %-16s repetition %u/%u ", ++done,
 					n_cases * o.reps, c->name, rep + 1, o.reps);
+			/* capture on and off take turns going first */
+			if (o.capture_path && rep % 2 == 0 &&
+			    measure_capturing(c, &o, &c->samples_capture[rep], &c->cpu_ns_capture[rep],
+					      err, sizeof(err)))
+				goto capture_failed;
 			/* what leaves sim1 is what was forwarded */
-			c->samples[rep] = dp_measure_mpps(&c->dp, &c->dp.ports[1].queues[0].stats.tx_packets,
-							  o.duration);
+			c->samples[rep] = measure(c, &o, &c->cpu_ns[rep]);
+			if (o.capture_path && rep % 2 == 1 &&
+			    measure_capturing(c, &o, &c->samples_capture[rep], &c->cpu_ns_capture[rep],
+					      err, sizeof(err)))
+				goto capture_failed;
 		}
 		if (!tty)
 			fprintf(stderr, "bench l3fwd: repetition %u/%u done\n", rep + 1, o.reps);
@@ -240,9 +372,9 @@ int cmd_bench_l3fwd(int argc, char **argv)
 	if (!o.json)
 		printf("rxpath bench l3fwd: sim0 -> route -> sim1, %u-byte frames, %u flows, 1 worker, %s handoff\n"
 		       "%u repetitions x %.2f s, interleaved; medians, spread = (max-min)/2 as %% of median\n\n"
-		       "%-16s %8s %8s %8s %8s\n",
+		       "%-16s %8s %8s %8s %8s%s\n",
 		       o.size, o.flows, o.per_packet ? "per-packet" : "list", o.reps, o.duration, "case",
-		       "Mpps", "ns/pkt", "min", "max");
+		       "Mpps", "ns/pkt", "min", "max", o.capture_path ? "   cpu ns" : "");
 	else
 		printf("[");
 	for (unsigned i = 0; i < n_cases; i++) {
@@ -259,11 +391,32 @@ int cmd_bench_l3fwd(int argc, char **argv)
 			       c->extra_routes ? rxp_lpm4_count(c->dp.router->fib4) :
 			       (unsigned)c->dp.router->n_routes, o.reps);
 		else
-			printf("%-16s %8.2f %8.2f %8.2f %8.2f\n", c->name, med, med > 0 ? 1000 / med : 0,
+			printf("%-16s %8.2f %8.2f %8.2f %8.2f", c->name, med, med > 0 ? 1000 / med : 0,
 			       lo, hi);
+		if (!o.json && o.capture_path) {
+			double cpu, cpu_lo, cpu_hi;
+
+			summarize_samples(c->cpu_ns, o.reps, &cpu, &cpu_lo, &cpu_hi);
+			printf(" %8.1f", cpu);
+		}
+		if (!o.json)
+			printf("\n");
+		if (o.capture_path)
+			print_capture_row(c, &o, med);
 	}
 	if (o.json)
 		printf("\n]\n");
+	else if (o.capture_path)
+		printf("\n+capture: %s on all ports into %s%s%s%s; captured and lost\n"
+		       "are per measurement (lost: the capture buffer was full); cpu ns: the datapath\n"
+		       "thread's CPU time per forwarded packet (what other threads on its core cost\n"
+		       "shows in Mpps, not there)\n",
+		       o.capture_points_text, o.capture_path, o.capture_filter ? ", filter '" : "",
+		       o.capture_filter ? o.capture_filter : "", o.capture_filter ? "'" : "");
+	goto out;
+capture_failed:
+	fprintf(stderr, "%srxpath bench l3fwd: --capture: %s\n", tty ? "\n" : "", err);
+	ret = 1;
 out:
 	for (unsigned i = 0; i < n_cases; i++) {
 		if (cases[i].open && dp_close(&cases[i].dp)) {

@@ -68,7 +68,52 @@ static int parse_prefix(const char *text, uint8_t out[16], uint8_t *plen)
 
 #define BAD(...) do { snprintf(err, errlen, __VA_ARGS__); return -EINVAL; } while (0)
 
-/* "port add NAME SPEC" and "port set NAME mtu N" */
+/* Returns 1 for "on", 0 for "off", -1 for anything else. */
+static int on_off(const char *word)
+{
+	return !strcmp(word, "on") ? 1 : !strcmp(word, "off") ? 0 : -1;
+}
+
+/* "port set NAME host on|off [gro on|off] [name TAP]": the port's host path (TAP) */
+static int cmd_port_host(struct dp_config *cfg, char **w, int n, const char *where, char *err,
+			 size_t errlen)
+{
+	struct dp_cmd c = { .kind = DP_CMD_HOST, .host_gro = true };
+	bool is_port = false;
+	int on;
+
+	for (unsigned i = 0; i < cfg->n_ports; i++)
+		is_port |= !strcmp(cfg->ports[i].name, w[2]);
+	if (!is_port)
+		BAD("%s: '%s': no such port%s", where, w[2],
+		    dp_config_has_name(cfg, w[2]) ? " (a VLAN sub-port's host path is its port's)" : "");
+	if (n < 5 || (on = on_off(w[4])) < 0)
+		BAD("%s: '%s': expected 'port set NAME host on|off [gro on|off] [name TAP]'", where,
+		    n < 5 ? "" : w[4]);
+	c.host_on = on;
+	for (int i = 5; i < n; i += 2) {
+		if (i + 1 == n)
+			BAD("%s: '%s': expected a value after it", where, w[i]);
+		if (!strcmp(w[i], "gro") && (on = on_off(w[i + 1])) >= 0) {
+			c.host_gro = on;
+		} else if (!strcmp(w[i], "name")) {
+			const char *t = w[i + 1];
+
+			if (!t[0] || strlen(t) >= sizeof(c.host_name) || strpbrk(t, "/:") ||
+			    !strcmp(t, ".") || !strcmp(t, ".."))
+				BAD("%s: '%s': expected an interface name of 1 to %zu characters, without '/' or ':'",
+				    where, t, sizeof(c.host_name) - 1);
+			snprintf(c.host_name, sizeof(c.host_name), "%s", t);
+		} else {
+			BAD("%s: '%s %s': expected 'gro on|off' or 'name TAP'", where, w[i], w[i + 1]);
+		}
+	}
+	snprintf(c.dev, sizeof(c.dev), "%s", w[2]);
+	snprintf(c.where, sizeof(c.where), "%s", where);
+	return dp_config_add_cmd(cfg, &c);
+}
+
+/* "port add NAME SPEC", "port set NAME mtu N" and "port set NAME host ..." */
 static int cmd_port(struct dp_config *cfg, char **w, int n, const char *where, char *err,
 		    size_t errlen)
 {
@@ -79,8 +124,11 @@ static int cmd_port(struct dp_config *cfg, char **w, int n, const char *where, c
 		struct dp_cmd c = { .kind = DP_CMD_MTU };
 		uint64_t mtu;
 
+		if (n >= 4 && !strcmp(w[3], "host"))
+			return cmd_port_host(cfg, w, n, where, err, errlen);
 		if (n != 5 || strcmp(w[3], "mtu"))
-			BAD("%s: expected 'port set NAME mtu N'", where);
+			BAD("%s: expected 'port set NAME mtu N' or 'port set NAME host on|off [gro on|off] [name TAP]'",
+			    where);
 		if (!dp_config_has_name(cfg, w[2]))
 			BAD("%s: '%s': no such port", where, w[2]);
 		if (rxp_parse_u64(w[4], 68, 65535, &mtu))
@@ -227,6 +275,40 @@ static int cmd_icmp(struct dp_config *cfg, char **w, int n, const char *where, c
 	return dp_config_add_cmd(cfg, &c);
 }
 
+/* "sync kernel [table N] [interval S]", "sync off" */
+static int cmd_sync(struct dp_config *cfg, char **w, int n, const char *where, char *err,
+		    size_t errlen)
+{
+	uint64_t table = 254, seconds = 30;
+	int i;
+
+	if (n == 2 && !strcmp(w[1], "off")) {
+		cfg->sync.on = false;
+		return 0;
+	}
+	if (n < 2 || strcmp(w[1], "kernel"))
+		BAD("%s: '%s': expected 'sync kernel [table N] [interval SECONDS]' or 'sync off'", where,
+		    n < 2 ? "" : w[1]);
+	for (i = 2; i + 1 < n; i += 2) {
+		if (!strcmp(w[i], "table")) {
+			if (rxp_parse_u64(w[i + 1], 1, UINT32_MAX, &table))
+				BAD("%s: '%s': expected a kernel table number (254 is main)", where, w[i + 1]);
+		} else if (!strcmp(w[i], "interval")) {
+			if (rxp_parse_u64(w[i + 1], 1, 86400, &seconds))
+				BAD("%s: '%s': expected seconds between full resyncs, 1 to 86400", where, w[i + 1]);
+		} else {
+			break;
+		}
+	}
+	if (i < n)
+		BAD("%s: '%s': expected 'table N' or 'interval SECONDS'", where, w[i]);
+	cfg->sync.on = true;
+	cfg->sync.table = (uint32_t)table;
+	cfg->sync.interval_ms = (uint32_t)seconds * 1000;
+	snprintf(cfg->sync.where, sizeof(cfg->sync.where), "%s", where);
+	return 0;
+}
+
 int config_apply_line(struct dp_config *cfg, const char *line, const char *where, char *err,
 		      size_t errlen)
 {
@@ -256,7 +338,9 @@ int config_apply_line(struct dp_config *cfg, const char *line, const char *where
 		return cmd_neigh(cfg, w, n, where, err, errlen);
 	if (!strcmp(w[0], "icmp"))
 		return cmd_icmp(cfg, w, n, where, err, errlen);
-	snprintf(err, errlen, "%s: '%s': expected a command: port, addr, route, neigh, icmp", where,
+	if (!strcmp(w[0], "sync"))
+		return cmd_sync(cfg, w, n, where, err, errlen);
+	snprintf(err, errlen, "%s: '%s': expected a command: port, addr, route, neigh, icmp, sync", where,
 		 w[0]);
 	return -EINVAL;
 }

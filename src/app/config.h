@@ -3,12 +3,14 @@
  * The command language:
  *   port add NAME DRIVER[:key=value,...]     (VLAN sub-port: vlan:parent=PORT,id=N)
  *   port set NAME mtu N
+ *   port set NAME host on|off [gro on|off] [name TAP]   (the port's TAP twin for the kernel)
  *   addr add|del ADDRESS/LENGTH dev PORT
  *   route add PREFIX [via GATEWAY] [dev PORT]
  *   route del PREFIX
  *   neigh add ADDRESS lladdr MAC dev PORT
  *   neigh del ADDRESS dev PORT
  *   icmp ratelimit ERRORS_PER_SECOND [burst N]
+ *   sync kernel [table N] [interval SECONDS]   (mirror the kernel's routes; sync off)
  * Lines come from -c FILE and -e 'CMD'. '#' starts a comment. A bad line is
  * reported with its number, the offending word and what was expected, and
  * nothing is applied.

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <net/if.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include "config.h"
 #include "ctl_server.h"
 #include "reload.h"
+#include "rxpath/ksync.h"
 #include "show.h"
 
 #define REQUEST_MAX 1100	/* a config line (1024) and the format word */
@@ -24,6 +27,11 @@ struct ctl_server {
 	char path[108];
 	int listen_fd, stop_fd, signal_fd;
 	pthread_t thread;
+	struct rxp_ksync *ksync;	/* `sync kernel` is on */
+	uint32_t sync_table;
+	unsigned n_map;
+	struct rxp_ksync_port_map map[DP_PORTS_MAX];
+	char map_ifname[DP_PORTS_MAX][IF_NAMESIZE];
 };
 
 /* Router commands parsed on this thread, applied on the datapath's. */
@@ -72,17 +80,6 @@ static void scratch_config(const struct dp_config *active, struct dp_config *scr
 	memcpy(scratch->vlans, active->vlans, sizeof(scratch->vlans));
 }
 
-static const char help_text[] =
-	"commands:\n"
-	"  show ports | stats | drops | routes [PREFIX|ADDRESS] | neigh | pool\n"
-	"  addr add|del ADDRESS/LENGTH dev PORT\n"
-	"  route add PREFIX [via GATEWAY] [dev PORT]\n"
-	"  route del PREFIX\n"
-	"  neigh add ADDRESS lladdr MAC dev PORT\n"
-	"  neigh del ADDRESS dev PORT\n"
-	"  port set PORT mtu N\n"
-	"  icmp ratelimit ERRORS_PER_SECOND [burst N]\n";
-
 static int reply_error(struct rxp_sbuf *out, bool json, int ret, const char *msg)
 {
 	rxp_sbuf_reset(out);
@@ -95,6 +92,193 @@ static int reply_error(struct rxp_sbuf *out, bool json, int ret, const char *msg
 	}
 	return ret;
 }
+
+/* ---- kernel sync ---- */
+
+/* Applies one line from kernel sync, like a ctl command. Returns 0 or -errno. */
+static int sync_apply(void *ctx, const char *line)
+{
+	struct ctl_server *s = ctx;
+	struct dp_config scratch;
+	struct rxp_sbuf errors = { 0 }, out = { 0 };
+	struct apply_work w = { 0 };
+	char err[512];
+	int ret;
+
+	scratch_config(s->cfg.active, &scratch);
+	ret = config_apply_line(&scratch, line, "sync", err, sizeof(err));
+	if (!ret) {
+		w = (struct apply_work){ .cmds = scratch.cmds, .n_cmds = scratch.n_cmds,
+					 .errors = &errors };
+		ret = control_call(s->cfg.ctl, apply_on_datapath, &w, &out);
+	}
+	dp_config_free(&scratch);
+	rxp_sbuf_free(&errors);
+	rxp_sbuf_free(&out);
+	return ret;
+}
+
+/* The kernel interface behind a port: its afpacket or afxdp dev=, if any. */
+static bool port_kernel_if(const char *spec, char *ifname, size_t len)
+{
+	const char *dev;
+	size_t n;
+
+	if (strncmp(spec, "afpacket:", 9) && strncmp(spec, "afxdp:", 6))
+		return false;
+	dev = strstr(spec, "dev=");
+	if (!dev || (dev[-1] != ':' && dev[-1] != ','))
+		return false;
+	dev += 4;
+	n = strcspn(dev, ",");
+	if (!n || n >= len)
+		return false;
+	memcpy(ifname, dev, n);
+	ifname[n] = '\0';
+	return true;
+}
+
+static void sync_stop(struct ctl_server *s)
+{
+	if (!s->ksync)
+		return;
+	rxp_ksync_withdraw(s->ksync);
+	rxp_ksync_close(s->ksync);
+	s->ksync = NULL;
+}
+
+/* Starts mirroring kernel table @table and runs the first full sync. Returns lines applied or -errno. */
+static int sync_start(struct ctl_server *s, uint32_t table, uint32_t interval_ms, char *err,
+		      size_t errlen)
+{
+	const struct dp_config *a = s->cfg.active;
+	struct rxp_ksync_config kc = { .table = table, .resync_interval_ms = interval_ms,
+				       .map = s->map, .apply = sync_apply, .ctx = s };
+	int ret;
+
+	sync_stop(s);
+	s->n_map = 0;
+	for (unsigned i = 0; i < a->n_ports; i++) {
+		if (!port_kernel_if(a->ports[i].spec, s->map_ifname[s->n_map], IF_NAMESIZE))
+			continue;
+		s->map[s->n_map].ifname = s->map_ifname[s->n_map];
+		s->map[s->n_map].port = a->ports[i].name;
+		s->n_map++;
+	}
+	if (!s->n_map) {
+		snprintf(err, errlen, "sync kernel: no port is on a kernel interface (afpacket:dev= or afxdp:dev=); nothing to mirror");
+		return -EINVAL;
+	}
+	kc.n_map = s->n_map;
+	ret = rxp_ksync_open(&s->ksync, &kc, err, errlen);
+	if (ret)
+		return ret;
+	s->sync_table = table;
+	ret = rxp_ksync_run(s->ksync, err, errlen);
+	if (ret < 0)
+		sync_stop(s);
+	return ret;
+}
+
+static int handle_sync(struct ctl_server *s, const char *line, bool json, struct rxp_sbuf *out)
+{
+	struct dp_config scratch;
+	char err[512];
+	int ret;
+
+	scratch_config(s->cfg.active, &scratch);
+	ret = config_apply_line(&scratch, line, "ctl", err, sizeof(err));
+	dp_config_free(&scratch);
+	if (ret)
+		return reply_error(out, json, ret, err + (strncmp(err, "ctl: ", 5) ? 0 : 5));
+	if (!scratch.sync.on) {
+		sync_stop(s);
+		rxp_sbuf_printf(out, json ? "{\"ok\":true}\n" : "kernel sync off; its routes and neighbours withdrawn\n");
+		return 0;
+	}
+	ret = sync_start(s, scratch.sync.table, scratch.sync.interval_ms, err, sizeof(err));
+	if (ret < 0)
+		return reply_error(out, json, ret, err);
+	if (json)
+		rxp_sbuf_printf(out, "{\"ok\":true,\"table\":%u,\"lines\":%d}\n", scratch.sync.table, ret);
+	else
+		rxp_sbuf_printf(out, "mirroring kernel table %u on %u port%s: %d change%s applied\n",
+				scratch.sync.table, s->n_map, s->n_map == 1 ? "" : "s", ret, ret == 1 ? "" : "s");
+	return 0;
+}
+
+struct kernel_routes_walk {
+	struct rxp_sbuf *out;
+	bool json, first;
+};
+
+static int kernel_route_one(void *ctx, const struct rxp_ksync_route_info *r)
+{
+	struct kernel_routes_walk *w = ctx;
+	char p[INET6_ADDRSTRLEN], g[INET6_ADDRSTRLEN] = "";
+	int af = r->family == 4 ? AF_INET : AF_INET6;
+
+	inet_ntop(af, r->prefix, p, sizeof(p));
+	if (r->has_gw)
+		inet_ntop(af, r->gw, g, sizeof(g));
+	if (w->json) {
+		rxp_sbuf_printf(w->out, "%s{\"prefix\":\"%s/%u\",\"via\":\"%s\",\"dev\":\"%s\","
+				"\"kernel_dev\":\"%s\",\"metric\":%u,\"state\":\"%s\"",
+				w->first ? "" : ",", p, r->plen, g, r->port, r->ifname, r->metric,
+				rxp_ksync_state_name(r->state));
+		if (r->error)
+			rxp_sbuf_printf(w->out, ",\"error\":\"%s\"", strerror(-r->error));
+		rxp_sbuf_printf(w->out, "}");
+	} else {
+		rxp_sbuf_printf(w->out, "%s/%u%s%s dev %s (kernel %s, metric %u): %s", p, r->plen,
+				r->has_gw ? " via " : "", g, r->port, r->ifname, r->metric,
+				rxp_ksync_state_name(r->state));
+		if (r->error)
+			rxp_sbuf_printf(w->out, " (%s)", strerror(-r->error));
+		rxp_sbuf_printf(w->out, "\n");
+	}
+	w->first = false;
+	return 0;
+}
+
+/* show routes kernel: the kernel's table as mirrored, and what rxpath did with each route. */
+static int show_kernel_routes(struct ctl_server *s, bool json, struct rxp_sbuf *out)
+{
+	struct kernel_routes_walk w = { .out = out, .json = json, .first = true };
+	struct rxp_ksync_stats st;
+
+	if (!s->ksync)
+		return reply_error(out, json, -EINVAL, "kernel sync is off; turn it on with 'sync kernel [table N]'");
+	rxp_ksync_get_stats(s->ksync, &st);
+	if (json)
+		rxp_sbuf_printf(out, "{\"table\":%u,\"installed\":%llu,\"refused\":%llu,\"routes\":[",
+				s->sync_table, (unsigned long long)st.routes_installed,
+				(unsigned long long)st.routes_refused);
+	else
+		rxp_sbuf_printf(out, "kernel table %u: %llu routes, %llu installed in rxpath, %llu refused; "
+				"skipped: %llu on other interfaces, %llu kernel-made, %llu unsupported\n",
+				s->sync_table, (unsigned long long)st.routes,
+				(unsigned long long)st.routes_installed, (unsigned long long)st.routes_refused,
+				(unsigned long long)st.last_dump.unmapped, (unsigned long long)st.last_dump.kernel,
+				(unsigned long long)st.last_dump.unsupported);
+	rxp_ksync_foreach_route(s->ksync, kernel_route_one, &w);
+	if (json)
+		rxp_sbuf_printf(out, "]}\n");
+	return 0;
+}
+
+static const char help_text[] =
+	"commands:\n"
+	"  show ports | stats | drops | routes [PREFIX|ADDRESS] | neigh | pool\n"
+	"  addr add|del ADDRESS/LENGTH dev PORT\n"
+	"  route add PREFIX [via GATEWAY] [dev PORT]\n"
+	"  route del PREFIX\n"
+	"  neigh add ADDRESS lladdr MAC dev PORT\n"
+	"  neigh del ADDRESS dev PORT\n"
+	"  port set PORT mtu N\n"
+	"  icmp ratelimit ERRORS_PER_SECOND [burst N]\n"
+	"  sync kernel [table N] [interval SECONDS]  |  sync off\n"
+	"  show routes kernel    (the kernel's routes as mirrored, and what rxpath did with each)\n";
 
 static int handle_show(struct ctl_server *s, char *rest, bool json, struct rxp_sbuf *out)
 {
@@ -175,8 +359,16 @@ int ctl_server_handle(struct ctl_server *s, const char *line, bool json, struct 
 		rxp_sbuf_printf(out, "%s", help_text);
 		return 0;
 	}
-	if (!strcmp(first, "show"))
+	if (!strcmp(first, "show")) {
+		char topic[16] = "", arg[16] = "", more[4] = "";
+
+		if (sscanf(buf, "%*s %15s %15s %3s", topic, arg, more) == 2 &&
+		    !strcmp(topic, "routes") && !strcmp(arg, "kernel"))
+			return show_kernel_routes(s, json, out);
 		return handle_show(s, buf + strspn(buf, " \t") + 4, json, out);
+	}
+	if (!strcmp(first, "sync"))
+		return handle_sync(s, buf, json, out);
 	return handle_change(s, buf, json, out);
 }
 
@@ -317,13 +509,16 @@ static void *server_thread(void *arg)
 	struct ctl_server *s = arg;
 
 	for (;;) {
-		struct pollfd fds[3] = {
+		struct pollfd fds[4] = {
 			{ .fd = s->stop_fd, .events = POLLIN },
 			{ .fd = s->signal_fd, .events = POLLIN },
-			{ .fd = s->listen_fd, .events = POLLIN },
+			{ .fd = s->listen_fd, .events = POLLIN },	/* -1: ignored */
+			{ .fd = s->ksync ? rxp_ksync_fd(s->ksync) : -1, .events = POLLIN },
 		};
+		int timeout = s->ksync ? rxp_ksync_timeout_ms(s->ksync) : -1, n;
 
-		if (poll(fds, s->listen_fd >= 0 ? 3 : 2, -1) < 0) {
+		n = poll(fds, 4, timeout);
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			fprintf(stderr, "rxpath: control thread: poll: %s; control socket closed\n",
@@ -337,6 +532,14 @@ static void *server_thread(void *arg)
 
 			if (read(s->signal_fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
 				reload(s);
+		}
+		if (s->ksync && (n == 0 || (fds[3].revents & POLLIN))) {
+			char err[512];
+
+			if (rxp_ksync_run(s->ksync, err, sizeof(err)) < 0) {
+				fprintf(stderr, "rxpath: kernel sync: %s; sync stopped\n", err);
+				sync_stop(s);
+			}
 		}
 		if (s->listen_fd >= 0 && (fds[2].revents & POLLIN)) {
 			int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
@@ -419,8 +622,14 @@ struct ctl_server *ctl_server_start(const struct ctl_server_config *cfg, char *e
 		snprintf(err, errlen, "control thread: %s", strerror(errno));
 		goto err;
 	}
-	if (cfg->socket_path && bind_socket(s, cfg->socket_path, err, errlen))
-		goto err;
+	if (cfg->socket_path && bind_socket(s, cfg->socket_path, err, errlen)) {
+		if (!cfg->socket_optional)
+			goto err;
+		fprintf(stderr, "rxpath run: %s; running without a control socket\n", err);
+	}
+	if (cfg->active->sync.on &&
+	    sync_start(s, cfg->active->sync.table, cfg->active->sync.interval_ms, err, errlen) < 0)
+		goto err_socket;
 	ret = pthread_create(&s->thread, NULL, server_thread, s);
 	if (ret) {
 		snprintf(err, errlen, "control thread: %s", strerror(ret));
@@ -429,8 +638,11 @@ struct ctl_server *ctl_server_start(const struct ctl_server_config *cfg, char *e
 	return s;
 
 err_socket:
-	close(s->listen_fd);
-	unlink(s->path);
+	sync_stop(s);
+	if (s->listen_fd >= 0) {
+		close(s->listen_fd);
+		unlink(s->path);
+	}
 err:
 	if (s->signal_fd >= 0)
 		close(s->signal_fd);
@@ -449,6 +661,8 @@ void ctl_server_stop(struct ctl_server *s)
 	if (write(s->stop_fd, &one, sizeof(one)) != sizeof(one))
 		fprintf(stderr, "rxpath: cannot wake the control thread: %s\n", strerror(errno));
 	pthread_join(s->thread, NULL);
+	if (s->ksync)
+		rxp_ksync_close(s->ksync);	/* the datapath is gone: nothing to withdraw from */
 	if (s->listen_fd >= 0) {
 		close(s->listen_fd);
 		unlink(s->path);

@@ -23,6 +23,7 @@ struct config_source {
 
 struct ctl_server_config {
 	const char *socket_path;	/* NULL: no socket (SIGHUP still reloads) */
+	bool socket_optional;		/* a socket that cannot be made is warned about, not fatal */
 	struct control *ctl;
 	struct dp_config *active;	/* the config as last loaded; reload replaces its commands */
 	const struct config_source *sources;

@@ -195,9 +195,13 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 		r->icmp_limit.burst = c->burst;
 		r->icmp_limit.tokens = c->burst;
 		break;
+	case DP_CMD_HOST:
+		return dp_host_apply(dp, ifidx, c, err, errlen);	/* writes its own message */
 	}
 	if (ret)
 		snprintf(err, errlen, "%s: %s", c->where, af_err(ret));
+	else
+		dp_host_mirror(dp, ifidx, c);	/* a port's TAP follows its addresses and MTU */
 	return ret;
 }
 
@@ -327,6 +331,7 @@ int dp_open(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen
 	return 0;
 
 err_ports:
+	dp_hosts_close(dp);
 	for (unsigned i = dp->n_ports; i-- > 0;)
 		rxp_port_close(&dp->ports[i]);
 	if (dp->router) {
@@ -414,6 +419,7 @@ long dp_close(struct dp *dp)
 
 	if (!dp->pool)
 		return 0;
+	dp_hosts_close(dp);	/* the TAPs go away; what they held goes back to the cache */
 	rxp_stack_close(&dp->stack);
 	for (unsigned i = dp->n_ports; i-- > 0;)
 		rxp_port_close(&dp->ports[i]);

@@ -3,6 +3,8 @@
 #ifndef RXPATH_APP_DATAPLANE_H
 #define RXPATH_APP_DATAPLANE_H
 
+#include <stdio.h>
+#include "rxpath/host.h"
 #include "rxpath/port.h"
 #include "rxpath/router.h"
 #include "rxpath/stack.h"
@@ -34,6 +36,7 @@ enum dp_cmd_kind {
 	DP_CMD_NEIGH_DEL,
 	DP_CMD_MTU,
 	DP_CMD_ICMP_RATE,
+	DP_CMD_HOST,		/* port set NAME host on|off [gro on|off] [name TAP] */
 };
 
 /* One router command, parsed; applied when the datapath opens, or while it runs. */
@@ -49,6 +52,8 @@ struct dp_cmd {
 	uint8_t mac[6];
 	uint32_t mtu;
 	double rate, burst;
+	bool host_on, host_gro;
+	char host_name[RXP_TAP_NAME_MAX];	/* empty: the default name */
 };
 
 struct dp_config {
@@ -60,6 +65,12 @@ struct dp_config {
 	struct dp_vlan_config vlans[DP_VLANS_MAX];
 	unsigned n_cmds, cmds_cap;
 	struct dp_cmd *cmds;		/* owned; dp_config_free() */
+	struct {
+		bool on;		/* `sync kernel`: mirror the kernel's routes and neighbours */
+		uint32_t table;		/* kernel routing table (254 = main) */
+		uint32_t interval_ms;	/* full resync period */
+		char where[DP_WHERE_LEN];
+	} sync;
 };
 
 struct dp {
@@ -112,10 +123,15 @@ static inline unsigned dp_poll(struct dp *dp)
 	return n;
 }
 
-/* Runs the stack's timers; call between polls with the monotonic time. */
+/*
+ * Runs the stack's timers and reads what the host paths' kernels sent on
+ * their own; call between polls with the monotonic time.
+ */
 static inline void dp_tick(struct dp *dp, uint64_t now_ns)
 {
 	rxp_stack_tick(&dp->stack, now_ns);
+	if (dp->stack.host_ports)
+		rxp_host_poll_all(&dp->stack, RXP_BUDGET_DEFAULT);
 }
 
 /*
@@ -132,6 +148,27 @@ bool dp_finished(struct dp *dp);
  * read once every 64 rounds of polls.
  */
 double dp_measure_mpps(struct dp *dp, const uint64_t *counter, double seconds);
+
+/* ---- host paths (dp_host.c) ---- */
+
+/*
+ * Applies a DP_CMD_HOST for interface @ifidx: opens, re-opens or closes the
+ * port's host path, or turns its GRO on or off. Returns 0 or -errno with @err.
+ */
+int dp_host_apply(struct dp *dp, int ifidx, const struct dp_cmd *c, char *err, size_t errlen);
+
+/*
+ * After the router took @c (an address added or deleted, an MTU set) on
+ * interface @ifidx: does the same on the port's TAP, if it has one. A TAP
+ * that does not follow is reported on stderr; the router keeps the change.
+ */
+void dp_host_mirror(struct dp *dp, int ifidx, const struct dp_cmd *c);
+
+/* Closes every host path: the TAPs go away and their held buffers return to the cache. */
+void dp_hosts_close(struct dp *dp);
+
+/* Prints the host paths' counters: text lines, or a ',"host":[...]' JSON member. */
+void dp_host_print(const struct dp *dp, FILE *out, bool json);
 
 /*
  * Stops the ports, returns every buffer and checks that the pool has them all.

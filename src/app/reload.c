@@ -38,6 +38,9 @@ static void cmd_key(const struct dp_cmd *c, char *key, size_t len)
 	case DP_CMD_ICMP_RATE:
 		snprintf(key, len, "icmp");
 		break;
+	case DP_CMD_HOST:
+		snprintf(key, len, "host %s", c->dev);
+		break;
 	}
 }
 
@@ -85,7 +88,8 @@ static bool same_effect(const struct dp_cmd *a, const struct dp_cmd *b)
 	return a->kind == b->kind && !strcmp(a->dev, b->dev) && a->family == b->family &&
 	       a->plen == b->plen && a->has_gw == b->has_gw && !memcmp(a->addr, b->addr, 16) &&
 	       !memcmp(a->gw, b->gw, 16) && !memcmp(a->mac, b->mac, 6) && a->mtu == b->mtu &&
-	       a->rate == b->rate && a->burst == b->burst;
+	       a->rate == b->rate && a->burst == b->burst && a->host_on == b->host_on &&
+	       a->host_gro == b->host_gro && !strcmp(a->host_name, b->host_name);
 }
 
 /* The undo of an add: the matching del. */

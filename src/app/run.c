@@ -233,6 +233,7 @@ static void report_summary_text(struct dp *dp, double elapsed)
 			printf(" %s %s", rxp_sink_name((enum rxp_sink_class)c2),
 			       fmt_count(a, sizeof(a), ss->delivered[c2]));
 	printf("\n");
+	dp_host_print(dp, stdout, false);
 	if (dp->router)
 		printf("  forwarded %s packets (%s fragments made); sent by the router %s "
 		       "(ICMP errors %s, %s held back by the rate limit; neighbour requests %s; lost %s)\n",
@@ -304,6 +305,7 @@ static void report_summary_json(struct dp *dp, double elapsed)
 	       (unsigned long long)ss->local_out, (unsigned long long)ss->local_out_dropped,
 	       (unsigned long long)ss->icmp_errors, (unsigned long long)ss->icmp_ratelimited,
 	       (unsigned long long)ss->neigh_requests);
+	dp_host_print(dp, stdout, true);
 	printf(",\"pool\":{\"alloc_fast\":%llu,\"alloc_slow\":%llu,\"alloc_empty\":%llu,"
 	       "\"recycle_cached\":%llu,\"recycle_ring\":%llu}}\n",
 	       (unsigned long long)ps->alloc_fast, (unsigned long long)ps->alloc_slow,
@@ -483,12 +485,14 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "rxpath run: metrics at http://%s/metrics\n", metrics_address(metrics));
 	}
 	{
-		struct ctl_server_config scfg = { .socket_path = o.ctl_path, .ctl = &ctl,
+		/* the default socket is a convenience: without it rxpath runs on, and says so */
+		struct ctl_server_config scfg = { .socket_path = o.ctl_path,
+						  .socket_optional = !o.ctl_explicit, .ctl = &ctl,
 						  .active = &cfg, .sources = sources,
 						  .n_sources = n_sources };
 
 		server = ctl_server_start(&scfg, err, sizeof(err));
-		if (!server && o.ctl_explicit) {
+		if (!server) {
 			fprintf(stderr, "rxpath run: %s\n", err);
 			metrics_stop(metrics);
 			control_stop(&ctl);
@@ -496,12 +500,6 @@ int cmd_run(int argc, char **argv)
 			control_destroy(&ctl);
 			dp_config_free(&cfg);
 			return 1;
-		}
-		if (!server) {
-			/* the default socket is a convenience: run without it, and say so */
-			fprintf(stderr, "rxpath run: %s; running without a control socket\n", err);
-			scfg.socket_path = NULL;
-			server = ctl_server_start(&scfg, err, sizeof(err));
 		}
 	}
 	signal(SIGINT, on_signal);

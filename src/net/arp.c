@@ -2,6 +2,7 @@
 /* ARP (RFC 826) for Ethernet and IPv4: answer for our addresses, learn, resolve. */
 #include <arpa/inet.h>
 #include <string.h>
+#include "rxpath/host.h"
 #include "route.h"
 
 #define ARP_LEN 28
@@ -89,7 +90,8 @@ void rxp_arp_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 	}
 	st->stats.delivered[RXP_SINK_ARP]++;
 	if (op == ARP_OP_REPLY) {
-		rxp_pool_free(st->cache, pkt);
+		/* the host's kernel asked too, maybe: it resolves its peers through us */
+		rxp_host_take(st, pkt);
 		return;
 	}
 	/* Answer in place: the request becomes the reply. */

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <string.h>
 #include "rxpath/csum.h"
+#include "rxpath/host.h"
 #include "route.h"
 
 #define ICMP_ECHO_REPLY 0
@@ -111,7 +112,12 @@ void rxp_icmp4_local(struct rxp_stack *st, struct rxp_pkt *pkt)
 	uint16_t c;
 
 	if (pkt->flags & RXP_PKT_F_FRAG) {
-		/* no reassembly here: a fragmented echo is not answered */
+		/* no reassembly here: a fragmented echo is not answered, unless by the host */
+		if (rxp_host_wants(st, pkt)) {
+			st->stats.delivered[RXP_SINK_OTHER4]++;
+			rxp_host_take(st, pkt);
+			return;
+		}
 		rxp_drop(st, pkt, RXP_DROP_LOCAL_UNHANDLED);
 		return;
 	}
@@ -120,9 +126,9 @@ void rxp_icmp4_local(struct rxp_stack *st, struct rxp_pkt *pkt)
 		return;
 	}
 	if (icmp[0] != ICMP_ECHO_REQUEST || (pkt->flags & RXP_PKT_F_L2_MCAST)) {
-		/* other ICMP to us (errors about what we sent, echo to broadcast): nothing to do */
+		/* other ICMP to us (errors about what we sent, echo to broadcast): the host's, if any */
 		st->stats.delivered[RXP_SINK_OTHER4]++;
-		rxp_pool_free(st->cache, pkt);
+		rxp_host_take(st, pkt);
 		return;
 	}
 	/* Echo reply in place: same id, sequence and data (RFC 792). */

@@ -2,6 +2,7 @@
 /* ICMPv6 (RFC 4443): echo reply, the errors a router sends, and the demux to ND. */
 #include <string.h>
 #include "rxpath/csum.h"
+#include "rxpath/host.h"
 #include "route.h"
 
 #define ICMP6_HLEN 8u
@@ -287,7 +288,7 @@ void rxp_icmp6_local(struct rxp_stack *st, struct rxp_pkt *pkt)
 		rxp_nd_input(st, pkt);
 		return;
 	}
-	/* errors about what we sent, echo replies, MLD, unknown types (RFC 4443 2.4 b): taken */
+	/* errors about what we sent, echo replies, MLD, unknown types (RFC 4443 2.4 b): taken, for the host if any */
 	st->stats.delivered[RXP_SINK_OTHER6]++;
-	rxp_pool_free(st->cache, pkt);
+	rxp_host_take(st, pkt);
 }

@@ -6,6 +6,7 @@
  * validated and taken, but the router neither sends nor acts on them.
  */
 #include <string.h>
+#include "rxpath/host.h"
 #include "route.h"
 
 #define ND_RS 133
@@ -166,7 +167,8 @@ static void na_input(struct rxp_stack *st, struct rxp_pkt *pkt, const uint8_t *i
 	if (n && (n->state == RXP_NEIGH_INCOMPLETE || (icmp[4] & NA_F_OVERRIDE) ||
 		  !memcmp(n->mac, lla, 6)))
 		rxp_neigh_learn(st, pkt->ifidx, 6, target, lla, false);
-	rxp_pool_free(st->cache, pkt);
+	/* the host's kernel may be resolving @target too: a copy for it */
+	rxp_host_take(st, pkt);
 }
 
 void rxp_nd_input(struct rxp_stack *st, struct rxp_pkt *pkt)

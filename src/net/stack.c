@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <string.h>
+#include "rxpath/capture.h"
+#include "rxpath/host.h"
 #include "eth.h"
 #include "ip4.h"
 #include "ip6.h"
@@ -79,6 +81,11 @@ void rxp_stack_set_router(struct rxp_stack *st, struct rxp_router *router)
 	st->router = router;
 }
 
+void rxp_stack_set_capture(struct rxp_stack *st, struct rxp_capture *cap)
+{
+	st->capture = cap;
+}
+
 uint64_t rxp_stack_drops_total(const struct rxp_stack_stats *s)
 {
 	uint64_t sum = 0;
@@ -99,6 +106,8 @@ uint64_t rxp_stack_delivered_total(const struct rxp_stack_stats *s)
 
 void rxp_stack_drop(struct rxp_stack *st, struct rxp_pkt *pkt, enum rxp_drop_reason reason)
 {
+	if (rxp_unlikely(st->capture))
+		rxp_capture_drop(st->capture, pkt, reason);
 	st->stats.drops[reason]++;
 	st->port_drops[pkt->port][reason]++;
 	st->stats.dropped++;
@@ -108,6 +117,8 @@ void rxp_stack_drop(struct rxp_stack *st, struct rxp_pkt *pkt, enum rxp_drop_rea
 /* Counts the dropped packets of a vector by reason and frees them in one go. */
 static void drop_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t n)
 {
+	if (rxp_unlikely(st->capture) && n)
+		rxp_capture_drop_vector(st->capture, pkts, n);
 	for (uint16_t i = 0; i < n; i++) {
 		st->stats.drops[pkts[i]->drop_reason]++;
 		st->port_drops[pkts[i]->port][pkts[i]->drop_reason]++;
@@ -148,6 +159,8 @@ void rxp_stack_input_list(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 	unsigned lines = st->tuning.prefetch_lines, ahead = st->tuning.prefetch_ahead;
 	uint64_t bytes = 0;
 
+	if (rxp_unlikely(st->capture))
+		rxp_capture_rx(st->capture, pkts, n);
 	/* Ethernet, with the headers of packet i + ahead prefetched while packet i is parsed. */
 	if (lines)
 		for (uint16_t i = 0; i < RXP_MIN((uint16_t)ahead, n); i++)
@@ -213,7 +226,7 @@ void rxp_sink_one(struct rxp_stack *st, struct rxp_pkt *pkt)
 	}
 	st->stats.delivered[cls]++;
 	st->stats.delivered_bytes += pkt->len;
-	rxp_pool_free(st->cache, pkt);
+	rxp_host_take(st, pkt);	/* to the port's host path (TAP), if it has one */
 }
 
 void rxp_stack_input_one(struct rxp_stack *st, struct rxp_pkt *pkt)
@@ -221,6 +234,8 @@ void rxp_stack_input_one(struct rxp_stack *st, struct rxp_pkt *pkt)
 	struct rxp_stack_stats *s = &st->stats;
 	enum rxp_next next;
 
+	if (rxp_unlikely(st->capture))
+		rxp_capture_rx(st->capture, &pkt, 1);
 	s->in_packets++;
 	s->in_bytes += pkt->len;
 	next = rxp_eth_input(st, pkt);
@@ -246,6 +261,8 @@ void rxp_stack_input_one(struct rxp_stack *st, struct rxp_pkt *pkt)
 		rxp_stack_drop(st, pkt, (enum rxp_drop_reason)pkt->drop_reason);
 out:
 	/* one packet at a time all the way: it leaves before the next one comes in */
-	if (st->tx_pending)
+	if (st->tx_pending | st->host_pending)
 		rxp_stack_flush(st);
+	else if (rxp_unlikely(st->capture))
+		rxp_capture_burst_end(st->capture);	/* what the flush would have done */
 }

@@ -1,14 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /* Egress: packets gathered per port during a poll, sent with one tx_burst each. */
 #include <string.h>
+#include "rxpath/capture.h"
+#include "rxpath/host.h"
 #include "route.h"
 
 static void flush_port(struct rxp_stack *st, unsigned port)
 {
 	struct rxp_txv *v = &st->txv[port];
 	struct rxp_queue *q = st->txq[port];
-	uint16_t sent = q ? rxp_tx_burst(q, v->pkts, v->n) : 0;
+	uint16_t sent = 0;
 
+	if (q) {
+		/* before: once handed over, the buffers are the driver's */
+		if (rxp_unlikely(st->capture))
+			rxp_capture_tx(st->capture, (uint16_t)port, v->pkts, v->n);
+		sent = rxp_tx_burst(q, v->pkts, v->n);
+	}
 	/* What the ring did not take is still ours: count and free it. */
 	for (uint16_t i = sent; i < v->n; i++) {
 		struct rxp_pkt *pkt = v->pkts[i];
@@ -28,11 +36,17 @@ static void flush_port(struct rxp_stack *st, unsigned port)
 
 void rxp_stack_flush(struct rxp_stack *st)
 {
+	/* the host paths first: their writes end the poll like a transmit */
+	if (st->host_pending)
+		rxp_host_flush(st);
 	while (st->tx_pending) {
 		unsigned port = (unsigned)__builtin_ctzll(st->tx_pending);
 
 		flush_port(st, port);
 	}
+	/* a flush ends a burst: the next capture reads the clock again */
+	if (rxp_unlikely(st->capture))
+		rxp_capture_burst_end(st->capture);
 }
 
 void rxp_tx_enqueue(struct rxp_stack *st, struct rxp_pkt *pkt, bool local)

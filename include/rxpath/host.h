@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The host path of a port ("port set p0 host on"): a TAP interface in
+ * rxpath's network namespace that is the port's twin for the kernel (same
+ * MAC, MTU and addresses), so that ssh, BGP or DNS servers run on the
+ * router's own addresses while the datapath keeps forwarding.
+ *
+ * Toward the host: what is addressed to rxpath and the datapath does not
+ * answer itself (TCP, UDP, fragments, ICMP other than echo requests, and
+ * copies of ARP replies and Neighbor Advertisements so the kernel can
+ * resolve its peers) is held during a poll and written to the TAP when the
+ * poll ends. With GRO on, in-order TCP segments of a flow are coalesced
+ * first into super-packets of up to 64 KiB, each segment's checksum
+ * verified in software, and written with one writev() as a GSO frame; the
+ * seeds' trade-off made explicit: GRO helps delivery to a host and hurts
+ * routing, so it is on this path only.
+ *
+ * From the host: frames the kernel sends on the TAP go out of the port as
+ * they are (the kernel did its own routing and neighbour resolution), after
+ * TSO super-packets are cut into MSS-sized segments and partial checksums
+ * are completed, all in software. They go through the stack's transmit
+ * vectors as the router's own output.
+ *
+ * Context: the host path belongs to the thread that polls the stack.
+ */
+#ifndef RXPATH_HOST_H
+#define RXPATH_HOST_H
+
+#include "rxpath/proto.h"
+#include "rxpath/router.h"
+#include "rxpath/stack.h"
+#include "rxpath/tap.h"
+
+#define RXP_HOST_HOLD RXP_BURST_MAX	/* packets held for the host between two flushes */
+#define RXP_HOST_SEGS_MAX 64u		/* segments coalesced into one super-packet at most */
+#define RXP_HOST_GSO_MAX 65535u		/* largest IP packet a super-packet may make */
+
+struct rxp_host_stats {
+	uint64_t to_host_packets;	/* packets handed to the host (segments before GRO) */
+	uint64_t to_host_bytes;
+	uint64_t writes;		/* frames written to the TAP (a super-packet once) */
+	uint64_t gro_super;		/* super-packets written: two segments or more */
+	uint64_t gro_merged;		/* segments coalesced behind the first of a super-packet */
+	uint64_t csum_bad;		/* TCP segments failing the checksum: written alone, unverified */
+	uint64_t write_errors;		/* frames the TAP refused: lost */
+	uint64_t from_host_frames;	/* frames read from the TAP */
+	uint64_t from_host_packets;	/* packets sent on the port for them */
+	uint64_t gso_frames;		/* TSO super-packets read */
+	uint64_t gso_segments;		/* segments cut from them */
+	uint64_t csum_completed;	/* partial checksums completed in software */
+	uint64_t read_errors;		/* reads that failed (other than nothing to read) */
+	uint64_t bad_frames;		/* frames from the host dropped: malformed, unsupported, too long */
+	uint64_t no_buffer;		/* packets from the host lost to an empty pool */
+};
+
+struct rxp_host_config {
+	/*
+	 * TAP name. Empty: the port's name, or "rxp-" + the port's name when an
+	 * interface of that name already exists (e.g. the afpacket device).
+	 */
+	char name[RXP_TAP_NAME_MAX];
+	bool gro;
+};
+
+/* One port's host path. The fields are read-only outside src/net/host.c. */
+struct rxp_host {
+	struct rxp_tap tap;
+	uint16_t port;
+	bool gro;
+	uint16_t n_held;
+	struct rxp_host_stats stats;
+	struct rxp_pkt *held[RXP_HOST_HOLD];
+	uint32_t rx_buf_len;
+	uint8_t *rx_buf;		/* one frame from the host, up to a 64 KiB super-packet */
+};
+
+/*
+ * Creates the host path of interface @ifidx of @r (a port, not a VLAN
+ * sub-port): a TAP with its MAC, IP MTU and addresses. Returns 0 with *@out
+ * set, or -errno with @err saying what failed and how to fix it.
+ */
+int rxp_host_open(struct rxp_host **out, const struct rxp_router *r, int ifidx,
+		  const struct rxp_host_config *cfg, char *err, size_t errlen);
+
+/*
+ * Creates a host path for @port on an fd that stands in for the TAP (a
+ * SOCK_SEQPACKET socket: one frame with its vnet header per message), for
+ * tests. Takes @fd. Returns 0 with *@out set, or -ENOMEM.
+ */
+int rxp_host_open_fd(struct rxp_host **out, uint16_t port, int fd, bool gro);
+
+/* Hands @h to @st: what is addressed to us on its port goes to it. Returns 0 or -EINVAL. */
+int rxp_host_attach(struct rxp_stack *st, struct rxp_host *h);
+
+/*
+ * Detaches @h from @st, frees the packets it still holds into @st's cache,
+ * removes the TAP and frees @h. @h may be NULL.
+ */
+void rxp_host_close(struct rxp_stack *st, struct rxp_host *h);
+
+/* Turns GRO on or off; takes effect at the next flush. */
+void rxp_host_set_gro(struct rxp_host *h, bool on);
+
+/*
+ * Holds @pkt (a frame addressed to us, counted as delivered) for the host,
+ * to be written at the next flush. Consumes @pkt.
+ */
+void rxp_host_hold(struct rxp_stack *st, struct rxp_host *h, struct rxp_pkt *pkt);
+
+/* Writes what the host paths of @st hold, GRO first where it is on. Called by rxp_stack_flush(). */
+void rxp_host_flush(struct rxp_stack *st);
+
+/*
+ * Reads up to @budget frames the kernel sent on @h's TAP and gathers them
+ * for transmit on the port (segmented and checksummed as needed). The
+ * caller sends them with rxp_stack_flush(). Returns the frames read.
+ */
+unsigned rxp_host_poll(struct rxp_stack *st, struct rxp_host *h, unsigned budget);
+
+/*
+ * Polls every host path attached to @st and sends what they gave. For the
+ * poll loop's slow tick (every 64 rounds; see src/net/host.c for why not
+ * more often). Returns the frames read.
+ */
+unsigned rxp_host_poll_all(struct rxp_stack *st, unsigned budget);
+
+/* Returns true when @pkt's port has a host path and the frame is untagged (the TAP's kind). */
+static inline bool rxp_host_wants(const struct rxp_stack *st, const struct rxp_pkt *pkt)
+{
+	return st->host[pkt->port] && pkt->l3_off == RXP_ETH_HLEN;
+}
+
+/*
+ * Hands @pkt (addressed to us and taken by the stack) to its port's host
+ * path when rxp_host_wants() it; else frees it. Consumes @pkt.
+ */
+static inline void rxp_host_take(struct rxp_stack *st, struct rxp_pkt *pkt)
+{
+	if (rxp_host_wants(st, pkt))
+		rxp_host_hold(st, st->host[pkt->port], pkt);
+	else
+		rxp_pool_free(st->cache, pkt);
+}
+
+#endif

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The datapath's host paths ("port set NAME host on|off [gro on|off]
+ * [name TAP]"), kept in step with the router: an address added to or
+ * deleted from a port, or its MTU changed, is done on its TAP too, at
+ * start-up and while running.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include "dataplane.h"
+#include "fmt.h"
+
+int dp_host_apply(struct dp *dp, int ifidx, const struct dp_cmd *c, char *err, size_t errlen)
+{
+	struct rxp_host_config hc;
+	const struct rxp_l3if *ifp;
+	char herr[RXP_ERR_LEN];
+	struct rxp_host *h;
+	int ret;
+
+	if (!dp->router || ifidx < 0 || (unsigned)ifidx >= dp->router->n_ifs) {
+		snprintf(err, errlen, "%s: host: no such port", c->where);
+		return -ENOENT;
+	}
+	ifp = &dp->router->ifs[ifidx];
+	if (ifp->vlan) {
+		snprintf(err, errlen, "%s: %s is a VLAN sub-port: a host path belongs to a port", c->where,
+			 ifp->name);
+		return -EINVAL;
+	}
+	h = dp->stack.host[ifp->port];
+	if (!c->host_on) {
+		rxp_host_close(&dp->stack, h);
+		return 0;
+	}
+	if (h && (!c->host_name[0] || !strcmp(c->host_name, h->tap.name))) {
+		rxp_host_set_gro(h, c->host_gro);
+		return 0;
+	}
+	rxp_host_close(&dp->stack, h);	/* another name: another TAP */
+	memset(&hc, 0, sizeof(hc));
+	snprintf(hc.name, sizeof(hc.name), "%s", c->host_name);
+	hc.gro = c->host_gro;
+	ret = rxp_host_open(&h, dp->router, ifidx, &hc, herr, sizeof(herr));
+	if (ret) {
+		snprintf(err, errlen, "%s: %s", c->where, herr);
+		return ret;
+	}
+	ret = rxp_host_attach(&dp->stack, h);
+	if (ret) {
+		rxp_host_close(&dp->stack, h);
+		snprintf(err, errlen, "%s: host path of %s: cannot attach it", c->where, ifp->name);
+	}
+	return ret;
+}
+
+void dp_host_mirror(struct dp *dp, int ifidx, const struct dp_cmd *c)
+{
+	const struct rxp_l3if *ifp;
+	struct rxp_tap_addr a;
+	char err[RXP_ERR_LEN];
+	struct rxp_host *h;
+	int ret = 0;
+
+	if (!dp->router || ifidx < 0 || (unsigned)ifidx >= dp->router->n_ifs)
+		return;
+	ifp = &dp->router->ifs[ifidx];
+	h = ifp->vlan ? NULL : dp->stack.host[ifp->port];
+	if (!h)
+		return;
+	switch (c->kind) {
+	case DP_CMD_ADDR_ADD:
+		memset(&a, 0, sizeof(a));
+		a.family = c->family;
+		a.plen = c->plen;
+		memcpy(a.addr, c->addr, 16);
+		ret = rxp_tap_addr_add(&h->tap, &a, err, sizeof(err));
+		break;
+	case DP_CMD_ADDR_DEL:
+		ret = rxp_tap_addr_del(&h->tap, c->family, c->addr, err, sizeof(err));
+		break;
+	case DP_CMD_MTU:
+		ret = rxp_tap_set_mtu(&h->tap, ifp->mtu, err, sizeof(err));
+		break;
+	default:
+		return;
+	}
+	if (ret)
+		fprintf(stderr, "rxpath: %s: the router took it, but its host path did not: %s\n",
+			c->where, err);
+}
+
+void dp_hosts_close(struct dp *dp)
+{
+	for (unsigned p = 0; p < RXP_STACK_PORTS_MAX; p++)
+		rxp_host_close(&dp->stack, dp->stack.host[p]);
+}
+
+static const char *port_name(const struct dp *dp, uint16_t id)
+{
+	for (unsigned i = 0; i < dp->n_ports; i++)
+		if (dp->ports[i].id == id)
+			return dp->ports[i].name;
+	return "?";
+}
+
+static void print_json(const struct dp *dp, FILE *out)
+{
+	bool first = true;
+
+	fprintf(out, ",\"host\":[");
+	for (unsigned p = 0; p < RXP_STACK_PORTS_MAX; p++) {
+		const struct rxp_host *h = dp->stack.host[p];
+		const struct rxp_host_stats *s;
+
+		if (!h)
+			continue;
+		s = &h->stats;
+		fprintf(out, "%s{\"port\":\"%s\",\"tap\":\"%s\",\"gro\":%s,"
+			"\"to_host_packets\":%" PRIu64 ",\"to_host_bytes\":%" PRIu64 ",\"writes\":%" PRIu64
+			",\"gro_super\":%" PRIu64 ",\"gro_merged\":%" PRIu64 ",\"csum_bad\":%" PRIu64
+			",\"write_errors\":%" PRIu64 ",\"from_host_frames\":%" PRIu64
+			",\"from_host_packets\":%" PRIu64 ",\"gso_frames\":%" PRIu64
+			",\"gso_segments\":%" PRIu64 ",\"csum_completed\":%" PRIu64
+			",\"read_errors\":%" PRIu64 ",\"bad_frames\":%" PRIu64 ",\"no_buffer\":%" PRIu64 "}",
+			first ? "" : ",", port_name(dp, h->port), h->tap.name, h->gro ? "true" : "false",
+			s->to_host_packets, s->to_host_bytes, s->writes, s->gro_super, s->gro_merged,
+			s->csum_bad, s->write_errors, s->from_host_frames, s->from_host_packets,
+			s->gso_frames, s->gso_segments, s->csum_completed, s->read_errors, s->bad_frames,
+			s->no_buffer);
+		first = false;
+	}
+	fprintf(out, "]");
+}
+
+static void print_text(const struct dp *dp, FILE *out)
+{
+	char a[32], b[32], c[32], d[32], e[32], f[32], g[32];
+
+	for (unsigned p = 0; p < RXP_STACK_PORTS_MAX; p++) {
+		const struct rxp_host *h = dp->stack.host[p];
+		const struct rxp_host_stats *s;
+
+		if (!h)
+			continue;
+		s = &h->stats;
+		fprintf(out, "  host %-8s TAP %s, GRO %s: to host %s packets (%s bytes) in %s writes; "
+			"GRO made %s super-packets of %s merged segments; bad TCP checksums %s\n",
+			port_name(dp, h->port), h->tap.name, h->gro ? "on" : "off",
+			fmt_count(a, sizeof(a), s->to_host_packets), fmt_count(b, sizeof(b), s->to_host_bytes),
+			fmt_count(c, sizeof(c), s->writes), fmt_count(d, sizeof(d), s->gro_super),
+			fmt_count(e, sizeof(e), s->gro_merged), fmt_count(f, sizeof(f), s->csum_bad));
+		fprintf(out, "  %-13s from host %s frames, sent as %s packets; GSO cut %s super-packets "
+			"into %s segments; checksums completed %s\n", "",
+			fmt_count(a, sizeof(a), s->from_host_frames),
+			fmt_count(b, sizeof(b), s->from_host_packets), fmt_count(c, sizeof(c), s->gso_frames),
+			fmt_count(d, sizeof(d), s->gso_segments), fmt_count(e, sizeof(e), s->csum_completed));
+		if (s->write_errors || s->read_errors || s->bad_frames || s->no_buffer)
+			fprintf(out, "  %-13s errors: TAP writes %s, reads %s; bad frames from the host %s; "
+				"no buffer %s\n", "", fmt_count(a, sizeof(a), s->write_errors),
+				fmt_count(b, sizeof(b), s->read_errors), fmt_count(c, sizeof(c), s->bad_frames),
+				fmt_count(g, sizeof(g), s->no_buffer));
+	}
+}
+
+void dp_host_print(const struct dp *dp, FILE *out, bool json)
+{
+	if (!dp->stack.host_ports)
+		return;
+	if (json)
+		print_json(dp, out);
+	else
+		print_text(dp, out);
+}

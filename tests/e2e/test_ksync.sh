@@ -1,0 +1,66 @@
+# SPDX-License-Identifier: MIT
+# Kernel route sync: a route added with `ip route` in rxpath's namespace is
+# used by rxpath within a second, and removed when deleted there (IPv4 here;
+# IPv6 and the rest of the translation in tests/unit/test_ksync.c).
+# Run as root: BUILD=build bash tests/e2e/test_ksync.sh
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+. tests/e2e/lab.sh
+
+T=e2e_ksync
+lab_init
+if ! lab_up; then
+	fail "${T}_lab_up" "could not build the namespaces and veth pairs"
+	exit 1
+fi
+SOCK=$LAB_DIR/ctl.sock
+if ! lab_rxpath_start afpacket --ctl "$SOCK"; then
+	fail "${T}_start" "rxpath did not start"
+	exit 1
+fi
+ctl() { "$RXPATH" ctl --socket "$SOCK" "$@"; }
+
+# within_1s CMD... : true once CMD succeeds, polling for one second
+within_1s() {
+	for _ in $(seq 10); do "$@" && return 0; sleep 0.1; done
+	return 1
+}
+has_route() { ctl show routes "$1" 2>/dev/null | grep -q "$2"; }
+no_route() { ctl show routes "$1" 2>/dev/null | grep -q "^no route"; }
+
+# h2 gets a subnet that only a kernel route in rxpath's namespace leads to.
+lab_in "$LAB_H2" ip addr add 10.9.0.2/24 dev eth0
+out=$(ctl sync kernel 2>&1)
+check "${T}_sync_on" grep -q 'mirroring kernel table 254 on 2 ports' <<<"$out"
+
+lab_in "$LAB_R" ip route add 10.9.0.0/24 via 10.0.2.2 dev r1 onlink
+check "${T}_route4_added_within_1s" within_1s has_route 10.9.0.7 '^10.9.0.0/24 via 10.0.2.2 dev p1$'
+check "${T}_route4_used" sh -c "ip netns exec $LAB_H1 ping -n -c 2 -i 0.2 -w 5 10.9.0.2 >/dev/null"
+# (IPv6 routes are mirrored the same way; the lab keeps IPv6 off on rxpath's
+# kernel interfaces, so the kernel there takes none: tests/unit/test_ksync.c covers them)
+check "${T}_show_routes_kernel" sh -c "\"$RXPATH\" ctl --socket \"$SOCK\" show routes kernel | grep -q '^10.9.0.0/24 via 10.0.2.2 dev p1 (kernel r1, metric 0): installed'"
+
+lab_in "$LAB_R" ip route replace 10.9.0.0/24 via 10.0.2.3 dev r1 onlink
+check "${T}_route4_replaced" within_1s has_route 10.9.0.7 '^10.9.0.0/24 via 10.0.2.3 dev p1$'
+lab_in "$LAB_R" ip route del 10.9.0.0/24
+check "${T}_route4_deleted_within_1s" within_1s no_route 10.9.0.7
+if lab_in "$LAB_H1" ping -n -c 1 -w 2 10.9.0.2 >/dev/null 2>&1; then
+	fail "${T}_route4_gone_unreachable" "10.9.0.2 still answers after the route was deleted"
+else
+	pass "${T}_route4_gone_unreachable"
+fi
+
+# Neighbours follow too.
+lab_in "$LAB_R" ip neigh add 10.0.2.44 lladdr 02:00:00:00:00:44 dev r1 nud permanent
+check "${T}_neigh_added" within_1s sh -c "\"$RXPATH\" ctl --socket \"$SOCK\" show neigh | grep -q '^10.0.2.44 dev p1 lladdr 02:00:00:00:00:44 static'"
+
+# Turning sync off withdraws what it installed; config routes stay.
+lab_in "$LAB_R" ip route add 10.8.0.0/24 via 10.0.2.2 dev r1 onlink
+within_1s has_route 10.8.0.1 '^10.8.0.0/24' >/dev/null
+check "${T}_sync_off" sh -c "\"$RXPATH\" ctl --socket \"$SOCK\" sync off >/dev/null"
+check "${T}_sync_off_withdraws" no_route 10.8.0.1
+check "${T}_connected_stays" has_route 10.0.2.9 '^10.0.2.0/24 dev p1 connected'
+
+lab_rxpath_stop; rc=$?
+check "${T}_exit_0" [ "$rc" -eq 0 ]
+lab_down
