@@ -76,7 +76,7 @@ struct rxp_ksync_skips {
 	uint64_t unmapped;	/* output interface (or neighbour's) not in the port map */
 	uint64_t kernel;	/* proto kernel (connected, fe80::/64) and multicast routes */
 	uint64_t unsupported;	/* not unicast (blackhole...), source or TOS routes, IPv4 via IPv6, no interface */
-	uint64_t multipath;	/* multipath routes: mirrored with their first live nexthop only */
+	uint64_t multipath;	/* multipath routes: mirrored with one nexthop, the lowest live mapped gateway */
 	uint64_t full;		/* dropped because max_entries was reached */
 };
 
@@ -113,7 +113,7 @@ struct rxp_ksync_route_info {
 	uint8_t prefix[16];	/* network order, host bits cleared */
 	bool has_gw;
 	uint8_t gw[16];
-	const char *port;	/* rxpath port */
+	const char *port;	/* rxpath port (the strings live as long as the object) */
 	const char *ifname;	/* kernel interface */
 	uint32_t metric;
 	enum rxp_ksync_state state;

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "ctl_server.h"
 #include "reload.h"
+#include "rxpath/capture_file.h"
 #include "rxpath/ksync.h"
 #include "show.h"
 
@@ -27,6 +28,7 @@ struct ctl_server {
 	char path[108];
 	int listen_fd, stop_fd, signal_fd;
 	pthread_t thread;
+	struct rxp_capture_file *capture;	/* running capture; touched on the datapath thread */
 	struct rxp_ksync *ksync;	/* `sync kernel` is on */
 	uint32_t sync_table;
 	unsigned n_map;
@@ -267,6 +269,121 @@ static int show_kernel_routes(struct ctl_server *s, bool json, struct rxp_sbuf *
 	return 0;
 }
 
+/* ---- capture ---- */
+
+struct capture_work {
+	struct ctl_server *s;
+	bool start;
+	struct rxp_capture_file_spec spec;
+	struct rxp_capture_file_stats st;
+	char err[300];
+};
+
+static int capture_on_datapath(struct dp *dp, void *arg, struct rxp_sbuf *out)
+{
+	struct capture_work *w = arg;
+	struct ctl_server *s = w->s;
+	const char *names[DP_PORTS_MAX];
+	int ret;
+
+	(void)out;
+	if (!w->start) {
+		if (!s->capture) {
+			snprintf(w->err, sizeof(w->err), "no capture is running");
+			return -ENOENT;
+		}
+		ret = rxp_capture_file_stop(&dp->stack, s->capture, &w->st, w->err, sizeof(w->err));
+		s->capture = NULL;
+		return ret;
+	}
+	if (s->capture) {
+		snprintf(w->err, sizeof(w->err), "a capture to %s is running; 'capture stop' first",
+			 rxp_capture_file_path(s->capture));
+		return -EBUSY;
+	}
+	for (unsigned i = 0; i < dp->n_ports; i++)
+		names[i] = dp->ports[i].name;
+	w->spec.port_names = names;
+	w->spec.n_ports = dp->n_ports;
+	return rxp_capture_file_start(&dp->stack, &w->spec, &s->capture, w->err, sizeof(w->err));
+}
+
+/* "capture start POINT FILE [dev PORT] [count N] [filter EXPR...]", "capture stop" */
+static int handle_capture(struct ctl_server *s, char *line, bool json, struct rxp_sbuf *out)
+{
+	struct capture_work w = { .s = s, .spec = { .port = RXP_CAPTURE_FILE_ALL_PORTS } };
+	char *words[10], *save = NULL, *p, *filter = NULL;
+	int n = 0, ret;
+
+	for (p = strtok_r(line, " \t", &save); p; p = strtok_r(NULL, " \t", &save)) {
+		if (n == (int)RXP_ARRAY_SIZE(words))
+			return reply_error(out, json, -EINVAL, "capture: too many words; see 'help'");
+		words[n++] = p;
+		if (n > 4 && !strcmp(words[n - 1], "filter")) {
+			filter = save;	/* the expression is the rest of the line */
+			break;
+		}
+	}
+	if (n == 2 && !strcmp(words[1], "stop")) {
+		ret = control_call(s->cfg.ctl, capture_on_datapath, &w, out);
+		if (ret)
+			return reply_error(out, json, ret, ret == -ESHUTDOWN ? "rxpath is stopping" : w.err);
+		rxp_sbuf_printf(out, json ? "{\"written\":%llu,\"captured\":%llu,\"lost\":%llu,\"filtered\":%llu}\n" :
+				"capture stopped: %llu packets written (%llu captured, %llu lost to a full buffer, %llu filtered out)\n",
+				(unsigned long long)w.st.written, (unsigned long long)w.st.captured,
+				(unsigned long long)w.st.lost, (unsigned long long)w.st.filtered);
+		return 0;
+	}
+	if (n < 4 || strcmp(words[1], "start"))
+		return reply_error(out, json, -EINVAL, "expected 'capture start rx|tx|drop|all FILE [dev PORT] [count N] [filter EXPR]' or 'capture stop'");
+	w.start = true;
+	if (rxp_capture_points_parse(words[2], &w.spec.points)) {
+		char msg[200];
+
+		snprintf(msg, sizeof(msg), "'%s': expected rx, tx, drop, all, or several joined with '+' (rx+drop)", words[2]);
+		return reply_error(out, json, -EINVAL, msg);
+	}
+	w.spec.path = words[3];
+	for (int i = 4; i < n; i += 2) {
+		char msg[200];
+		uint64_t v;
+
+		if (!strcmp(words[i], "filter")) {
+			if (!filter || !*filter)
+				return reply_error(out, json, -EINVAL, "filter: expected an expression, like 'udp port 53'");
+			w.spec.filter = filter;
+			break;
+		}
+		if (i + 1 >= n) {
+			snprintf(msg, sizeof(msg), "'%s': expected a value after it", words[i]);
+			return reply_error(out, json, -EINVAL, msg);
+		}
+		if (!strcmp(words[i], "count") && !rxp_parse_u64(words[i + 1], 1, UINT64_MAX, &v)) {
+			w.spec.count = v;
+		} else if (!strcmp(words[i], "dev")) {
+			int port = -1;
+
+			for (unsigned k = 0; k < s->cfg.active->n_ports; k++)
+				if (!strcmp(s->cfg.active->ports[k].name, words[i + 1]))
+					port = (int)k;
+			if (port < 0) {
+				snprintf(msg, sizeof(msg), "'%s': no such port", words[i + 1]);
+				return reply_error(out, json, -EINVAL, msg);
+			}
+			w.spec.port = port;
+		} else {
+			snprintf(msg, sizeof(msg), "'%s': expected 'dev PORT', 'count N' or 'filter EXPR'",
+				 !strcmp(words[i], "count") ? words[i + 1] : words[i]);
+			return reply_error(out, json, -EINVAL, msg);
+		}
+	}
+	ret = control_call(s->cfg.ctl, capture_on_datapath, &w, out);
+	if (ret)
+		return reply_error(out, json, ret, ret == -ESHUTDOWN ? "rxpath is stopping" : w.err);
+	rxp_sbuf_printf(out, json ? "{\"ok\":true}\n" : "capturing %s to %s\n", words[2], words[3]);
+	return 0;
+}
+
 static const char help_text[] =
 	"commands:\n"
 	"  show ports | stats | drops | routes [PREFIX|ADDRESS] | neigh | pool\n"
@@ -278,7 +395,8 @@ static const char help_text[] =
 	"  port set PORT mtu N\n"
 	"  icmp ratelimit ERRORS_PER_SECOND [burst N]\n"
 	"  sync kernel [table N] [interval SECONDS]  |  sync off\n"
-	"  show routes kernel    (the kernel's routes as mirrored, and what rxpath did with each)\n";
+	"  show routes kernel    (the kernel's routes as mirrored, and what rxpath did with each)\n"
+	"  capture start rx|tx|drop|all FILE [dev PORT] [count N] [filter EXPR]  |  capture stop\n";
 
 static int handle_show(struct ctl_server *s, char *rest, bool json, struct rxp_sbuf *out)
 {
@@ -369,6 +487,8 @@ int ctl_server_handle(struct ctl_server *s, const char *line, bool json, struct 
 	}
 	if (!strcmp(first, "sync"))
 		return handle_sync(s, buf, json, out);
+	if (!strcmp(first, "capture"))
+		return handle_capture(s, buf, json, out);
 	return handle_change(s, buf, json, out);
 }
 
@@ -661,6 +781,17 @@ void ctl_server_stop(struct ctl_server *s)
 	if (write(s->stop_fd, &one, sizeof(one)) != sizeof(one))
 		fprintf(stderr, "rxpath: cannot wake the control thread: %s\n", strerror(errno));
 	pthread_join(s->thread, NULL);
+	if (s->capture) {
+		/* the datapath has stopped polling: its stack is ours to detach from */
+		char err[300];
+		struct rxp_capture_file_stats st;
+
+		if (rxp_capture_file_stop(&s->cfg.ctl->dp->stack, s->capture, &st, err, sizeof(err)))
+			fprintf(stderr, "rxpath: capture: %s\n", err);
+		else
+			fprintf(stderr, "rxpath: capture to the end: %llu packets written, %llu lost\n",
+				(unsigned long long)st.written, (unsigned long long)st.lost);
+	}
 	if (s->ksync)
 		rxp_ksync_close(s->ksync);	/* the datapath is gone: nothing to withdraw from */
 	if (s->listen_fd >= 0) {

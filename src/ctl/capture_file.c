@@ -115,9 +115,11 @@ static void stage_record(struct rxp_capture_file *cf, const struct rxp_capture_r
 		.comment = rec->point == RXP_CAPTURE_DROP ?
 			   rxp_drop_name((enum rxp_drop_reason)rec->reason) : NULL,
 	};
-	if (rxp_pcapng_epb_size(&p) > STAGE_BYTES - cf->stage_len)
-		stage_flush(cf);
 	len = rxp_pcapng_epb(cf->stage + cf->stage_len, STAGE_BYTES - cf->stage_len, &p);
+	if (len == -ENOSPC) {
+		stage_flush(cf);
+		len = rxp_pcapng_epb(cf->stage, STAGE_BYTES, &p);
+	}
 	if (len > 0) {
 		cf->stage_len += (size_t)len;
 		cf->stage_pkts++;
@@ -162,7 +164,10 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-/* Counts in the block just encoded at the end of the staging buffer (@len: the encoder's result). Returns 0 or -errno. */
+/*
+ * Counts in the block just encoded at the end of the staging buffer; @len
+ * is what the encoder returned. Returns 0 or -errno.
+ */
 static int stage_block(struct rxp_capture_file *cf, int len)
 {
 	if (len < 0)

@@ -1306,7 +1306,7 @@ int rxp_ksync_resync(struct rxp_ksync *k, char *err, size_t errlen)
 	k->next_resync_ns = k->last_resync_end_ns + k->interval_ns;
 	if (k->dump_intr)	/* still inconsistent after every attempt: look again soon */
 		k->next_resync_ns = k->last_resync_end_ns + RESYNC_RETRY_NS;
-	return (int)count_int(k->st.lines_add + k->st.lines_del - lines);
+	return count_int(k->st.lines_add + k->st.lines_del - lines);
 }
 
 int rxp_ksync_run(struct rxp_ksync *k, char *err, size_t errlen)
@@ -1340,7 +1340,7 @@ int rxp_ksync_run(struct rxp_ksync *k, char *err, size_t errlen)
 		if (ret < 0)
 			return ret;
 	}
-	return (int)count_int(k->st.lines_add + k->st.lines_del - lines);
+	return count_int(k->st.lines_add + k->st.lines_del - lines);
 }
 
 int rxp_ksync_withdraw(struct rxp_ksync *k)
@@ -1351,7 +1351,7 @@ int rxp_ksync_withdraw(struct rxp_ksync *k)
 		if (k->slots[i].kind)
 			k->slots[i].flags |= F_DEAD;
 	reconcile_all(k, false);
-	return (int)count_int(k->st.lines_add + k->st.lines_del - lines);
+	return count_int(k->st.lines_add + k->st.lines_del - lines);
 }
 
 /* ---- open, close, queries ---- */
@@ -1393,14 +1393,15 @@ static int events_open(struct rxp_ksync *k, uint32_t buffer_bytes, char *err, si
 	k->events = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (!k->events) {
 		ret = -errno;
-		snprintf(err, errlen, "netlink: cannot open a route socket: %s", strerror(-ret));
+		snprintf(err, errlen, "netlink: cannot open a route socket: %s%s", strerror(-ret),
+			 ret == -EMFILE || ret == -ENFILE ? " (too many open files: raise ulimit -n)" : "");
 		return ret;
 	}
 	if (mnl_socket_bind(k->events, groups, MNL_SOCKET_AUTOPID) < 0) {
 		ret = -errno;
-		snprintf(err, errlen,
-			 "netlink: cannot subscribe to route and neighbour changes: %s (needs CAP_NET_ADMIN? run as root)",
-			 strerror(-ret));
+		snprintf(err, errlen, "netlink: cannot subscribe to route and neighbour changes: %s%s",
+			 strerror(-ret),
+			 ret == -EPERM || ret == -EACCES ? " (a security policy forbids it; run as root)" : "");
 		goto fail;
 	}
 	/* a routing daemon can push a million routes at once: room, so overruns stay rare */
@@ -1478,6 +1479,10 @@ int rxp_ksync_open(struct rxp_ksync **out, const struct rxp_ksync_config *cfg, c
 	ret = dumps_open(k, err, errlen);
 	if (ret)
 		goto fail;
+	/* know the mapped interfaces before the first event comes */
+	ret = dump(k, RTM_GETLINK, AF_UNSPEC, "link", err, errlen);
+	if (ret)
+		goto fail;
 	k->next_resync_ns = 0;	/* the first run syncs */
 	*out = k;
 	return 0;
@@ -1515,7 +1520,7 @@ int rxp_ksync_timeout_ms(const struct rxp_ksync *k)
 
 	if (now >= k->next_resync_ns)
 		return 0;
-	return (int)count_int((k->next_resync_ns - now + 999999) / 1000000);
+	return count_int((k->next_resync_ns - now + 999999) / 1000000);
 }
 
 const char *rxp_ksync_state_name(enum rxp_ksync_state state)

@@ -10,8 +10,8 @@
  * budget of frames per path so that a chatty kernel cannot starve the
  * ports. What the kernel sends waits 64 poll rounds at most: microseconds
  * on an idle datapath, under a millisecond on one that forwards full polls
- * (as long as the afpacket driver's own receive latency, its 1 ms block
- * timer).
+ * (about what a frame may wait in the afpacket driver's receive ring: its
+ * block timer is 1 ms).
  *
  * Reading right after each write to the TAP was tried too: the tun driver
  * runs the kernel's receive path inside write(), so an ACK is often queued

@@ -153,3 +153,36 @@ for f, metric in (("forwarded", "forwarded_packets"), ("icmp_errors", "icmp_erro
 assert checked == 12, checked
 PY
 kill -TERM $pid; wait $pid
+
+# Capture of drops: pcapng that tshark reads, each packet's drop reason in its comment.
+"$RXPATH" run -c examples/router.conf --ctl "$SOCK" -i 0 -d 30 >/dev/null 2>&1 &
+pid=$!
+wait_ctl
+check capture_start ctl capture start drop "$TMP/drops.pcapng" count 300
+err=$(ctl capture start rx "$TMP/other.pcapng" 2>&1)
+check capture_one_at_a_time grep -q 'is running' <<<"$err"
+sleep 0.5
+out=$(ctl capture stop)
+check capture_stop_counts grep -q '^capture stopped: 300 packets written' <<<"$out"
+err=$(ctl capture start sideways "$TMP/x.pcapng" 2>&1)
+check capture_bad_point grep -q "'sideways': expected rx, tx, drop" <<<"$err"
+err=$(ctl capture start rx "$TMP/x.pcapng" filter 'udp port' 2>&1)
+check capture_bad_filter grep -qi 'filter' <<<"$err"
+check capture_filtered ctl capture start rx "$TMP/rx.pcapng" dev sim0 count 50 filter tcp
+sleep 0.3
+ctl capture stop >/dev/null
+kill -TERM $pid; wait $pid
+if [ -x /usr/bin/tshark ]; then
+	reasons=$(tshark -r "$TMP/drops.pcapng" -T fields -e frame.comment 2>/dev/null | sort -u)
+	check capture_tshark_reads [ "$(tshark -r "$TMP/drops.pcapng" 2>/dev/null | wc -l)" -eq 300 ]
+	check capture_reason_checksum grep -qx 'ip4_bad_checksum' <<<"$reasons"
+	check capture_reason_no_route grep -qx 'no_route' <<<"$reasons"
+	# a frame under ip4_bad_checksum really has a bad IPv4 header checksum
+	bad=$(tshark -r "$TMP/drops.pcapng" -o ip.check_checksum:TRUE -Y 'frame.comment == "ip4_bad_checksum"' \
+		-T fields -e ip.checksum.status 2>/dev/null | sort -u)
+	check capture_checksum_really_bad [ "$bad" = 0 ]
+	check capture_filter_tcp_only [ "$(tshark -r "$TMP/rx.pcapng" -Y '!tcp' 2>/dev/null | wc -l)" -eq 0 ]
+	check capture_count_50 [ "$(tshark -r "$TMP/rx.pcapng" 2>/dev/null | wc -l)" -eq 50 ]
+else
+	echo "SKIP capture_tshark: tshark is not installed (apt-get install tshark)"
+fi

@@ -378,6 +378,21 @@ static void test_other_table(void)
 	capture_clear(&cap_other);
 	rxp_ksync_close(kt);
 	CHECK_EQ(sh("ip route del 10.5.0.0/24 table 100"), 0);
+
+	/* a table the kernel does not have yet is an empty one, and filled by events */
+	kt = open_ksync(4000, &cap_other, 0);
+	if (!kt) {
+		CHECK(kt);
+		return;
+	}
+	CHECK_EQ(resync(kt), 0);
+	CHECK_EQ(stats(kt).resyncs, 1);
+	CHECK_EQ(sh("ip route add 10.5.5.0/24 via 10.0.2.2 table 4000"), 0);
+	CHECK_ONLY_LINE(kt, &cap_other, "route add 10.5.5.0/24 via 10.0.2.2 dev p1");
+	CHECK_EQ(resync(kt), 0);
+	CHECK_EQ(stats(kt).routes_installed, 1);
+	rxp_ksync_close(kt);
+	CHECK_EQ(sh("ip route del 10.5.5.0/24 table 4000"), 0);
 	CHECK_EQ(sh("ip route del 10.9.0.0/24"), 0);
 	CHECK_ONLY_LINE(km, &cap_main, "route del 10.9.0.0/24");
 }
