@@ -127,7 +127,7 @@ size_t rxp_pcapng_epb_size(const struct rxp_pcapng_packet *pkt)
 	return sizeof(struct rxp_pcapng_epb_head) + PAD4((size_t)pkt->cap_len) + opts + TRAILER_LEN;
 }
 
-/* Appends @n bytes at @p, then zeros up to 32 bits. Returns the end. Room is checked by the caller. */
+/* Appends @n bytes at @p and zeros up to 32 bits; the caller checked the room. Returns the end. */
 static uint8_t *emit_padded(uint8_t *p, const void *src, size_t n)
 {
 	if (n)

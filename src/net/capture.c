@@ -133,7 +133,7 @@ static rxp_always_inline struct rxp_capture_rec *ring_reserve(struct rxp_capture
 	return (struct rxp_capture_rec *)(cap->ring + off);
 }
 
-/* Returns how many bytes of @pkt's frame lie inside its buffer (the metadata is trusted no further). */
+/* Returns how many bytes of @pkt's frame lie inside its buffer: lengths are trusted no further. */
 static uint32_t frame_room(const struct rxp_pkt *pkt)
 {
 	uint32_t end = pkt->pool ? pkt->pool->buf_size : 0;

@@ -1336,6 +1336,39 @@ static void test_hostile_lengths(void)
 	fx_close();
 }
 
+/* The encoder never writes past the room it is given and refuses impossible packets. */
+static void test_pcapng_encoder_limits(void)
+{
+	static const uint8_t frame[60] = { 1, 2, 3 };
+	struct rxp_pcapng_packet p = { .if_id = 0, .ts_ns = 1, .cap_len = 60, .orig_len = 60,
+				       .data = frame, .flags = RXP_PCAPNG_DIR_INBOUND,
+				       .comment = "ip4_bad_checksum" };
+	uint8_t buf[256];
+	size_t need = rxp_pcapng_epb_size(&p);
+	int len;
+
+	/* 28 + 60 + flags (8) + comment (4 + 16) + end (4) + trailer (4) */
+	CHECK_EQ(need, 28 + 60 + 8 + 20 + 4 + 4);
+	memset(buf, 0xee, sizeof(buf));
+	CHECK_EQ(rxp_pcapng_epb(buf, need - 1, &p), -ENOSPC);
+	CHECK_EQ(buf[0], 0xee);		/* nothing written */
+	len = rxp_pcapng_epb(buf, need, &p);
+	CHECK_EQ(len, need);
+	CHECK_EQ(rd32(buf + 4), need);
+	CHECK_EQ(rd32(buf + need - 4), need);
+	CHECK_EQ(buf[need], 0xee);	/* not a byte more */
+	p.comment = NULL;
+	p.flags = 0;
+	CHECK_EQ(rxp_pcapng_epb_size(&p), 28 + 60 + 4);	/* no options, no end marker */
+	p.cap_len = 61;
+	CHECK_EQ(rxp_pcapng_epb(buf, sizeof(buf), &p), -EINVAL);	/* more captured than sent */
+	for (size_t room = 0; room < 28; room += 4)
+		CHECK_EQ(rxp_pcapng_shb(buf, room, "rxpath"), -ENOSPC);
+	CHECK_EQ(rxp_pcapng_idb(buf, 20, 64, "in0"), -ENOSPC);
+	CHECK(rxp_pcapng_idb(buf, sizeof(buf), 64, "in0") > 0);
+	CHECK_EQ(rxp_pcapng_isb(buf, 30, 0, 1, 1, 2, 3), -ENOSPC);
+}
+
 int main(void)
 {
 	RUN(test_points_parse);
@@ -1353,5 +1386,6 @@ int main(void)
 	RUN(test_capture_changes_nothing);
 	RUN(test_ring_concurrent);
 	RUN(test_hostile_lengths);
+	RUN(test_pcapng_encoder_limits);
 	return tests_done();
 }
