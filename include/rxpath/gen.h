@@ -86,6 +86,14 @@ int rxp_gen_config_parse(struct rxp_gen_config *cfg, struct rxp_args *args, char
 int rxp_gen_init(struct rxp_gen *gen, const struct rxp_gen_config *cfg, char *err, size_t errlen);
 void rxp_gen_free(struct rxp_gen *gen);
 
+/*
+ * Keeps only the steps whose frames RSS (the Toeplitz hash, the default
+ * key, a round-robin indirection table) sends to @queue of @n_queues, and
+ * that queue's share of a finite count: one generator per queue, like a
+ * NIC spreading its flows. Returns the steps kept (0: the queue stays quiet).
+ */
+int rxp_gen_keep_queue(struct rxp_gen *gen, uint16_t queue, uint16_t n_queues);
+
 /* Returns the name of a malformed-frame kind. */
 const char *rxp_gen_bad_name(enum rxp_gen_bad kind);
 

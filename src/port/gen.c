@@ -7,6 +7,8 @@
 #include <string.h>
 #include "rxpath/csum.h"
 #include "rxpath/gen.h"
+#include "rxpath/port.h"
+#include "rxpath/rss.h"
 #include "rxpath/proto.h"
 
 #define SCHED_MIN 4096u
@@ -555,4 +557,38 @@ void rxp_gen_free(struct rxp_gen *gen)
 	free(gen->sched);
 	free(gen->is_bad);
 	memset(gen, 0, sizeof(*gen));
+}
+
+int rxp_gen_keep_queue(struct rxp_gen *gen, uint16_t queue, uint16_t n_queues)
+{
+	uint32_t per_queue[RXP_QUEUES_MAX] = { 0 }, kept = 0, before = 0, len = gen->sched_len;
+
+	if (n_queues <= 1 || n_queues > RXP_QUEUES_MAX)
+		return (int)len;
+	for (uint32_t i = 0; i < len; i++) {
+		uint32_t t = gen->sched[i];
+		/* malformed steps stand for rotating kinds: spread them by position */
+		uint16_t q = gen->is_bad[t] ? (uint16_t)(i % n_queues) :
+			     rxp_rss_queue(rxp_rss_frame_hash(rxp_rss_default_key,
+							      gen->frames + (size_t)t * gen->stride,
+							      gen->lens[t]), n_queues);
+
+		per_queue[q]++;
+		if (q == queue)
+			gen->sched[kept++] = t;
+	}
+	for (uint16_t q = 0; q < queue; q++)
+		before += per_queue[q];
+	gen->sched_len = kept;
+	gen->pos = 0;
+	if (!kept) {	/* no flow of this source hashes here: the queue stays quiet */
+		gen->finite = true;
+		gen->remaining = 0;
+	} else if (gen->finite) {
+		/* a finite count is shared in proportion to the steps each queue got */
+		uint64_t total = gen->remaining;
+
+		gen->remaining = total * (before + kept) / len - total * before / len;
+	}
+	return (int)kept;
 }

@@ -372,12 +372,12 @@ static void sim_close(struct rxp_port *port)
 }
 
 #define SIM_KEYS "proto, size, flows, src4, dst4, src6, dst6, bad, count, pcap, loop, " \
-		 "rx, rxring, txring, device, mac"
+		 "rx, rxring, txring, queues, device, mac"
 
 static int sim_open(struct rxp_port *port, struct rxp_args *args, char *err, size_t errlen)
 {
 	struct rxp_gen_config gcfg;
-	uint32_t rx_size = SIM_RING_DEFAULT, tx_size = SIM_RING_DEFAULT;
+	uint32_t rx_size = SIM_RING_DEFAULT, tx_size = SIM_RING_DEFAULT, n_queues = 1;
 	const char *device, *rx;
 	struct sim_port *sp;
 	int ret;
@@ -387,6 +387,7 @@ static int sim_open(struct rxp_port *port, struct rxp_args *args, char *err, siz
 	if ((ret = rxp_args_mac(args, "mac", port->mac, err, errlen)) ||
 	    (ret = rxp_args_u32(args, "rxring", SIM_RING_MIN, SIM_RING_MAX, &rx_size, err, errlen)) ||
 	    (ret = rxp_args_u32(args, "txring", SIM_RING_MIN, SIM_RING_MAX, &tx_size, err, errlen)) ||
+	    (ret = rxp_args_u32(args, "queues", 1, RXP_QUEUES_MAX, &n_queues, err, errlen)) ||
 	    (ret = rxp_gen_config_parse(&gcfg, args, err, errlen)))
 		return ret;
 	if (!rxp_is_pow2(rx_size) || !rxp_is_pow2(tx_size)) {
@@ -408,6 +409,7 @@ static int sim_open(struct rxp_port *port, struct rxp_args *args, char *err, siz
 	if (ret)
 		return ret;
 	memcpy(gcfg.dst_mac, port->mac, 6);
+	port->n_queues = (uint16_t)n_queues;
 
 	sp = calloc(1, sizeof(*sp) + port->n_queues * sizeof(sp->q[0]));
 	if (!sp) {
@@ -427,6 +429,7 @@ static int sim_open(struct rxp_port *port, struct rxp_args *args, char *err, siz
 		ret = rxp_gen_init(&sp->q[q].gen, &gcfg, err, errlen);
 		if (ret)
 			goto err_close;
+		rxp_gen_keep_queue(&sp->q[q].gen, q, port->n_queues);
 		if (!strcmp(rx, "off")) {
 			/* a finite source with nothing in it */
 			sp->q[q].gen.finite = true;

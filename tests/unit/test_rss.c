@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <string.h>
 #include "check.h"
+#include "rxpath/gen.h"
 #include "rxpath/rss.h"
 
 struct vector4 {
@@ -106,11 +107,48 @@ static void test_queue_spread(void)
 	CHECK_EQ(rxp_rss_queue(0x51ccc178, 1), 0);
 }
 
+/* A sim NIC's queues: each generator keeps the flows RSS sends to it, and a share of the count. */
+static void test_generator_per_queue(void)
+{
+	const uint16_t n_queues = 4;
+	uint64_t total = 0;
+	uint32_t steps = 0, full_len = 0;
+
+	for (uint16_t q = 0; q < n_queues; q++) {
+		struct rxp_gen_config cfg;
+		struct rxp_gen gen;
+		char err[256];
+		const uint8_t *f;
+		uint16_t len;
+		uint64_t n = 0;
+
+		rxp_gen_config_default(&cfg);
+		cfg.flows = 1024;
+		cfg.count = 100003;
+		cfg.max_frame = 1518;
+		cfg.protos = RXP_GEN_UDP4 | RXP_GEN_TCP6;
+		CHECK_EQ(rxp_gen_init(&gen, &cfg, err, sizeof(err)), 0);
+		full_len = gen.sched_len;
+		steps += (uint32_t)rxp_gen_keep_queue(&gen, q, n_queues);
+		while ((f = rxp_gen_next(&gen, &len))) {
+			CHECK_EQ(rxp_rss_queue(rxp_rss_frame_hash(rxp_rss_default_key, f, len), n_queues), q);
+			n++;
+		}
+		/* every queue gets some of 1024 flows, none gets nearly all */
+		CHECK(n > 100003 / 8 && n < 100003 / 2);
+		total += n;
+		rxp_gen_free(&gen);
+	}
+	CHECK_EQ(steps, full_len);
+	CHECK_EQ(total, 100003);
+}
+
 int main(void)
 {
 	RUN(test_ipv4_vectors);
 	RUN(test_ipv6_vectors);
 	RUN(test_frame_hash);
 	RUN(test_queue_spread);
+	RUN(test_generator_per_queue);
 	return tests_done();
 }
