@@ -13,6 +13,8 @@ need=(libpcap-dev pkg-config python3-scapy libxdp-dev libbpf-dev
       libmnl-dev libmicrohttpd-dev
       iproute2 iputils-ping iperf3 ethtool netsniff-ng tshark curl)
 [ "${RXP_NEED_CLANG:-0}" = 1 ] && need+=(clang)
+# the fuzzers (make fuzz): clang and its libFuzzer runtime
+[ "${RXP_NEED_FUZZ:-0}" = 1 ] && need+=(clang libclang-rt-dev)
 
 missing=()
 for pkg in "${need[@]}"; do

@@ -46,6 +46,12 @@ for t in tests/conformance/test_*.py; do
 	echo "== $(basename "$t")"
 	run "$(basename "$t")" env RXPATH="$BUILD/rxpath" /usr/bin/python3 "$t"
 done
+# the fuzzers' short smoke run (they build into build-fuzz/ whatever $BUILD is)
+for t in tests/fuzz/test_*.sh; do
+	[ -f "$t" ] || continue
+	echo "== $(basename "$t")"
+	run "$(basename "$t")" bash "$t"
+done
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

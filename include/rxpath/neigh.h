@@ -2,7 +2,8 @@
 /*
  * The neighbour table: IP address on an interface -> MAC address, for ARP
  * (RFC 826) and Neighbor Discovery (RFC 4861). Bounded: a fixed number of
- * entries, each holding at most RXP_NEIGH_HOLD packets while it resolves.
+ * entries, each holding at most RXP_NEIGH_HOLD packets while it resolves
+ * (and all of them together a share of the buffer pool; see resolve.c).
  * Owned by one worker; no locks.
  */
 #ifndef RXPATH_NEIGH_H
@@ -42,8 +43,21 @@ struct rxp_neigh_table {
 	uint32_t size, mask;	/* slots, a power of two */
 	uint32_t max_entries;	/* at most this many in use (keeps probes short) */
 	uint32_t n_entries;
+	uint32_t n_held;	/* packets held by all entries together */
 	struct rxp_neigh *slots;
 };
+
+/* Returns the table's generation; workers read it without the lock. */
+static inline uint32_t rxp_neigh_gen(const struct rxp_neigh_table *t)
+{
+	return __atomic_load_n(&t->gen, __ATOMIC_RELAXED);
+}
+
+/* Invalidates every cached adjacency (the writer holds the table's lock, if any). */
+static inline void rxp_neigh_gen_bump(struct rxp_neigh_table *t)
+{
+	__atomic_store_n(&t->gen, t->gen + 1, __ATOMIC_RELEASE);
+}
 
 /* Returns 0 with a table of @max_entries, or -ENOMEM. */
 int rxp_neigh_init(struct rxp_neigh_table *t, uint32_t max_entries);

@@ -63,6 +63,21 @@ struct rxp_port_ops {
 	int (*start)(struct rxp_port *port, char *err, size_t errlen);
 	/* Stops the device and returns every buffer the port holds to the pool. */
 	void (*close)(struct rxp_port *port);
+	/*
+	 * Looks whether the device went away or came back: slow path, a few times
+	 * a second, from the polling thread; NULL for devices that cannot go away.
+	 * While gone, the burst calls do nothing and tx_burst takes nothing.
+	 * Returns an enum rxp_port_event, with @msg filled in unless RXP_PORT_SAME.
+	 */
+	int (*check)(struct rxp_port *port, char *msg, size_t msglen);
+};
+
+/* What rxp_port_check() found. */
+enum rxp_port_event {
+	RXP_PORT_SAME,		/* nothing new */
+	RXP_PORT_GONE,		/* the device went away (deleted, moved): the port is down */
+	RXP_PORT_BACK,		/* a device of that name is back and the port reopened on it */
+	RXP_PORT_NOTE,		/* worth telling, no change (e.g. back, but not reopened) */
 };
 
 struct rxp_port {
@@ -72,6 +87,7 @@ struct rxp_port {
 	uint32_t mtu;
 	uint8_t mac[6];
 	const struct rxp_port_ops *ops;
+	bool down;		/* its device went away: nothing received, nothing sent */
 	struct rxp_pool *pool;
 	struct rxp_queue queues[RXP_QUEUES_MAX];
 	void *priv;
@@ -93,8 +109,22 @@ int rxp_port_open(struct rxp_port *port, uint16_t id, const char *name, const ch
 /* Binds every queue of @port to @cache and starts the device. Returns 0 or -errno. */
 int rxp_port_start(struct rxp_port *port, struct rxp_pool_cache *cache, char *err, size_t errlen);
 
+/*
+ * The same with one cache per polling worker: queue q is polled by the
+ * worker of caches[q % n_caches] and refilled from its cache. Returns 0 or -errno.
+ */
+int rxp_port_start_caches(struct rxp_port *port, struct rxp_pool_cache *const *caches,
+			  unsigned n_caches, char *err, size_t errlen);
+
 /* Stops the port and returns its buffers to the pool. */
 void rxp_port_close(struct rxp_port *port);
+
+/*
+ * Asks the driver whether the device went away or came back and marks the
+ * port down or up. Returns an enum rxp_port_event; @msg says what happened
+ * unless RXP_PORT_SAME.
+ */
+enum rxp_port_event rxp_port_check(struct rxp_port *port, char *msg, size_t msglen);
 
 /* Sums the queue counters of @port. */
 void rxp_port_stats(const struct rxp_port *port, struct rxp_queue_stats *sum);

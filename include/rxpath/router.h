@@ -9,6 +9,7 @@
 #define RXPATH_ROUTER_H
 
 #include <arpa/inet.h>
+#include <pthread.h>
 #include "rxpath/common.h"
 #include "rxpath/lpm4.h"
 #include "rxpath/lpm6.h"
@@ -55,6 +56,8 @@ struct rxp_ratelimit {
 	double burst;		/* bucket size */
 	double tokens;
 	uint64_t last_ns;
+	pthread_spinlock_t lock;	/* taken only when several workers share the router */
+	bool shared;
 };
 
 /* One installed route, as configured (the FIB itself only answers longest-match lookups). */
@@ -75,6 +78,13 @@ struct rxp_router {
 	unsigned n_nh;
 	struct rxp_nexthop nh[RXP_NH_MAX];
 	struct rxp_neigh_table neigh;
+	/*
+	 * Several workers: the neighbour table is written under this lock (learning,
+	 * resolution, timers: slow paths). The fast path reads only its own
+	 * adjacency cache and the table's generation.
+	 */
+	bool shared;
+	pthread_spinlock_t neigh_lock;
 	struct rxp_ratelimit icmp_limit;
 	unsigned n_bcast4;
 	uint32_t bcast4[RXP_IFS_MAX];	/* directed broadcasts of the connected subnets (network order) */
@@ -190,6 +200,12 @@ static inline uint32_t rxp_l3if_source4(const struct rxp_l3if *ifp, uint32_t add
 
 	return ifp->addr4[i >= 0 ? i : 0];
 }
+
+/*
+ * Makes the tables safe for @n_workers workers (locks on the slow paths
+ * when there are several). Returns 0 or -errno.
+ */
+int rxp_router_set_workers(struct rxp_router *r, unsigned n_workers);
 
 /* Takes one token from the ICMP limiter at time @now_ns. Returns true when allowed. */
 bool rxp_ratelimit_take(struct rxp_ratelimit *rl, uint64_t now_ns);

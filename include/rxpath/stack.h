@@ -42,13 +42,14 @@
 	X(NO_ROUTE,       "no_route",          "no route to the destination (Destination Unreachable sent)") \
 	X(FRAG_NEEDED,    "frag_needed",       "larger than the egress MTU with DF set (Fragmentation Needed sent)") \
 	X(NEIGH_UNRESOLVED, "neigh_unresolved", "next hop did not answer ARP/ND (Destination Unreachable sent)") \
-	X(NEIGH_HOLD_FULL, "neigh_hold_full",  "too many packets already waiting for this next hop") \
+	X(NEIGH_HOLD_FULL, "neigh_hold_full",  "too many packets already waiting for this next hop, or for all of them (1/8 of the pool)") \
 	X(NEIGH_TABLE_FULL, "neigh_table_full", "neighbour table full; cannot resolve a new next hop") \
 	X(ARP_BAD,        "arp_malformed",     "ARP packet too short or not Ethernet/IPv4") \
 	X(ARP_NOT_FOR_US, "arp_not_for_us",    "ARP for an address that is not ours (learned from if known)") \
 	X(ICMP_BAD,       "icmp_malformed",    "ICMP to us too short or with a bad checksum") \
 	X(LOCAL_UNHANDLED, "local_unhandled",  "addressed to us, but nothing here takes it") \
 	X(TX_FULL,        "tx_full",           "the egress ring was full") \
+	X(PORT_DOWN,      "port_down",         "the egress port is down: its interface went away") \
 	X(NO_MEMORY,      "no_memory",         "no free buffer to build a reply or fragment") \
 	X(IP6_MARTIAN_SRC, "ip6_martian_source", "IPv6 source is multicast, loopback, or unspecified outside address probes") \
 	X(IP6_MARTIAN_DST, "ip6_martian_destination", "IPv6 destination is unspecified or loopback") \
@@ -145,6 +146,20 @@ struct rxp_adj {
 	uint8_t hdr[18];	/* the header, right-aligned: it ends where the IP header starts */
 };
 
+/*
+ * A resolved on-link neighbour, cached per worker so that traffic to a
+ * connected subnet skips the shared table (and, with several workers, its lock).
+ */
+#define RXP_NCACHE_SIZE 256	/* direct-mapped */
+struct rxp_ncache_entry {
+	uint32_t gen;		/* the neighbour table's generation when cached */
+	bool valid;
+	uint8_t family;
+	uint16_t ifidx;
+	uint8_t addr[16];
+	uint8_t mac[6];
+};
+
 /* Packets gathered for one egress port during a poll. */
 struct rxp_txv {
 	uint16_t n;
@@ -156,6 +171,7 @@ struct rxp_stack {
 	struct rxp_pool_cache *cache;	/* where freed buffers go */
 	struct rxp_router *router;	/* NULL: a host sink that takes every valid packet */
 	struct rxp_capture *capture;	/* packet capture (include/rxpath/capture.h); NULL: off */
+	bool timer_owner;		/* runs the neighbour timers (one worker of several does) */
 	uint64_t now_ns;		/* the poll loop's clock, updated between polls */
 	uint64_t next_tick_ns;
 	uint64_t tx_pending;		/* bit per port with packets in txv */
@@ -169,6 +185,7 @@ struct rxp_stack {
 	uint64_t port_drops[RXP_STACK_PORTS_MAX][RXP_DROP_MAX];
 	struct rxp_txv txv[RXP_STACK_PORTS_MAX];
 	struct rxp_adj adj[RXP_STACK_NH_MAX];	/* by next hop id */
+	struct rxp_ncache_entry ncache[RXP_NCACHE_SIZE];	/* on-link neighbours */
 };
 
 /* Prepares a stack context owned by one worker. Returns 0 or -EINVAL. */
@@ -213,6 +230,14 @@ int rxp_stack_neigh_set(struct rxp_stack *st, int ifidx, uint8_t family, const u
  * Returns 0, -EINVAL or -ENOENT.
  */
 int rxp_stack_neigh_del(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr);
+
+/*
+ * The device behind port @port went away: what waits for a neighbour there
+ * is dropped (port_down) and the neighbours learned there are forgotten (a
+ * device that comes back may face new peers); configured ones stay.
+ * Returns the number of packets dropped.
+ */
+uint64_t rxp_stack_port_down(struct rxp_stack *st, uint16_t port);
 
 /* Sends what the stack has gathered for transmit. */
 void rxp_stack_flush(struct rxp_stack *st);

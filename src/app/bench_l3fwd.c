@@ -23,8 +23,10 @@
 #include "dataplane.h"
 #include "fmt.h"
 #include "run.h"
+#include "workers.h"
 
 #define CASES_MAX 4
+#define WORKER_COUNTS_MAX 8
 #define REPS_MAX 101
 #define BIG_TABLE_ROUTES 1000000u
 
@@ -33,6 +35,7 @@ struct l3fwd_case {
 	const char *proto;
 	const char *dst;	/* the generator's destination range */
 	unsigned extra_routes;	/* random prefixes added to the table */
+	unsigned workers;
 	struct dp_config cfg;
 	struct dp dp;
 	bool open;
@@ -54,6 +57,8 @@ struct l3fwd_opts {
 	const char *capture_filter;
 	unsigned capture_points;	/* RXP_CAPTURE_* */
 	const char *capture_points_text;
+	unsigned worker_counts[WORKER_COUNTS_MAX];
+	unsigned n_worker_counts;
 };
 
 static void usage(FILE *out)
@@ -73,6 +78,9 @@ static void usage(FILE *out)
 		"  --size N         frame size with FCS (default 64)\n"
 		"  --flows N        flows (default 4096)\n"
 		"  --handoff MODE   list (default) or packet\n"
+		"  --workers LIST   worker counts to measure, e.g. 1,2 (default 1): each\n"
+		"                   worker polls its own queue of both ports (RSS spreads\n"
+		"                   the flows) on its own CPU\n"
 		"  --capture FILE   also measure each case while capturing on all ports into\n"
 		"                   FILE (pcapng), taking turns with the measurement\n"
 		"                   without; FILE is rewritten each time\n"
@@ -110,8 +118,57 @@ static double thread_cpu_ns(void)
  * shared machine the CPU time shows the datapath's own cost when other
  * threads (the capture writer among them) take turns on its core.
  */
+static uint64_t tx_packets(const struct rxp_port *port)
+{
+	uint64_t n = 0;
+
+	/* the other workers' counters, read while they run: a benchmark's tolerance */
+	for (uint16_t q = 0; q < port->n_queues; q++)
+		n += __atomic_load_n(&port->queues[q].stats.tx_packets, __ATOMIC_RELAXED);
+	return n;
+}
+
+/* Like dp_measure_mpps(), with the other workers polling on their own cores. */
+static double measure_workers(struct l3fwd_case *c, const struct l3fwd_opts *o)
+{
+	struct rxp_port *out = &c->dp.ports[1];
+	int cpus[DP_WORKERS_MAX];
+	double t0, t = 0, warm = RXP_MAX(0.02, o->duration * 0.1);
+	unsigned rounds = 0;
+	uint64_t n0;
+	char err[256];
+
+	if (dp_workers_start(&c->dp, cpus, err, sizeof(err))) {
+		fprintf(stderr, "rxpath bench l3fwd: %s\n", err);
+		return 0;
+	}
+	t0 = now_seconds();
+	do {
+		for (unsigned i = 0; i < 64; i++)
+			dp_poll(&c->dp);
+		t = now_seconds();
+		dp_tick(&c->dp, (uint64_t)(t * 1e9));
+	} while (t - t0 < warm);
+	n0 = tx_packets(out);
+	t0 = now_seconds();
+	do {
+		dp_poll(&c->dp);
+		if (++rounds % 64)
+			continue;
+		t = now_seconds();
+		dp_tick(&c->dp, (uint64_t)(t * 1e9));
+	} while (t - t0 < o->duration);
+	n0 = tx_packets(out) - n0;
+	dp_workers_stop(&c->dp);
+	return (double)n0 / (t - t0) / 1e6;
+}
+
 static double measure(struct l3fwd_case *c, const struct l3fwd_opts *o, double *cpu_ns)
 {
+	if (c->workers > 1) {
+		*cpu_ns = 0;	/* one thread's CPU time says little here */
+		return measure_workers(c, o);
+	}
 	const uint64_t *forwarded = &c->dp.ports[1].queues[0].stats.tx_packets;
 	uint64_t n0 = *forwarded;
 	double t0 = thread_cpu_ns();
@@ -189,10 +246,13 @@ static int build_case(struct l3fwd_case *c, const struct l3fwd_opts *o, char *er
 
 	dp_config_default(&c->cfg);
 	c->cfg.tuning.handoff = o->per_packet ? RXP_HANDOFF_PACKET : RXP_HANDOFF_LIST;
-	snprintf(line, sizeof(line), "port add sim0 sim:proto=%s,size=%u,flows=%u,%s=%s",
-		 c->proto, o->size, o->flows, v6 ? "dst6" : "dst4", c->dst);
+	c->cfg.n_workers = c->workers;
+	snprintf(line, sizeof(line), "port add sim0 sim:proto=%s,size=%u,flows=%u,%s=%s,queues=%u",
+		 c->proto, o->size, o->flows, v6 ? "dst6" : "dst4", c->dst, c->workers);
+	if (add_cmd(&c->cfg, line, err, errlen))
+		return -1;
+	snprintf(line, sizeof(line), "port add sim1 sim:rx=off,queues=%u", c->workers);
 	if (add_cmd(&c->cfg, line, err, errlen) ||
-	    add_cmd(&c->cfg, "port add sim1 sim:rx=off", err, errlen) ||
 	    add_cmd(&c->cfg, "addr add 198.18.255.254/16 dev sim0", err, errlen) ||
 	    add_cmd(&c->cfg, "addr add 10.0.1.1/24 dev sim1", err, errlen) ||
 	    add_cmd(&c->cfg, "addr add 2001:db8:1::1/64 dev sim0", err, errlen) ||
@@ -244,6 +304,7 @@ int cmd_bench_l3fwd(int argc, char **argv)
 		{ "size", required_argument, NULL, 's' },
 		{ "flows", required_argument, NULL, 'f' },
 		{ "handoff", required_argument, NULL, 'H' },
+		{ "workers", required_argument, NULL, 'w' },
 		{ "capture", required_argument, NULL, 'c' },
 		{ "capture-filter", required_argument, NULL, 'F' },
 		{ "capture-points", required_argument, NULL, 'P' },
@@ -251,15 +312,17 @@ int cmd_bench_l3fwd(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	static struct l3fwd_case cases[CASES_MAX] = {
+	static const struct l3fwd_case base[] = {
 		{ .name = "ipv4", .proto = "udp4", .dst = "16.0.0.0/4" },
 		{ .name = "ipv6", .proto = "udp6", .dst = "2000::/12" },
 		{ .name = "ipv4-1m-routes", .proto = "udp4", .dst = "16.0.0.0/4",
 		  .extra_routes = BIG_TABLE_ROUTES },
 	};
+	static struct l3fwd_case cases[CASES_MAX * WORKER_COUNTS_MAX];
 	struct l3fwd_opts o = { .duration = 1, .reps = 5, .size = 64, .flows = 4096,
-				.capture_points = RXP_CAPTURE_POINTS_ALL, .capture_points_text = "all" };
-	unsigned n_cases = 3, done = 0;
+				.capture_points = RXP_CAPTURE_POINTS_ALL, .capture_points_text = "all",
+				.worker_counts = { 1 }, .n_worker_counts = 1 };
+	unsigned n_cases = 0, done = 0;
 	bool tty = isatty(STDERR_FILENO);
 	char err[512];
 	uint64_t v;
@@ -302,6 +365,25 @@ int cmd_bench_l3fwd(int argc, char **argv)
 			}
 			o.per_packet = !strcmp(optarg, "packet");
 			break;
+		case 'w': {
+			char *list = optarg, *tok, *save = NULL;
+
+			o.n_worker_counts = 0;
+			for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+				if (o.n_worker_counts == WORKER_COUNTS_MAX ||
+				    rxp_parse_u64(tok, 1, DP_WORKERS_MAX, &v)) {
+					fprintf(stderr, "rxpath bench l3fwd: --workers: '%s': expected up to %d worker counts from 1 to %d, like 1,2\n",
+						tok, WORKER_COUNTS_MAX, DP_WORKERS_MAX);
+					return 2;
+				}
+				o.worker_counts[o.n_worker_counts++] = (unsigned)v;
+			}
+			if (!o.n_worker_counts) {
+				fprintf(stderr, "rxpath bench l3fwd: --workers: expected worker counts, like 1,2\n");
+				return 2;
+			}
+			break;
+		}
 		case 'c':
 			o.capture_path = optarg;
 			break;
@@ -336,8 +418,14 @@ int cmd_bench_l3fwd(int argc, char **argv)
 			argv[optind]);
 		return 2;
 	}
+	for (unsigned b = 0; b < RXP_ARRAY_SIZE(base); b++)
+		for (unsigned k = 0; k < o.n_worker_counts; k++) {
+			cases[n_cases] = base[b];
+			cases[n_cases++].workers = o.worker_counts[k];
+		}
 	for (unsigned i = 0; i < n_cases; i++) {
-		fprintf(stderr, "%sbench l3fwd: building %s%s", tty ? "\r" : "", cases[i].name,
+		fprintf(stderr, "%sbench l3fwd: building %s, %u worker%s%s", tty ? "\r" : "",
+			cases[i].name, cases[i].workers, cases[i].workers == 1 ? "" : "s",
 			tty ? "          " : "\n");
 		if (build_case(&cases[i], &o, err, sizeof(err))) {
 			fprintf(stderr, "%srxpath bench l3fwd: %s: %s\n", tty ? "\n" : "", cases[i].name, err);
@@ -353,13 +441,13 @@ int cmd_bench_l3fwd(int argc, char **argv)
 				fprintf(stderr, "\rbench l3fwd: %2u/%u  %-16s repetition %u/%u ", ++done,
 					n_cases * o.reps, c->name, rep + 1, o.reps);
 			/* capture on and off take turns going first */
-			if (o.capture_path && rep % 2 == 0 &&
+			if (o.capture_path && c->workers == 1 && rep % 2 == 0 &&
 			    measure_capturing(c, &o, &c->samples_capture[rep], &c->cpu_ns_capture[rep],
 					      err, sizeof(err)))
 				goto capture_failed;
 			/* what leaves sim1 is what was forwarded */
 			c->samples[rep] = measure(c, &o, &c->cpu_ns[rep]);
-			if (o.capture_path && rep % 2 == 1 &&
+			if (o.capture_path && c->workers == 1 && rep % 2 == 1 &&
 			    measure_capturing(c, &o, &c->samples_capture[rep], &c->cpu_ns_capture[rep],
 					      err, sizeof(err)))
 				goto capture_failed;
@@ -370,29 +458,43 @@ int cmd_bench_l3fwd(int argc, char **argv)
 	if (tty)
 		fprintf(stderr, "\r%-60s\r", "");
 	if (!o.json)
-		printf("rxpath bench l3fwd: sim0 -> route -> sim1, %u-byte frames, %u flows, 1 worker, %s handoff\n"
-		       "%u repetitions x %.2f s, interleaved; medians, spread = (max-min)/2 as %% of median\n\n"
-		       "%-16s %8s %8s %8s %8s%s\n",
+		printf("rxpath bench l3fwd: sim0 -> route -> sim1, %u-byte frames, %u flows, %s handoff\n"
+		       "%u repetitions x %.2f s, interleaved; medians, spread = (max-min)/2 as %% of median;\n"
+		       "ns/pkt is per worker (workers x 1000 / Mpps)\n\n"
+		       "%-16s %7s %8s %8s %8s %8s%s\n",
 		       o.size, o.flows, o.per_packet ? "per-packet" : "list", o.reps, o.duration, "case",
-		       "Mpps", "ns/pkt", "min", "max", o.capture_path ? "   cpu ns" : "");
+		       "workers", "Mpps", "ns/pkt", "min", "max", o.capture_path ? "   cpu ns" : "");
 	else
 		printf("[");
 	for (unsigned i = 0; i < n_cases; i++) {
 		struct l3fwd_case *c = &cases[i];
 		double med, lo, hi;
 
+		double one = 0, d1, d2;
+
 		summarize_samples(c->samples, o.reps, &med, &lo, &hi);
-		if (o.json)
-			printf("%s\n  {\"case\":\"%s\",\"frame_size\":%u,\"workers\":1,\"handoff\":\"%s\","
+		/* the same case with one worker, when measured: the scaling ratio */
+		for (unsigned k = 0; k < n_cases; k++)
+			if (cases[k].workers == 1 && !strcmp(cases[k].name, c->name))
+				summarize_samples(cases[k].samples, o.reps, &one, &d1, &d2);
+		if (o.json) {
+			printf("%s\n  {\"case\":\"%s\",\"frame_size\":%u,\"workers\":%u,\"handoff\":\"%s\","
 			       "\"mpps\":%.4f,\"ns_per_packet\":%.3f,\"mpps_min\":%.4f,\"mpps_max\":%.4f,"
-			       "\"spread_pct\":%.2f,\"routes\":%u,\"reps\":%u}",
-			       i ? "," : "", c->name, o.size, o.per_packet ? "per-packet" : "list", med,
-			       med > 0 ? 1000 / med : 0, lo, hi, med > 0 ? (hi - lo) / 2 / med * 100 : 0,
+			       "\"spread_pct\":%.2f,\"routes\":%u,\"reps\":%u",
+			       i ? "," : "", c->name, o.size, c->workers, o.per_packet ? "per-packet" : "list",
+			       med, med > 0 ? 1000 * c->workers / med : 0, lo, hi,
+			       med > 0 ? (hi - lo) / 2 / med * 100 : 0,
 			       c->extra_routes ? rxp_lpm4_count(c->dp.router->fib4) :
 			       (unsigned)c->dp.router->n_routes, o.reps);
-		else
-			printf("%-16s %8.2f %8.2f %8.2f %8.2f", c->name, med, med > 0 ? 1000 / med : 0,
-			       lo, hi);
+			if (one > 0)
+				printf(",\"scaling\":%.3f", med / one);
+			printf("}");
+		} else {
+			printf("%-16s %7u %8.2f %8.2f %8.2f %8.2f", c->name, c->workers, med,
+			       med > 0 ? 1000 * c->workers / med : 0, lo, hi);
+			if (c->workers > 1 && one > 0)
+				printf("   %.2fx the 1-worker rate", med / one);
+		}
 		if (!o.json && o.capture_path) {
 			double cpu, cpu_lo, cpu_hi;
 
@@ -401,7 +503,7 @@ int cmd_bench_l3fwd(int argc, char **argv)
 		}
 		if (!o.json)
 			printf("\n");
-		if (o.capture_path)
+		if (o.capture_path && c->workers == 1)
 			print_capture_row(c, &o, med);
 	}
 	if (o.json)

@@ -347,8 +347,9 @@ int config_apply_line(struct dp_config *cfg, const char *line, const char *where
 
 int config_apply_file(struct dp_config *cfg, const char *path, char *err, size_t errlen)
 {
-	/* all or nothing: on error, put back the counts the config had */
+	/* all or nothing: on error, put back the counts the config had, and `sync` as it was */
 	unsigned n_ports = cfg->n_ports, n_vlans = cfg->n_vlans, n_cmds = cfg->n_cmds;
+	unsigned char sync[sizeof(cfg->sync)];
 	char line[LINE_MAX_LEN + 1];
 	char where[300];
 	unsigned lineno = 0;
@@ -360,6 +361,7 @@ int config_apply_file(struct dp_config *cfg, const char *path, char *err, size_t
 		snprintf(err, errlen, "cannot read config file '%s': %s", path, strerror(e));
 		return -e;
 	}
+	memcpy(sync, &cfg->sync, sizeof(sync));
 	while (fgets(line, sizeof(line), f)) {
 		lineno++;
 		snprintf(where, sizeof(where), "%s:%u", path, lineno);
@@ -372,6 +374,7 @@ int config_apply_file(struct dp_config *cfg, const char *path, char *err, size_t
 			cfg->n_ports = n_ports;
 			cfg->n_vlans = n_vlans;
 			cfg->n_cmds = n_cmds;
+			memcpy(&cfg->sync, sync, sizeof(sync));
 			return -EINVAL;
 		}
 	}

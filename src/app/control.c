@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include "control.h"
+#include "workers.h"
 
 /* One queued call; it lives on the caller's stack while the caller waits. */
 struct control_call {
@@ -70,8 +71,10 @@ void control_run_pending(struct control *c)
 	list = take_all(c);
 	pthread_mutex_unlock(&c->lock);
 	/* the calls run unlocked: a long one must not block callers queueing more */
+	dp_barrier_enter(c->dp);	/* the other workers wait between two polls */
 	for (struct control_call *call = list; call; call = call->next)
 		call->ret = call->fn(c->dp, call->arg, call->out);
+	dp_barrier_exit(c->dp);
 	pthread_mutex_lock(&c->lock);
 	for (struct control_call *call = list; call; call = next) {
 		next = call->next;	/* read before the caller may return and free it */

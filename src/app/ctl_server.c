@@ -296,6 +296,10 @@ static int capture_on_datapath(struct dp *dp, void *arg, struct rxp_sbuf *out)
 		s->capture = NULL;
 		return ret;
 	}
+	if (dp->n_workers > 1) {
+		snprintf(w->err, sizeof(w->err), "capture needs --workers 1 for now (one capture buffer per stack)");
+		return -EINVAL;
+	}
 	if (s->capture) {
 		snprintf(w->err, sizeof(w->err), "a capture to %s is running; 'capture stop' first",
 			 rxp_capture_file_path(s->capture));
@@ -587,7 +591,10 @@ static void serve_client(struct ctl_server *s, int fd)
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (!peer_allowed(fd)) {
-		write_all(fd, "error\npermission denied: only root and rxpath's user may use this socket\n", 74);
+		static const char denied[] =
+			"error\npermission denied: only root and rxpath's user may use this socket\n";
+
+		write_all(fd, denied, sizeof(denied) - 1);
 		return;
 	}
 	while (len < sizeof(req) - 1 && !memchr(req, '\n', len)) {
@@ -612,7 +619,9 @@ static void serve_client(struct ctl_server *s, int fd)
 	} else if (!strncmp(req, "text ", 5)) {
 		json = false;
 	} else {
-		write_all(fd, "error\nexpected 'text COMMAND' or 'json COMMAND'\n", 49);
+		static const char expected[] = "error\nexpected 'text COMMAND' or 'json COMMAND'\n";
+
+		write_all(fd, expected, sizeof(expected) - 1);
 		return;
 	}
 	ret = ctl_server_handle(s, req + 5, json, &out);

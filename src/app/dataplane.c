@@ -196,6 +196,10 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 		r->icmp_limit.tokens = c->burst;
 		break;
 	case DP_CMD_HOST:
+		if (dp->n_workers > 1) {
+			snprintf(err, errlen, "%s: a host path (TAP) needs --workers 1 for now", c->where);
+			return -EINVAL;
+		}
 		return dp_host_apply(dp, ifidx, c, err, errlen);	/* writes its own message */
 	}
 	if (ret)
@@ -249,7 +253,13 @@ static int open_router(struct dp *dp, const struct dp_config *cfg, char *err, si
 			return ret;
 		}
 	}
-	rxp_stack_set_router(&dp->stack, r);
+	ret = rxp_router_set_workers(r, dp->n_workers);
+	if (ret) {
+		snprintf(err, errlen, "cannot set up the routing tables' locks: %s", strerror(-ret));
+		return ret;
+	}
+	for (unsigned w = 0; w < dp->n_workers; w++)
+		rxp_stack_set_router(dp_stack(dp, w), r);
 	for (unsigned i = 0; i < cfg->n_cmds; i++) {
 		ret = dp_apply_cmd(dp, &cfg->cmds[i], err, errlen);
 		if (ret)
@@ -268,12 +278,121 @@ int dp_router_enable(struct dp *dp, char *err, size_t errlen)
 	dp_config_default(&none);
 	ret = open_router(dp, &none, err, errlen);
 	if (ret && dp->router) {
-		rxp_stack_set_router(&dp->stack, NULL);
+		for (unsigned w = 0; w < dp->n_workers; w++)
+			rxp_stack_set_router(dp_stack(dp, w), NULL);
 		rxp_router_free(dp->router);
 		free(dp->router);
 		dp->router = NULL;
 	}
 	return ret;
+}
+
+void dp_stack_stats(struct dp *dp, struct rxp_stack_stats *out)
+{
+	*out = dp->stack.stats;
+	for (unsigned w = 1; w < dp->n_workers; w++) {
+		const struct rxp_stack_stats *s = &dp_stack(dp, w)->stats;
+
+		out->in_packets += s->in_packets;
+		out->in_bytes += s->in_bytes;
+		for (int c = 0; c < RXP_SINK_MAX; c++)
+			out->delivered[c] += s->delivered[c];
+		out->delivered_bytes += s->delivered_bytes;
+		for (int r = 0; r < RXP_DROP_MAX; r++)
+			out->drops[r] += s->drops[r];
+		out->dropped += s->dropped;
+		out->polls += s->polls;
+		out->forwarded += s->forwarded;
+		out->fragments += s->fragments;
+		out->local_out += s->local_out;
+		out->local_out_dropped += s->local_out_dropped;
+		out->icmp_errors += s->icmp_errors;
+		out->icmp_ratelimited += s->icmp_ratelimited;
+		out->neigh_requests += s->neigh_requests;
+	}
+}
+
+uint64_t dp_port_drops(struct dp *dp, uint16_t port, unsigned reason)
+{
+	uint64_t n = 0;
+
+	for (unsigned w = 0; w < dp->n_workers; w++)
+		n += dp_stack(dp, w)->port_drops[port][reason];
+	return n;
+}
+
+uint32_t dp_pool_stats(struct dp *dp, struct rxp_pool_stats *out)
+{
+	uint32_t held = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (unsigned w = 0; w < dp->n_workers; w++) {
+		const struct rxp_pool_cache *c = dp_cache(dp, w);
+
+		out->alloc_fast += c->stats.alloc_fast;
+		out->alloc_slow += c->stats.alloc_slow;
+		out->alloc_empty += c->stats.alloc_empty;
+		out->recycle_cached += c->stats.recycle_cached;
+		out->recycle_ring += c->stats.recycle_ring;
+		held += c->count;
+	}
+	return held;
+}
+
+/* Workers 1..n-1: a cache and a stack each, transmitting on their own queue of every port. */
+static int open_workers(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen)
+{
+	if (dp->n_workers == 1)
+		return 0;
+	for (unsigned i = 0; i < dp->n_ports; i++)
+		if (dp->ports[i].n_queues < dp->n_workers) {
+			snprintf(err, errlen,
+				 "port %s has %u queue%s; --workers %u needs one per worker (sim: queues=%u; afxdp: queues=%u; afpacket: queues=%u)",
+				 dp->ports[i].name, dp->ports[i].n_queues,
+				 dp->ports[i].n_queues == 1 ? "" : "s", dp->n_workers, dp->n_workers,
+				 dp->n_workers, dp->n_workers);
+			return -EINVAL;
+		}
+	for (unsigned i = 0; i < cfg->n_cmds; i++)
+		if (cfg->cmds[i].kind == DP_CMD_HOST && cfg->cmds[i].host_on) {
+			snprintf(err, errlen, "%s: a host path (TAP) needs --workers 1 for now",
+				 cfg->cmds[i].where);
+			return -EINVAL;
+		}
+	dp->workers = aligned_alloc(64, RXP_ALIGN_UP(sizeof(*dp->workers) * (dp->n_workers - 1), 64));
+	if (!dp->workers) {
+		snprintf(err, errlen, "out of memory for %u workers", dp->n_workers);
+		return -ENOMEM;
+	}
+	memset(dp->workers, 0, sizeof(*dp->workers) * (dp->n_workers - 1));
+	for (unsigned w = 1; w < dp->n_workers; w++) {
+		struct dp_worker *wk = &dp->workers[w - 1];
+
+		wk->dp = dp;
+		wk->id = w;
+		wk->cpu = -1;
+		if (rxp_pool_cache_init(&wk->cache, dp->pool, RXP_POOL_CACHE_MAX) ||
+		    rxp_stack_init(&wk->stack, &cfg->tuning, &wk->cache)) {
+			snprintf(err, errlen, "cannot set up worker %u", w);
+			return -ENOMEM;
+		}
+		wk->stack.timer_owner = false;	/* worker 0 runs the shared timers */
+		for (unsigned i = 0; i < dp->n_ports; i++)
+			rxp_stack_add_port(&wk->stack, dp->ports[i].id, dp->ports[i].mac,
+					   &dp->ports[i].queues[w]);
+	}
+	return 0;
+}
+
+static void close_workers(struct dp *dp)
+{
+	if (!dp->workers)
+		return;
+	for (unsigned w = 1; w < dp->n_workers; w++)
+		if (dp->workers[w - 1].cache.pool)
+			rxp_pool_cache_close(&dp->workers[w - 1].cache);
+	free(dp->workers);
+	dp->workers = NULL;
 }
 
 int dp_open(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen)
@@ -282,6 +401,11 @@ int dp_open(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen
 	int ret;
 
 	memset(dp, 0, sizeof(*dp));
+	dp->n_workers = RXP_MAX(cfg->n_workers, 1u);
+	if (dp->n_workers > DP_WORKERS_MAX) {
+		snprintf(err, errlen, "--workers %u: at most %u", dp->n_workers, DP_WORKERS_MAX);
+		return -EINVAL;
+	}
 	if (!pcfg.n_bufs)
 		pcfg.n_bufs = DP_BUFS_PER_PORT * RXP_MAX(cfg->n_ports, 1u) + RXP_POOL_CACHE_MAX;
 	/* the pool is the AF_XDP UMEM: XDP headroom before frames, power-of-two buffers */
@@ -317,16 +441,27 @@ int dp_open(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen
 		dp->n_ports++;
 		rxp_stack_add_port(&dp->stack, port->id, port->mac, &port->queues[0]);
 	}
+	ret = open_workers(dp, cfg, err, errlen);
+	if (ret)
+		goto err_ports;
 	if (cfg->n_cmds || cfg->n_vlans) {
 		ret = open_router(dp, cfg, err, errlen);
 		if (ret)
 			goto err_ports;
 	}
-	dp->stack.now_ns = monotonic_ns();
-	for (unsigned i = 0; i < dp->n_ports; i++) {
-		ret = rxp_port_start(&dp->ports[i], &dp->cache, err, errlen);
-		if (ret)
-			goto err_ports;
+	{
+		struct rxp_pool_cache *caches[DP_WORKERS_MAX];
+		uint64_t now = monotonic_ns();
+
+		for (unsigned w = 0; w < dp->n_workers; w++) {
+			caches[w] = dp_cache(dp, w);
+			dp_stack(dp, w)->now_ns = now;
+		}
+		for (unsigned i = 0; i < dp->n_ports; i++) {
+			ret = rxp_port_start_caches(&dp->ports[i], caches, dp->n_workers, err, errlen);
+			if (ret)
+				goto err_ports;
+		}
 	}
 	return 0;
 
@@ -339,6 +474,7 @@ err_ports:
 		free(dp->router);
 		dp->router = NULL;
 	}
+	close_workers(dp);
 err_cache:
 	rxp_pool_cache_close(&dp->cache);
 err_pool:
@@ -372,13 +508,34 @@ bool dp_finished(struct dp *dp)
 	for (unsigned p = 0; p < dp->n_ports; p++) {
 		struct rxp_port *port = &dp->ports[p];
 
-		for (uint16_t q = 0; q < port->n_queues; q++) {
+		/* worker 0's queues: the others' are settled when they stop (dp_settle) */
+		for (uint16_t q = 0; q < port->n_queues; q += (uint16_t)dp->n_workers) {
 			port->ops->complete(&port->queues[q]);
 			if (!port->ops->tx_idle(&port->queues[q]))
 				return false;
 		}
 	}
 	return true;
+}
+
+void dp_settle(struct dp *dp)
+{
+	uint64_t deadline = monotonic_ns() + 100000000ull;
+	bool idle;
+
+	for (unsigned w = 0; w < dp->n_workers; w++)
+		rxp_stack_flush(dp_stack(dp, w));
+	do {
+		idle = true;
+		for (unsigned p = 0; p < dp->n_ports; p++) {
+			struct rxp_port *port = &dp->ports[p];
+
+			for (uint16_t q = 0; q < port->n_queues; q++) {
+				port->ops->complete(&port->queues[q]);
+				idle &= port->ops->tx_idle(&port->queues[q]);
+			}
+		}
+	} while (!idle && monotonic_ns() < deadline);
 }
 
 static double mono_seconds(void)
@@ -414,13 +571,14 @@ double dp_measure_mpps(struct dp *dp, const uint64_t *counter, double seconds)
 
 long dp_close(struct dp *dp)
 {
-	struct rxp_pool_cache *cache = &dp->cache;
+	struct rxp_pool_cache *caches[DP_WORKERS_MAX];
 	long bad;
 
 	if (!dp->pool)
 		return 0;
 	dp_hosts_close(dp);	/* the TAPs go away; what they held goes back to the cache */
-	rxp_stack_close(&dp->stack);
+	for (unsigned w = dp->n_workers; w-- > 0;)
+		rxp_stack_close(dp_stack(dp, w));
 	for (unsigned i = dp->n_ports; i-- > 0;)
 		rxp_port_close(&dp->ports[i]);
 	dp->n_ports = 0;
@@ -429,7 +587,10 @@ long dp_close(struct dp *dp)
 		free(dp->router);
 		dp->router = NULL;
 	}
-	bad = rxp_pool_audit(dp->pool, &cache, 1);
+	for (unsigned w = 0; w < dp->n_workers; w++)
+		caches[w] = dp_cache(dp, w);
+	bad = rxp_pool_audit(dp->pool, caches, dp->n_workers);
+	close_workers(dp);
 	rxp_pool_cache_close(&dp->cache);
 	rxp_pool_destroy(dp->pool);
 	dp->pool = NULL;

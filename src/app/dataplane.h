@@ -5,6 +5,8 @@
 
 #include <stdio.h>
 #include "rxpath/host.h"
+#include <pthread.h>
+#include <stdatomic.h>
 #include "rxpath/port.h"
 #include "rxpath/router.h"
 #include "rxpath/stack.h"
@@ -13,6 +15,7 @@
 #define DP_VLANS_MAX 48
 #define DP_BUFS_PER_PORT 4096u	/* RX ring + TX ring + room in flight, at default ring sizes */
 #define DP_WHERE_LEN 96
+#define DP_WORKERS_MAX 64
 
 struct dp_port_config {
 	char name[RXP_PORT_NAME_MAX];
@@ -57,6 +60,7 @@ struct dp_cmd {
 };
 
 struct dp_config {
+	unsigned n_workers;		/* polling threads; 0 or 1: one, the caller's */
 	struct rxp_pool_config pool;	/* n_bufs 0: DP_BUFS_PER_PORT per port + a cache */
 	struct rxp_rx_tuning tuning;
 	unsigned n_ports;
@@ -73,15 +77,62 @@ struct dp_config {
 	} sync;
 };
 
+/*
+ * A worker after the first: its own buffer cache and stack (counters, TX
+ * vectors, adjacency cache), so that no two cores write the same line.
+ */
+struct dp_worker {
+	struct rxp_pool_cache cache;
+	struct rxp_stack stack;
+	pthread_t thread;
+	int cpu;			/* pinned to; -1: not pinned */
+	struct dp *dp;
+	unsigned id;
+};
+
 struct dp {
 	struct rxp_pool *pool;
-	struct rxp_pool_cache cache;
+	struct rxp_pool_cache cache;	/* worker 0's */
+	/*
+	 * Worker w polls queue w (and w + n_workers, ...) of every port and
+	 * transmits on queue w. Worker 0 is the caller of dp_poll(); the others
+	 * are threads (workers.c). Control changes run on worker 0 while the
+	 * others wait between two polls (a barrier).
+	 */
+	unsigned n_workers;
+	struct dp_worker *workers;	/* workers 1..n_workers-1 */
+	atomic_bool barrier;		/* worker 0 asks the others to wait */
+	atomic_uint parked;		/* how many wait */
+	atomic_bool stopping;
+	unsigned n_workers_running;	/* threads started (dp_workers_start); 0: none */
 	unsigned n_ports;
 	struct rxp_port ports[DP_PORTS_MAX];
 	struct rxp_router *router;	/* NULL: no addresses or routes, a receive sink */
 	bool drained;
-	struct rxp_stack stack;
+	uint64_t next_port_check_ns;	/* dp_ports_check() */
+	struct rxp_stack stack;		/* worker 0's */
 };
+
+/* Returns worker @w's stack. */
+static inline struct rxp_stack *dp_stack(struct dp *dp, unsigned w)
+{
+	return w ? &dp->workers[w - 1].stack : &dp->stack;
+}
+
+/* Returns worker @w's buffer cache. */
+static inline struct rxp_pool_cache *dp_cache(struct dp *dp, unsigned w)
+{
+	return w ? &dp->workers[w - 1].cache : &dp->cache;
+}
+
+/* Sums the stack counters of every worker into @out. */
+void dp_stack_stats(struct dp *dp, struct rxp_stack_stats *out);
+
+/* Returns the packets of port @port dropped under @reason, over every worker. */
+uint64_t dp_port_drops(struct dp *dp, uint16_t port, unsigned reason);
+
+/* Sums the buffer caches' counters into @out; returns the buffers the caches hold. */
+uint32_t dp_pool_stats(struct dp *dp, struct rxp_pool_stats *out);
 
 /* Returns defaults: precise 1518-byte buffers at rx offset 2, every technique on. */
 void dp_config_default(struct dp_config *cfg);
@@ -112,26 +163,47 @@ int dp_router_enable(struct dp *dp, char *err, size_t errlen);
 /* Builds and starts everything. Returns 0 or -errno with @err; on error nothing is left open. */
 int dp_open(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen);
 
-/* Polls every queue of every port once. Returns the packets received. */
-static inline unsigned dp_poll(struct dp *dp)
+/* Polls worker @w's queues of every port once. Returns the packets received. */
+static inline unsigned dp_poll_worker(struct dp *dp, unsigned w)
 {
+	struct rxp_stack *st = dp_stack(dp, w);
 	unsigned n = 0;
 
 	for (unsigned p = 0; p < dp->n_ports; p++)
-		for (uint16_t q = 0; q < dp->ports[p].n_queues; q++)
-			n += rxp_napi_poll(&dp->ports[p].queues[q], &dp->stack);
+		for (uint16_t q = (uint16_t)w; q < dp->ports[p].n_queues; q += (uint16_t)dp->n_workers)
+			n += rxp_napi_poll(&dp->ports[p].queues[q], st);
 	return n;
 }
 
+/* Worker 0's poll (every queue of every port when there is one worker). */
+static inline unsigned dp_poll(struct dp *dp)
+{
+	return dp_poll_worker(dp, 0);
+}
+
+/* ---- ports whose device goes away or comes back (dp_ports.c) ---- */
+
+#define DP_PORT_CHECK_NS 100000000ull	/* devices are looked at 10 times a second */
+
 /*
- * Runs the stack's timers and reads what the host paths' kernels sent on
- * their own; call between polls with the monotonic time.
+ * Asks every port's driver whether its device went away or came back, says
+ * so on stderr in one line, and drops what the stack held for a port that
+ * went down. Call it from dp_tick().
+ */
+void dp_ports_check(struct dp *dp, uint64_t now_ns);
+
+/*
+ * Runs the stack's timers, reads what the host paths' kernels sent on
+ * their own and looks at the ports' devices; call between polls with the
+ * monotonic time.
  */
 static inline void dp_tick(struct dp *dp, uint64_t now_ns)
 {
 	rxp_stack_tick(&dp->stack, now_ns);
 	if (dp->stack.host_ports)
 		rxp_host_poll_all(&dp->stack, RXP_BUDGET_DEFAULT);
+	if (rxp_unlikely(now_ns >= dp->next_port_check_ns))
+		dp_ports_check(dp, now_ns);
 }
 
 /*
@@ -141,6 +213,13 @@ static inline void dp_tick(struct dp *dp, uint64_t now_ns)
  * answered).
  */
 bool dp_finished(struct dp *dp);
+
+/*
+ * After the workers have stopped: sends what their stacks gathered and
+ * reaps transmit completions on every queue (100 ms at most), so that the
+ * summary counts what was sent.
+ */
+void dp_settle(struct dp *dp);
 
 /*
  * Runs the datapath for a short warm-up, then for @seconds, and returns

@@ -7,10 +7,12 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <string.h>
 #include "dataplane.h"
 #include "fmt.h"
+#include "privilege.h"
 
 int dp_host_apply(struct dp *dp, int ifidx, const struct dp_cmd *c, char *err, size_t errlen)
 {
@@ -44,6 +46,12 @@ int dp_host_apply(struct dp *dp, int ifidx, const struct dp_cmd *c, char *err, s
 	snprintf(hc.name, sizeof(hc.name), "%s", c->host_name);
 	hc.gro = c->host_gro;
 	ret = rxp_host_open(&h, dp->router, ifidx, &hc, herr, sizeof(herr));
+	if (ret == -EPERM && priv_cap_dropped(CAP_NET_ADMIN)) {
+		snprintf(err, errlen, "%s: host path of %s: rxpath gave up CAP_NET_ADMIN after set-up, as no port had a host path then; "
+			 "put 'port set %s host on' in the config, or start rxpath with --keep-caps net_admin",
+			 c->where, ifp->name, ifp->name);
+		return ret;
+	}
 	if (ret) {
 		snprintf(err, errlen, "%s: %s", c->where, herr);
 		return ret;

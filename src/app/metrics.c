@@ -125,9 +125,16 @@ static void family(struct rxp_sbuf *out, const char *name, const char *type, con
 int metrics_render(struct dp *dp, void *arg, struct rxp_sbuf *out)
 {
 	const struct metrics_meta *meta = arg;
-	const struct rxp_stack_stats *ss = &dp->stack.stats;
+	struct rxp_stack_stats sum;
+	struct rxp_pool_stats psum;
+	const struct rxp_stack_stats *ss = &sum;
 	char port[DP_PORTS_MAX][LABEL_MAX + 1];
+	uint32_t in_caches;
 	size_t i;
+
+	/* every worker's counters (the others wait between polls while this runs) */
+	dp_stack_stats(dp, &sum);
+	in_caches = dp_pool_stats(dp, &psum);
 
 	for (unsigned p = 0; p < dp->n_ports; p++)
 		escape_label(port[p], sizeof(port[p]), dp->ports[p].name);
@@ -161,7 +168,7 @@ int metrics_render(struct dp *dp, void *arg, struct rxp_sbuf *out)
 		for (int r = 0; r < RXP_DROP_MAX; r++)
 			rxp_sbuf_printf(out, "rxpath_drops_total{port=\"%s\",reason=\"%s\"} %" PRIu64 "\n",
 					port[p], rxp_drop_name((enum rxp_drop_reason)r),
-					dp->stack.port_drops[dp->ports[p].id][r]);
+					dp_port_drops(dp, dp->ports[p].id, (unsigned)r));
 
 	family(out, "rxpath_delivered_packets_total", "counter",
 	       "Packets delivered locally, by class (udp4, tcp4, echo4, arp, nd, ...).");
@@ -177,17 +184,17 @@ int metrics_render(struct dp *dp, void *arg, struct rxp_sbuf *out)
 
 	family(out, "rxpath_pool_buffers", "gauge", "Buffers in the pool.");
 	rxp_sbuf_printf(out, "rxpath_pool_buffers %u\n", dp->pool->n_bufs);
-	/* exact here: the datapath thread, which owns the cache, is the one asking */
+	/* exact here: the workers' caches are still while this runs */
 	family(out, "rxpath_pool_buffers_free", "gauge",
-	       "Buffers free in the shared ring and the worker's cache; the rest are in rings or in flight.");
+	       "Buffers free in the shared ring and the workers' caches; the rest are in rings or in flight.");
 	rxp_sbuf_printf(out, "rxpath_pool_buffers_free %u\n",
-			rxp_pool_ring_count(dp->pool) + dp->cache.count);
+			rxp_pool_ring_count(dp->pool) + in_caches);
 	family(out, "rxpath_pool_buffer_size_bytes", "gauge", "Stride of one buffer.");
 	rxp_sbuf_printf(out, "rxpath_pool_buffer_size_bytes %u\n", dp->pool->buf_size);
 	for (i = 0; i < RXP_ARRAY_SIZE(pool_counters); i++) {
 		family(out, pool_counters[i].name, "counter", pool_counters[i].help);
 		rxp_sbuf_printf(out, "%s %" PRIu64 "\n", pool_counters[i].name,
-				counter_at(&dp->cache.stats, pool_counters[i].off));
+				counter_at(&psum, pool_counters[i].off));
 	}
 
 	if (meta && meta->start_time > 0) {

@@ -9,8 +9,10 @@
 #include "config.h"
 #include "control.h"
 #include "ctl_server.h"
+#include "workers.h"
 #include "fmt.h"
 #include "metrics.h"
+#include "privilege.h"
 #include "run.h"
 
 /* Polls between two looks at the clock: the clock is never read per packet. */
@@ -31,6 +33,7 @@ struct run_opts {
 	const char *metrics;	/* --metrics ADDR; NULL: no HTTP server */
 	const char *ctl_path;	/* --ctl PATH; NULL: none */
 	bool ctl_explicit;	/* the user named it: failing to bind it is an error */
+	uint64_t keep_caps;	/* --keep-caps: kept after set-up besides what the config needs */
 };
 
 /* Per-port counters at the previous report, to turn totals into rates. */
@@ -54,11 +57,15 @@ static void usage(FILE *out)
 		"                        port's finite source has been received)\n"
 		"  -i, --interval S      seconds between live lines (default 1, 0 = none);\n"
 		"      --stats-interval S  the same\n"
+		"  -w, --workers N       polling threads, one per CPU, each with its own queue of\n"
+		"                        every port (default 1; ports need N queues: sim queues=N)\n"
 		"      --ctl PATH        control socket for 'rxpath ctl' (default %s;\n"
 		"                        'none': no socket). SIGHUP reloads the -c files\n"
 		"      --json            print JSON lines instead of text\n"
 		"      --metrics ADDR    serve Prometheus metrics at http://ADDR/metrics; ADDR is\n"
 		"                        PORT (on 127.0.0.1), IPV4:PORT or [IPV6]:PORT\n"
+		"      --keep-caps LIST  capabilities to keep after set-up besides those the config\n"
+		"                        needs (net_admin,...; 'all': drop none); see the line on stderr\n"
 		"\n"
 		"receive path (defaults: every technique on):\n"
 		"      --handoff list|packet    vector handoff of a whole poll, or one packet at a time\n"
@@ -145,10 +152,10 @@ static void print_config(const struct dp *dp, const struct dp_config *cfg, bool 
 	const struct rxp_rx_tuning *t = &cfg->tuning;
 
 	if (json) {
-		printf("{\"event\":\"start\",\"ports\":%u,\"pool_buffers\":%u,\"buffer_size\":%u,"
+		printf("{\"event\":\"start\",\"workers\":%u,\"ports\":%u,\"pool_buffers\":%u,\"buffer_size\":%u,"
 		       "\"rx_offset\":%u,\"handoff\":\"%s\",\"prefetch_lines\":%u,\"copy\":%s,"
 		       "\"budget\":%u,\"hugepages\":%s}\n",
-		       dp->n_ports, pool->n_bufs, pool->buf_size, pool->rx_offset,
+		       dp->n_workers, dp->n_ports, pool->n_bufs, pool->buf_size, pool->rx_offset,
 		       t->handoff == RXP_HANDOFF_LIST ? "list" : "per-packet", t->prefetch_lines,
 		       t->copy ? "true" : "false", t->budget, pool->hugepages ? "true" : "false");
 		fflush(stdout);	/* a supervisor waiting for the start line gets it now */
@@ -212,8 +219,13 @@ static void report_interval(struct dp *dp, struct port_snap *snap, double t0, do
 
 static void report_summary_text(struct dp *dp, double elapsed)
 {
-	const struct rxp_stack_stats *ss = &dp->stack.stats;
-	const struct rxp_pool_stats *ps = &dp->cache.stats;
+	struct rxp_stack_stats sum;
+	struct rxp_pool_stats psum;
+	const struct rxp_stack_stats *ss = &sum;
+	const struct rxp_pool_stats *ps = &psum;
+
+	dp_stack_stats(dp, &sum);
+	dp_pool_stats(dp, &psum);
 	char a[32], b[32], c[32], d[32], e[32], f[32], g[32];
 
 	printf("\nsummary over %.2f s\n", elapsed);
@@ -251,9 +263,9 @@ static void report_summary_text(struct dp *dp, double elapsed)
 		       fmt_count(a, sizeof(a), ss->drops[r]),
 		       rxp_drop_help((enum rxp_drop_reason)r));
 		for (unsigned i = 0; i < dp->n_ports && dp->n_ports > 1; i++)
-			if (dp->stack.port_drops[dp->ports[i].id][r])
+			if (dp_port_drops(dp, dp->ports[i].id, (unsigned)r))
 				printf("      %-22s %14s\n", dp->ports[i].name,
-				       fmt_count(a, sizeof(a), dp->stack.port_drops[dp->ports[i].id][r]));
+				       fmt_count(a, sizeof(a), dp_port_drops(dp, dp->ports[i].id, (unsigned)r)));
 	}
 	printf("  polls with packets %s, average batch %.1f packets\n",
 	       fmt_count(a, sizeof(a), ss->polls),
@@ -266,8 +278,13 @@ static void report_summary_text(struct dp *dp, double elapsed)
 
 static void report_summary_json(struct dp *dp, double elapsed)
 {
-	const struct rxp_stack_stats *ss = &dp->stack.stats;
-	const struct rxp_pool_stats *ps = &dp->cache.stats;
+	struct rxp_stack_stats sum;
+	struct rxp_pool_stats psum;
+	const struct rxp_stack_stats *ss = &sum;
+	const struct rxp_pool_stats *ps = &psum;
+
+	dp_stack_stats(dp, &sum);
+	dp_pool_stats(dp, &psum);
 
 	printf("{\"event\":\"summary\",\"seconds\":%.3f,\"ports\":[", elapsed);
 	for (unsigned i = 0; i < dp->n_ports; i++) {
@@ -281,7 +298,7 @@ static void report_summary_json(struct dp *dp, double elapsed)
 		       (unsigned long long)s.rx_no_buffer, (unsigned long long)s.tx_packets,
 		       (unsigned long long)s.tx_bytes);
 		for (int r = 0, first = 1; r < RXP_DROP_MAX; r++) {
-			uint64_t v = dp->stack.port_drops[dp->ports[i].id][r];
+			uint64_t v = dp_port_drops(dp, dp->ports[i].id, (unsigned)r);
 
 			if (!v)
 				continue;
@@ -351,8 +368,10 @@ int cmd_run(int argc, char **argv)
 		{ "interval", required_argument, NULL, 'i' },
 		{ "stats-interval", required_argument, NULL, 'i' },
 		{ "ctl", required_argument, NULL, 'C' },
+		{ "workers", required_argument, NULL, 'w' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "metrics", required_argument, NULL, 'M' },	/* long only: not in the short list */
+		{ "keep-caps", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "handoff", required_argument, NULL, 0 },
 		{ "prefetch", required_argument, NULL, 0 },
@@ -371,6 +390,7 @@ int cmd_run(int argc, char **argv)
 	struct config_source sources[64];
 	unsigned n_sources = 0;
 	struct ctl_server *server = NULL;
+	int cpus[DP_WORKERS_MAX];
 	sigset_t hup;
 	struct dp_config cfg;
 	char err[512], where[32];
@@ -402,6 +422,17 @@ int cmd_run(int argc, char **argv)
 					goto bad_config;
 			}
 			break;
+		case 'w': {
+			uint64_t n;
+
+			if (rxp_parse_u64(optarg, 1, DP_WORKERS_MAX, &n)) {
+				fprintf(stderr, "rxpath run: --workers %s: expected 1 to %u\n", optarg,
+					DP_WORKERS_MAX);
+				goto out_usage;
+			}
+			cfg.n_workers = (unsigned)n;
+			break;
+		}
 		case 'C':
 			o.ctl_path = strcmp(optarg, "none") ? optarg : NULL;
 			o.ctl_explicit = true;
@@ -420,6 +451,12 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 'j':
 			o.json = true;
+			break;
+		case 'K':
+			if (priv_parse_caps(optarg, &o.keep_caps, err, sizeof(err))) {
+				fprintf(stderr, "rxpath run: %s\n", err);
+				goto out_usage;
+			}
 			break;
 		case 'M': {
 			struct sockaddr_storage addr;
@@ -502,17 +539,47 @@ int cmd_run(int argc, char **argv)
 			return 1;
 		}
 	}
+	{
+		/* every port, socket and thread is set up: keep only what running and exiting need */
+		struct priv_plan plan;
+		char line[1024];
+
+		priv_plan(&cfg, o.keep_caps, &plan);
+		if (priv_drop(&plan, line, sizeof(line)))
+			fprintf(stderr, "rxpath run: warning: capabilities not fully dropped: %s\n", line);
+		else if (line[0])
+			fprintf(stderr, "rxpath run: %s\n", line);
+	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	if (cfg.pool.hugepages && !dp.pool->hugepages)
 		fprintf(stderr,
 			"rxpath run: no free 2 MiB huge pages for the pool; using 4 KiB pages "
 			"(reserve some with: echo 64 > /proc/sys/vm/nr_hugepages)\n");
-	print_config(&dp, &cfg, o.json);
-	elapsed = run_loop(&dp, &ctl, &o);
+	ret = dp_workers_start(&dp, cpus, err, sizeof(err));
+	if (ret)
+		fprintf(stderr, "rxpath run: %s\n", err);
+	else
+		print_config(&dp, &cfg, o.json);
+	if (!ret && dp.n_workers > 1 && !o.json) {
+		printf("rxpath: %u workers on CPUs", dp.n_workers);
+		for (unsigned w = 0; w < dp.n_workers; w++)
+			printf("%s%d", w ? "," : " ", cpus[w]);
+		printf("\n");
+		fflush(stdout);
+	}
+	elapsed = ret ? 0 : run_loop(&dp, &ctl, &o);
 	metrics_stop(metrics);	/* serves a scrape still in the mailbox, then joins its thread */
 	control_stop(&ctl);
 	ctl_server_stop(server);	/* after control_stop: a request waiting on the mailbox returns */
+	dp_workers_stop(&dp);
+	dp_settle(&dp);
+	if (ret) {
+		dp_close(&dp);
+		control_destroy(&ctl);
+		dp_config_free(&cfg);
+		return 1;
+	}
 	if (o.json)
 		report_summary_json(&dp, elapsed);
 	else

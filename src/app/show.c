@@ -157,8 +157,14 @@ static double avg_batch(const struct rxp_queue_stats *s)
 
 static void stats_text(struct dp *dp, struct rxp_sbuf *o)
 {
-	const struct rxp_stack_stats *ss = &dp->stack.stats;
-	const struct rxp_pool_stats *ps = &dp->cache.stats;
+	struct rxp_stack_stats sum;
+	struct rxp_pool_stats psum;
+	const struct rxp_stack_stats *ss = &sum;
+	const struct rxp_pool_stats *ps = &psum;
+	uint32_t in_caches;
+
+	dp_stack_stats(dp, &sum);
+	in_caches = dp_pool_stats(dp, &psum);
 
 	for (unsigned i = 0; i < dp->n_ports; i++) {
 		const struct rxp_port *p = &dp->ports[i];
@@ -182,7 +188,7 @@ static void stats_text(struct dp *dp, struct rxp_sbuf *o)
 		rxp_sbuf_printf(o, " %s %llu", rxp_sink_name((enum rxp_sink_class)c),
 				(unsigned long long)ss->delivered[c]);
 	rxp_sbuf_printf(o, "\npool: buffers %u free_in_ring %u in_cache %u", dp->pool->n_bufs,
-			rxp_pool_ring_count(dp->pool), dp->cache.count);
+			rxp_pool_ring_count(dp->pool), in_caches);
 #define X(f) rxp_sbuf_printf(o, " " #f " %llu", (unsigned long long)ps->f);
 	POOL_FIELDS(X)
 #undef X
@@ -191,8 +197,14 @@ static void stats_text(struct dp *dp, struct rxp_sbuf *o)
 
 static void stats_json(struct dp *dp, struct rxp_sbuf *o)
 {
-	const struct rxp_stack_stats *ss = &dp->stack.stats;
-	const struct rxp_pool_stats *ps = &dp->cache.stats;
+	struct rxp_stack_stats sum;
+	struct rxp_pool_stats psum;
+	const struct rxp_stack_stats *ss = &sum;
+	const struct rxp_pool_stats *ps = &psum;
+	uint32_t in_caches;
+
+	dp_stack_stats(dp, &sum);
+	in_caches = dp_pool_stats(dp, &psum);
 	bool first = true;
 
 	rxp_sbuf_printf(o, "{\"queues\":[");
@@ -221,7 +233,7 @@ static void stats_json(struct dp *dp, struct rxp_sbuf *o)
 	STACK_FIELDS(X)
 #undef X
 	rxp_sbuf_printf(o, "},\"pool\":{\"buffers\":%u,\"free_in_ring\":%u,\"in_cache\":%u",
-			dp->pool->n_bufs, rxp_pool_ring_count(dp->pool), dp->cache.count);
+			dp->pool->n_bufs, rxp_pool_ring_count(dp->pool), in_caches);
 #define X(f) rxp_sbuf_printf(o, ",\"" #f "\":%llu", (unsigned long long)ps->f);
 	POOL_FIELDS(X)
 #undef X
@@ -232,9 +244,11 @@ static void stats_json(struct dp *dp, struct rxp_sbuf *o)
 
 static void drops_out(struct dp *dp, struct rxp_sbuf *o, bool json)
 {
-	const struct rxp_stack_stats *ss = &dp->stack.stats;
+	struct rxp_stack_stats sum;
+	const struct rxp_stack_stats *ss = &sum;
 	bool first = true;
 
+	dp_stack_stats(dp, &sum);
 	if (json)
 		rxp_sbuf_printf(o, "{\"dropped\":%llu,\"reasons\":[", (unsigned long long)ss->dropped);
 	else
@@ -255,7 +269,7 @@ static void drops_out(struct dp *dp, struct rxp_sbuf *o, bool json)
 			rxp_sbuf_printf(o, ",\"ports\":{");
 		}
 		for (unsigned i = 0, pf = 1; i < dp->n_ports; i++) {
-			uint64_t v = dp->stack.port_drops[dp->ports[i].id][r];
+			uint64_t v = dp_port_drops(dp, dp->ports[i].id, (unsigned)r);
 
 			if (!v)
 				continue;
@@ -487,8 +501,9 @@ static void neigh_out(struct dp *dp, bool json, struct rxp_sbuf *o)
 static void pool_out(struct dp *dp, bool json, struct rxp_sbuf *o)
 {
 	const struct rxp_pool *p = dp->pool;
-	const struct rxp_pool_stats *ps = &dp->cache.stats;
-	uint32_t in_ring = rxp_pool_ring_count(p), in_cache = dp->cache.count;
+	struct rxp_pool_stats psum;
+	const struct rxp_pool_stats *ps = &psum;
+	uint32_t in_ring = rxp_pool_ring_count(p), in_cache = dp_pool_stats(dp, &psum);
 
 	if (json) {
 		rxp_sbuf_printf(o, "{\"buffers\":%u,\"buffer_size\":%u,\"region_bytes\":%zu,"

@@ -79,7 +79,7 @@ void rxp_neigh_remove(struct rxp_neigh_table *t, struct rxp_neigh *n)
 
 	n->state = RXP_NEIGH_FREE;
 	t->n_entries--;
-	t->gen++;
+	rxp_neigh_gen_bump(t);
 	/* Backward shift: move later members of the cluster into the hole when their home allows. */
 	for (uint32_t j = (hole + 1) & t->mask;; j = (j + 1) & t->mask) {
 		struct rxp_neigh *m = &t->slots[j];

@@ -37,6 +37,11 @@ void rxp_router_free(struct rxp_router *r)
 	if (r->fib6)
 		rxp_lpm6_destroy(r->fib6);
 	rxp_neigh_free(&r->neigh);
+	if (r->shared) {
+		pthread_spin_destroy(&r->neigh_lock);
+		pthread_spin_destroy(&r->icmp_limit.lock);
+		r->shared = r->icmp_limit.shared = false;
+	}
 	free(r->routes);
 	r->routes = NULL;
 	r->fib4 = NULL;
@@ -120,7 +125,7 @@ static int nh_get(struct rxp_router *r, uint8_t kind, uint8_t family, uint16_t i
 		free_slot = (int)r->n_nh++;
 	}
 	/* a reused id must not keep another next hop's cached adjacency */
-	r->neigh.gen++;
+	rxp_neigh_gen_bump(&r->neigh);
 	memset(&r->nh[free_slot], 0, sizeof(r->nh[0]));
 	r->nh[free_slot].kind = kind;
 	r->nh[free_slot].family = family;
@@ -506,7 +511,22 @@ int rxp_router_set_mtu(struct rxp_router *r, int ifidx, uint32_t mtu)
 	return 0;
 }
 
-bool rxp_ratelimit_take(struct rxp_ratelimit *rl, uint64_t now_ns)
+int rxp_router_set_workers(struct rxp_router *r, unsigned n_workers)
+{
+	int ret;
+
+	if (n_workers <= 1 || r->shared)
+		return 0;
+	ret = pthread_spin_init(&r->neigh_lock, PTHREAD_PROCESS_PRIVATE);
+	if (!ret)
+		ret = pthread_spin_init(&r->icmp_limit.lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		return -ret;
+	r->shared = r->icmp_limit.shared = true;
+	return 0;
+}
+
+static bool ratelimit_take_locked(struct rxp_ratelimit *rl, uint64_t now_ns)
 {
 	if (now_ns > rl->last_ns) {
 		rl->tokens += (double)(now_ns - rl->last_ns) * 1e-9 * rl->rate;
@@ -518,4 +538,16 @@ bool rxp_ratelimit_take(struct rxp_ratelimit *rl, uint64_t now_ns)
 		return false;
 	rl->tokens -= 1.0;
 	return true;
+}
+
+bool rxp_ratelimit_take(struct rxp_ratelimit *rl, uint64_t now_ns)
+{
+	bool ok;
+
+	if (!rl->shared)
+		return ratelimit_take_locked(rl, now_ns);
+	pthread_spin_lock(&rl->lock);
+	ok = ratelimit_take_locked(rl, now_ns);
+	pthread_spin_unlock(&rl->lock);
+	return ok;
 }

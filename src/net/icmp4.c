@@ -135,6 +135,15 @@ void rxp_icmp4_local(struct rxp_stack *st, struct rxp_pkt *pkt)
 	icmp[0] = ICMP_ECHO_REPLY;
 	memcpy(&c, icmp + 2, 2);
 	c = rxp_csum_update16(c, htons(ICMP_ECHO_REQUEST << 8), htons(ICMP_ECHO_REPLY << 8));
+	if (rxp_unlikely(c == 0)) {
+		/*
+		 * RFC 1624 eqn. 3 cannot tell a message of all zeros (whose
+		 * checksum must be 0xffff) from one summing to 0xffff: recompute.
+		 */
+		icmp[2] = 0;
+		icmp[3] = 0;
+		c = rxp_csum(icmp, icmp_len);
+	}
 	memcpy(icmp + 2, &c, 2);
 	memcpy(&a, ip + 12, 4);
 	memcpy(ip + 12, ip + 16, 4);

@@ -157,7 +157,7 @@ static rxp_always_inline bool forward_fast(struct rxp_stack *st, struct rxp_pkt 
 	adj = &st->adj[nh];
 	memcpy(&src, ip + 12, 4);
 	/* (a gateway route never covers a connected subnet's broadcast: only the source is checked) */
-	if (rxp_unlikely(!adj->neigh || adj->gen != st->router->neigh.gen ||
+	if (rxp_unlikely(!adj->neigh || adj->gen != rxp_neigh_gen(&st->router->neigh) ||
 			 (pkt->flags & RXP_PKT_F_L2_MCAST) || ip[8] <= 1 ||
 			 pkt->l3_len > adj->mtu || is_special(ntohl(src)) ||
 			 is_special(rxp_load_be32(ip + 16)) || rxp_router_is_bcast4(st->router, src)))

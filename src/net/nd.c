@@ -146,9 +146,7 @@ static void ns_input(struct rxp_stack *st, struct rxp_pkt *pkt, const uint8_t *i
 static void na_input(struct rxp_stack *st, struct rxp_pkt *pkt, const uint8_t *ip,
 		     const uint8_t *icmp, uint32_t icmp_len)
 {
-	struct rxp_router *r = st->router;
 	const uint8_t *target = icmp + 8, *lla;
-	struct rxp_neigh *n;
 
 	if (icmp_len < ND_NA_LEN || target[0] == 0xff ||
 	    (ip[24] == 0xff && (icmp[4] & NA_F_SOLICITED)) ||
@@ -162,11 +160,8 @@ static void na_input(struct rxp_stack *st, struct rxp_pkt *pkt, const uint8_t *i
 	 * entry. Without Override, a known address is not replaced (the entry
 	 * stays as it is until it ages out).
 	 */
-	n = lla && !rxp_eth_is_multicast(lla) ?
-		rxp_neigh_lookup(&r->neigh, pkt->ifidx, 6, target) : NULL;
-	if (n && (n->state == RXP_NEIGH_INCOMPLETE || (icmp[4] & NA_F_OVERRIDE) ||
-		  !memcmp(n->mac, lla, 6)))
-		rxp_neigh_learn(st, pkt->ifidx, 6, target, lla, false);
+	if (lla && !rxp_eth_is_multicast(lla))
+		rxp_neigh_learn_advert(st, pkt->ifidx, target, lla, icmp[4] & NA_F_OVERRIDE);
 	/* the host's kernel may be resolving @target too: a copy for it */
 	rxp_host_take(st, pkt);
 }

@@ -9,10 +9,29 @@
 #include "route.h"
 
 #define TICK_NS 100000000ull	/* timers are looked at 10 times a second */
+/*
+ * Packets held by all resolving neighbours together take at most 1/8 of the
+ * pool: a flood to next hops that never answer must not leave the receive
+ * rings without buffers (4096 entries x 4 packets would hold more than a
+ * default pool has).
+ */
+#define HELD_POOL_SHIFT 3
 
 static uint16_t ethertype_of(uint8_t family)
 {
 	return family == 4 ? RXP_ETHERTYPE_IP4 : RXP_ETHERTYPE_IP6;
+}
+
+static void send_mac(struct rxp_stack *st, struct rxp_pkt *pkt, uint16_t ifidx, uint8_t family,
+		     const uint8_t mac[6])
+{
+	const struct rxp_l3if *ifp = &st->router->ifs[ifidx];
+
+	if (!rxp_l2_prepend(pkt, ifp, mac, ethertype_of(family))) {
+		rxp_drop(st, pkt, RXP_DROP_NO_MEMORY);
+		return;
+	}
+	rxp_tx_enqueue(st, pkt, pkt->flags & RXP_PKT_F_LOCAL_OUT);
 }
 
 static void send_to(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_neigh *n)
@@ -24,6 +43,27 @@ static void send_to(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_
 		return;
 	}
 	rxp_tx_enqueue(st, pkt, pkt->flags & RXP_PKT_F_LOCAL_OUT);
+}
+
+/* Queues @pkt on @n while it resolves, or drops it when @n or all entries hold enough. */
+static void hold(struct rxp_stack *st, struct rxp_neigh *n, struct rxp_pkt *pkt)
+{
+	struct rxp_neigh_table *t = &st->router->neigh;
+
+	if (n->n_held == RXP_NEIGH_HOLD ||
+	    t->n_held >= (st->cache->pool->n_bufs >> HELD_POOL_SHIFT)) {
+		rxp_drop(st, pkt, RXP_DROP_NEIGH_HOLD_FULL);
+		return;
+	}
+	n->held[n->n_held++] = pkt;
+	t->n_held++;
+}
+
+/* @n's held packets have been sent or dropped: forget them. */
+static void held_gone(struct rxp_stack *st, struct rxp_neigh *n)
+{
+	st->router->neigh.n_held -= n->n_held;
+	n->n_held = 0;
 }
 
 static void solicit(struct rxp_stack *st, struct rxp_neigh *n)
@@ -40,14 +80,39 @@ static void solicit(struct rxp_stack *st, struct rxp_neigh *n)
 	n->deadline_ns = st->now_ns + RXP_NEIGH_RETRY_NS;
 }
 
-void rxp_neigh_output(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, uint8_t family,
-		      const uint8_t *next)
+/* The slot of an on-link neighbour in a worker's cache. */
+static struct rxp_ncache_entry *ncache_slot(struct rxp_stack *st, int ifidx, uint8_t family,
+					    const uint8_t *addr)
+{
+	uint32_t h = (uint32_t)ifidx * 0x9e3779b1u;
+
+	for (unsigned i = 0; i < (family == 4 ? 4u : 16u); i++)
+		h = (h ^ addr[i]) * 16777619u;
+	return &st->ncache[(h ^ h >> 16) & (RXP_NCACHE_SIZE - 1)];
+}
+
+static void neigh_output(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, uint8_t family,
+			 const uint8_t *next)
 {
 	struct rxp_neigh_table *t = &st->router->neigh;
 	struct rxp_neigh *n = rxp_neigh_lookup(t, (uint16_t)ifidx, family, next);
 
 	if (rxp_likely(n && (n->state == RXP_NEIGH_REACHABLE || n->state == RXP_NEIGH_STATIC))) {
+		struct rxp_ncache_entry *e = ncache_slot(st, ifidx, family, next);
+
+		e->gen = t->gen;	/* under the lock: no writer is changing it */
+		e->family = family;
+		e->ifidx = (uint16_t)ifidx;
+		memcpy(e->addr, next, family == 4 ? 4 : 16);
+		memcpy(e->mac, n->mac, 6);
+		e->valid = true;
 		send_to(st, pkt, n);
+		return;
+	}
+	/* a port whose device went away: neither hold nor ask, there is nobody there */
+	if (rxp_unlikely(st->txq[st->router->ifs[ifidx].port] &&
+			 st->txq[st->router->ifs[ifidx].port]->port->down)) {
+		rxp_drop(st, pkt, RXP_DROP_PORT_DOWN);
 		return;
 	}
 	if (n && n->state == RXP_NEIGH_FAILED) {
@@ -64,15 +129,28 @@ void rxp_neigh_output(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, uint
 			rxp_drop(st, pkt, RXP_DROP_NEIGH_TABLE_FULL);
 			return;
 		}
-		n->held[n->n_held++] = pkt;
+		hold(st, n, pkt);
 		solicit(st, n);
 		return;
 	}
-	if (n->n_held == RXP_NEIGH_HOLD) {
-		rxp_drop(st, pkt, RXP_DROP_NEIGH_HOLD_FULL);
+	hold(st, n, pkt);
+}
+
+void rxp_neigh_output(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, uint8_t family,
+		      const uint8_t *next)
+{
+	const struct rxp_ncache_entry *e = ncache_slot(st, ifidx, family, next);
+
+	/* the worker's own copy, good while the table's generation has not moved */
+	if (rxp_likely(e->valid && e->gen == rxp_neigh_gen(&st->router->neigh) &&
+		       e->ifidx == ifidx && e->family == family &&
+		       !memcmp(e->addr, next, family == 4 ? 4 : 16))) {
+		send_mac(st, pkt, (uint16_t)ifidx, family, e->mac);
 		return;
 	}
-	n->held[n->n_held++] = pkt;
+	rxp_neigh_lock(st);
+	neigh_output(st, pkt, ifidx, family, next);
+	rxp_neigh_unlock(st);
 }
 
 void rxp_neigh_output_via(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh)
@@ -82,18 +160,19 @@ void rxp_neigh_output_via(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh
 	const struct rxp_nexthop *nhp;
 	struct rxp_neigh *n;
 
-	if (adj->neigh && adj->gen == t->gen) {
+	if (adj->neigh && adj->gen == rxp_neigh_gen(t)) {
 		rxp_adj_output(st, pkt, adj);
 		return;
 	}
 	nhp = &st->router->nh[nh];
+	rxp_neigh_lock(st);
 	n = rxp_neigh_lookup(t, nhp->ifidx, nhp->family, nhp->gw);
 	if (n && (n->state == RXP_NEIGH_REACHABLE || n->state == RXP_NEIGH_STATIC)) {
 		const struct rxp_l3if *ifp = &st->router->ifs[n->ifidx];
 		uint8_t *h;
 
 		adj->neigh = n;
-		adj->gen = t->gen;
+		adj->gen = t->gen;	/* under the lock: no writer is changing it */
 		adj->port = ifp->port;
 		adj->mtu = ifp->mtu;
 		adj->hlen = ifp->vlan ? RXP_ETH_HLEN + RXP_VLAN_HLEN : RXP_ETH_HLEN;
@@ -109,14 +188,16 @@ void rxp_neigh_output_via(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh
 		}
 		h[adj->hlen - 2] = (uint8_t)(ethertype_of(n->family) >> 8);
 		h[adj->hlen - 1] = (uint8_t)ethertype_of(n->family);
+		rxp_neigh_unlock(st);
 		rxp_adj_output(st, pkt, adj);
 		return;
 	}
-	rxp_neigh_output(st, pkt, nhp->ifidx, nhp->family, nhp->gw);
+	neigh_output(st, pkt, nhp->ifidx, nhp->family, nhp->gw);
+	rxp_neigh_unlock(st);
 }
 
-void rxp_neigh_learn(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr,
-		     const uint8_t mac[6], bool create)
+static void neigh_learn(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr,
+			const uint8_t mac[6], bool create)
 {
 	struct rxp_neigh_table *t = &st->router->neigh;
 	struct rxp_neigh *n = rxp_neigh_lookup(t, (uint16_t)ifidx, family, addr);
@@ -130,18 +211,38 @@ void rxp_neigh_learn(struct rxp_stack *st, int ifidx, uint8_t family, const uint
 	}
 	if (n->state == RXP_NEIGH_STATIC)
 		return;		/* configured entries are not overridden */
-	t->gen++;	/* the MAC may have changed: cached adjacencies are rebuilt */
+	rxp_neigh_gen_bump(t);	/* the MAC may have changed: cached adjacencies are rebuilt */
 	memcpy(n->mac, mac, 6);
 	n->state = RXP_NEIGH_REACHABLE;
 	n->probes = 0;
 	n->deadline_ns = st->now_ns + RXP_NEIGH_REACHABLE_NS;
 	for (unsigned i = 0; i < n->n_held; i++)
 		send_to(st, n->held[i], n);
-	n->n_held = 0;
+	held_gone(st, n);
 }
 
-int rxp_stack_neigh_set(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr,
-			const uint8_t mac[6])
+void rxp_neigh_learn(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr,
+		     const uint8_t mac[6], bool create)
+{
+	rxp_neigh_lock(st);
+	neigh_learn(st, ifidx, family, addr, mac, create);
+	rxp_neigh_unlock(st);
+}
+
+void rxp_neigh_learn_advert(struct rxp_stack *st, int ifidx, const uint8_t *addr,
+			    const uint8_t mac[6], bool override)
+{
+	struct rxp_neigh *n;
+
+	rxp_neigh_lock(st);
+	n = rxp_neigh_lookup(&st->router->neigh, (uint16_t)ifidx, 6, addr);
+	if (n && (n->state == RXP_NEIGH_INCOMPLETE || override || !memcmp(n->mac, mac, 6)))
+		neigh_learn(st, ifidx, 6, addr, mac, false);
+	rxp_neigh_unlock(st);
+}
+
+static int neigh_set(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr,
+		     const uint8_t mac[6])
 {
 	struct rxp_neigh_table *t;
 	struct rxp_neigh *n;
@@ -154,19 +255,32 @@ int rxp_stack_neigh_set(struct rxp_stack *st, int ifidx, uint8_t family, const u
 		n = rxp_neigh_create(t, (uint16_t)ifidx, family, addr, RXP_NEIGH_STATIC);
 	if (!n)
 		return -ENOSPC;
-	t->gen++;	/* the MAC may have changed: cached adjacencies are rebuilt */
+	rxp_neigh_gen_bump(t);	/* the MAC may have changed: cached adjacencies are rebuilt */
 	memcpy(n->mac, mac, 6);
 	n->state = RXP_NEIGH_STATIC;
 	n->probes = 0;
 	/* what waited for this neighbour goes now */
 	for (unsigned i = 0; i < n->n_held; i++)
 		send_to(st, n->held[i], n);
-	n->n_held = 0;
+	held_gone(st, n);
 	rxp_stack_flush(st);
 	return 0;
 }
 
-int rxp_stack_neigh_del(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr)
+int rxp_stack_neigh_set(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr,
+			const uint8_t mac[6])
+{
+	int ret;
+
+	if (!st->router)
+		return -EINVAL;
+	rxp_neigh_lock(st);
+	ret = neigh_set(st, ifidx, family, addr, mac);
+	rxp_neigh_unlock(st);
+	return ret;
+}
+
+static int neigh_del(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr)
 {
 	struct rxp_neigh *n;
 
@@ -177,9 +291,21 @@ int rxp_stack_neigh_del(struct rxp_stack *st, int ifidx, uint8_t family, const u
 		return -ENOENT;
 	for (unsigned i = 0; i < n->n_held; i++)
 		rxp_drop(st, n->held[i], RXP_DROP_NEIGH_UNRESOLVED);
-	n->n_held = 0;
+	held_gone(st, n);
 	rxp_neigh_remove(&st->router->neigh, n);
 	return 0;
+}
+
+int rxp_stack_neigh_del(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr)
+{
+	int ret;
+
+	if (!st->router)
+		return -EINVAL;
+	rxp_neigh_lock(st);
+	ret = neigh_del(st, ifidx, family, addr);
+	rxp_neigh_unlock(st);
+	return ret;
 }
 
 /* No answer: every held packet is dropped and its sender told. */
@@ -194,7 +320,7 @@ static void fail(struct rxp_stack *st, struct rxp_neigh *n)
 			rxp_icmp6_error(st, pkt, 1, 3, 0);
 		rxp_drop(st, pkt, RXP_DROP_NEIGH_UNRESOLVED);
 	}
-	n->n_held = 0;
+	held_gone(st, n);
 	n->state = RXP_NEIGH_FAILED;
 	n->deadline_ns = st->now_ns + RXP_NEIGH_FAILED_NS;
 }
@@ -215,7 +341,7 @@ static void timer_one(void *arg, struct rxp_neigh *n)
 		for (unsigned i = 0; i < n->n_held; i++)
 			rxp_drop(st, n->held[i], RXP_DROP_NEIGH_UNRESOLVED);
 		c->dropped += n->n_held;
-		n->n_held = 0;
+		held_gone(st, n);
 		rxp_neigh_remove(&st->router->neigh, n);
 		return;
 	}
@@ -251,7 +377,11 @@ void rxp_stack_tick(struct rxp_stack *st, uint64_t now_ns)
 	if (!st->router || now_ns < st->next_tick_ns)
 		return;
 	st->next_tick_ns = now_ns + TICK_NS;
-	rxp_neigh_walk(&st->router->neigh, timer_one, &c);
+	if (st->timer_owner) {	/* one worker runs the shared table's timers */
+		rxp_neigh_lock(st);
+		rxp_neigh_walk(&st->router->neigh, timer_one, &c);
+		rxp_neigh_unlock(st);
+	}
 	rxp_stack_flush(st);
 }
 
@@ -261,8 +391,42 @@ uint64_t rxp_stack_drain(struct rxp_stack *st)
 
 	if (!st->router)
 		return 0;
+	rxp_neigh_lock(st);
 	rxp_neigh_walk(&st->router->neigh, timer_one, &c);
+	rxp_neigh_unlock(st);
 	rxp_stack_flush(st);
+	return c.dropped;
+}
+
+struct port_down_ctx {
+	struct rxp_stack *st;
+	uint16_t port;
+	uint64_t dropped;
+};
+
+static void port_down_one(void *arg, struct rxp_neigh *n)
+{
+	struct port_down_ctx *c = arg;
+	struct rxp_stack *st = c->st;
+
+	if (st->router->ifs[n->ifidx].port != c->port || n->state == RXP_NEIGH_STATIC)
+		return;
+	for (unsigned i = 0; i < n->n_held; i++)
+		rxp_drop(st, n->held[i], RXP_DROP_PORT_DOWN);
+	c->dropped += n->n_held;
+	held_gone(st, n);
+	rxp_neigh_remove(&st->router->neigh, n);
+}
+
+uint64_t rxp_stack_port_down(struct rxp_stack *st, uint16_t port)
+{
+	struct port_down_ctx c = { .st = st, .port = port };
+
+	if (!st->router)
+		return 0;
+	rxp_neigh_lock(st);
+	rxp_neigh_walk(&st->router->neigh, port_down_one, &c);
+	rxp_neigh_unlock(st);
 	return c.dropped;
 }
 
@@ -271,6 +435,9 @@ void rxp_stack_close(struct rxp_stack *st)
 	struct walk_ctx c = { .st = st, .release_all = true };
 
 	rxp_stack_flush(st);
-	if (st->router)
+	if (st->router) {
+		rxp_neigh_lock(st);
 		rxp_neigh_walk(&st->router->neigh, timer_one, &c);
+		rxp_neigh_unlock(st);
+	}
 }

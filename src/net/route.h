@@ -114,6 +114,19 @@ void rxp_ip4_route_nh(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh);
 
 /* ---- resolve.c ---- */
 
+/* Several workers share the neighbour table: its slow paths take the router's lock. */
+static inline void rxp_neigh_lock(struct rxp_stack *st)
+{
+	if (st->router->shared)
+		pthread_spin_lock(&st->router->neigh_lock);
+}
+
+static inline void rxp_neigh_unlock(struct rxp_stack *st)
+{
+	if (st->router->shared)
+		pthread_spin_unlock(&st->router->neigh_lock);
+}
+
 /*
  * Sends @pkt (network header at l3_off, ready to go) to the neighbour
  * @next (family 4 or 6, network order) on @ifidx: now if it is known, held
@@ -174,7 +187,7 @@ static inline void rxp_output_via(struct rxp_stack *st, struct rxp_pkt *pkt, uin
 {
 	const struct rxp_adj *adj = &st->adj[nh];
 
-	if (rxp_likely(adj->neigh && adj->gen == st->router->neigh.gen))
+	if (rxp_likely(adj->neigh && adj->gen == rxp_neigh_gen(&st->router->neigh)))
 		rxp_adj_output(st, pkt, adj);
 	else
 		rxp_neigh_output_via(st, pkt, nh);
@@ -186,6 +199,13 @@ static inline void rxp_output_via(struct rxp_stack *st, struct rxp_pkt *pkt, uin
  */
 void rxp_neigh_learn(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr,
 		     const uint8_t mac[6], bool create);
+
+/*
+ * What a Neighbor Advertisement for @addr says (RFC 4861 7.2.5): learned for
+ * an incomplete entry, with Override, or when the MAC is the same.
+ */
+void rxp_neigh_learn_advert(struct rxp_stack *st, int ifidx, const uint8_t *addr,
+			    const uint8_t mac[6], bool override);
 
 /*
  * Drops @pkt under @reason, counted against the port it came in on; a

@@ -63,6 +63,7 @@ int rxp_stack_init(struct rxp_stack *st, const struct rxp_rx_tuning *tuning,
 	memset(st, 0, sizeof(*st));
 	st->tuning = *tuning;
 	st->cache = cache;
+	st->timer_owner = true;
 	return 0;
 }
 

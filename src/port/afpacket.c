@@ -20,6 +20,11 @@
  * burst tells the kernel to send every slot marked ready. A slot is ours
  * again once the kernel has sent its frame (status back to AVAILABLE).
  *
+ * A device that goes away (deleted, or moved to another namespace) unbinds
+ * the socket: the port check sees it, closes the socket and the port goes
+ * down; when a device of the same name shows up again the socket is opened
+ * on it afresh and the port keeps its MAC (the device is promiscuous).
+ *
  * Context: one thread polls the port's single queue.
  */
 #include <arpa/inet.h>
@@ -55,6 +60,7 @@ _Static_assert(AFP_TX_DATA_OFF == TPACKET_ALIGN(sizeof(struct tpacket3_hdr)),
 
 struct afp_port {
 	int fd;
+	bool gone;		/* the device went away: socket closed, bursts do nothing */
 	uint8_t *map;
 	size_t map_len;
 	/* receive ring */
@@ -74,6 +80,9 @@ struct afp_port {
 	uint32_t tx_max_len;
 	bool tx_need_kick;	/* a kick failed: frames wait for another */
 	bool qdisc_bypass;	/* PACKET_QDISC_BYPASS is on */
+	bool want_bypass;	/* bypass= asked for it */
+	unsigned ifindex;	/* the device the socket is bound to */
+	unsigned failed_ifindex;	/* a device of our name that could not be opened */
 	/* for messages and checks */
 	uint32_t max_frame;
 	uint16_t data_off;
@@ -208,6 +217,8 @@ static uint16_t afp_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_
 	uint64_t bytes = 0;
 	uint16_t i = 0;
 
+	if (rxp_unlikely(ap->gone))
+		return 0;
 	while (i < n) {
 		uint32_t want, got, used = 0;
 
@@ -285,12 +296,14 @@ static rxp_noinline void tx_kick_failed(struct afp_port *ap, int e)
 {
 	ap->tx_need_kick = true;
 	ap->st.tx_kick_errors++;
-	if (e == EAGAIN || e == ENOBUFS || e == EINTR || ap->n_warned >= AFP_WARN_MAX)
+	/* ENXIO: the device went away; the port check says so, once */
+	if (e == EAGAIN || e == ENOBUFS || e == EINTR || e == ENXIO || e == ENODEV ||
+	    ap->n_warned >= AFP_WARN_MAX)
 		return;
 	ap->n_warned++;
 	fprintf(stderr, "rxpath: port %s: afpacket dev=%s: transmit failed: %s%s\n", ap->port_name,
 		ap->dev, strerror(e),
-		e == ENETDOWN || e == ENXIO ? "; bring the interface up (ip link set DEV up)" : "");
+		e == ENETDOWN ? "; bring the interface up (ip link set DEV up)" : "");
 }
 
 /* One system call sends every slot marked ready. */
@@ -310,6 +323,8 @@ static uint16_t afp_tx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_
 	uint64_t bytes = 0;
 	uint16_t i;
 
+	if (rxp_unlikely(ap->gone))
+		return 0;	/* nothing taken: the stack counts it as port_down */
 	if (room < n) {
 		tx_reclaim(ap);
 		room = ap->tx_frames - (ap->tx_head - ap->tx_clean);
@@ -352,6 +367,8 @@ static uint32_t afp_complete(struct rxp_queue *q)
 {
 	struct afp_port *ap = q->port->priv;
 
+	if (rxp_unlikely(ap->gone))
+		return 0;
 	if (rxp_unlikely(ap->tx_need_kick))
 		tx_kick(ap);
 	if (ap->tx_clean == ap->tx_head)
@@ -370,6 +387,8 @@ static bool afp_tx_idle(struct rxp_queue *q)
 {
 	struct afp_port *ap = q->port->priv;
 
+	if (ap->gone)
+		return true;
 	tx_reclaim(ap);
 	return ap->tx_clean == ap->tx_head;
 }
@@ -388,6 +407,23 @@ static void read_kernel_stats(struct afp_port *ap)
 	ap->st.kernel_freezes += ks.tp_freeze_q_cnt;
 }
 
+/* Unmaps the rings and closes the socket; the ring cursors start over. */
+static void sock_close(struct afp_port *ap)
+{
+	read_kernel_stats(ap);
+	if (ap->map)
+		munmap(ap->map, ap->map_len);
+	/* Closing the socket also drops its promiscuous-mode membership. */
+	if (ap->fd >= 0)
+		close(ap->fd);
+	ap->fd = -1;
+	ap->map = ap->rx_ring = ap->tx_ring = NULL;
+	ap->rx_block = ap->rx_left = 0;
+	ap->rx_next = NULL;
+	ap->tx_head = ap->tx_clean = 0;
+	ap->tx_need_kick = false;
+}
+
 static void afp_close(struct rxp_port *port)
 {
 	struct afp_port *ap = port->priv;
@@ -402,11 +438,7 @@ static void afp_close(struct rxp_port *port)
 			(unsigned long long)ap->st.rx_truncated,
 			(unsigned long long)ap->st.tx_oversize);
 	/* No pool buffer is held: frames live in the kernel's ring until copied. */
-	if (ap->map)
-		munmap(ap->map, ap->map_len);
-	/* Closing the socket also drops its promiscuous-mode membership. */
-	if (ap->fd >= 0)
-		close(ap->fd);
+	sock_close(ap);
 	free(ap);
 	port->priv = NULL;
 }
@@ -536,13 +568,79 @@ static int setup_rings(struct afp_port *ap, uint32_t blocks, uint32_t block_size
 	return 0;
 }
 
+/*
+ * Opens the packet socket on device @ifindex: rings, options, promiscuous
+ * mode, bind. Reads the device's MAC (unless @keep_mac) and MTU.
+ * Returns 0 or -errno with @err; the caller closes what is half open.
+ */
+static int sock_open(struct afp_port *ap, struct rxp_port *port, unsigned ifindex,
+		     uint32_t blocks, uint32_t block_size, bool keep_mac, char *err, size_t errlen)
+{
+	bool bypass = ap->want_bypass;
+	struct packet_mreq mreq;
+	struct sockaddr_ll sll;
+	int ret, e;
+
+	ap->skip_outgoing = false;
+	/* Protocol 0: nothing is queued to the socket before bind() below, once the rings exist. */
+	ap->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (ap->fd < 0) {
+		e = errno;
+		return step_err(e, err, errlen, "socket(AF_PACKET)", e == EAFNOSUPPORT ?
+				"this kernel has no packet sockets (CONFIG_PACKET)" : perm_hint(e));
+	}
+	if ((e = set_int(ap->fd, SOL_PACKET, PACKET_VERSION, TPACKET_V3)))
+		return step_err(e, err, errlen, "setsockopt(PACKET_VERSION, TPACKET_V3)",
+				"Linux 3.2 or later is needed");
+	/* A malformed TX frame is skipped instead of stopping the ring for good. */
+	if ((e = set_int(ap->fd, SOL_PACKET, PACKET_LOSS, 1)))
+		return step_err(e, err, errlen, "setsockopt(PACKET_LOSS)", NULL);
+	/*
+	 * Straight to the driver, past the qdisc: we already batch, and a
+	 * datapath prefers a drop to a queue it does not see. Optional.
+	 */
+	if (bypass && set_int(ap->fd, SOL_PACKET, PACKET_QDISC_BYPASS, 1))
+		bypass = false;
+	/* Our own transmissions are not received back. Older kernels: filter them in rx_burst. */
+	if (set_int(ap->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, 1))
+		ap->skip_outgoing = true;
+	ret = setup_rings(ap, blocks, block_size, err, errlen);
+	if (ret)
+		return ret;
+	ret = read_iface(ap, port, keep_mac, err, errlen);
+	if (ret)
+		return ret;
+	/* Room in the socket's send budget for a full TX ring in flight (best effort). */
+	if (set_int(ap->fd, SOL_SOCKET, SO_SNDBUFFORCE, (int)(ap->tx_frames * 4096u)))
+		set_int(ap->fd, SOL_SOCKET, SO_SNDBUF, (int)(ap->tx_frames * 4096u));
+
+	memset(&mreq, 0, sizeof(mreq));
+	mreq.mr_ifindex = (int)ifindex;
+	mreq.mr_type = PACKET_MR_PROMISC;
+	if (setsockopt(ap->fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mreq, sizeof(mreq))) {
+		e = errno;
+		return step_err(e, err, errlen, "setsockopt(PACKET_ADD_MEMBERSHIP, promiscuous)",
+				perm_hint(e));
+	}
+	memset(&sll, 0, sizeof(sll));
+	sll.sll_family = AF_PACKET;
+	sll.sll_protocol = htons(ETH_P_ALL);
+	sll.sll_ifindex = (int)ifindex;
+	if (bind(ap->fd, (struct sockaddr *)&sll, sizeof(sll))) {
+		e = errno;
+		return step_err(e, err, errlen, "bind", e == ENODEV ?
+				"the interface went away; check `ip link show`" : perm_hint(e));
+	}
+	ap->qdisc_bypass = bypass;
+	ap->ifindex = ifindex;
+	return 0;
+}
+
 static int afp_open(struct rxp_port *port, struct rxp_args *args, char *err, size_t errlen)
 {
 	uint32_t blocks = AFP_BLOCKS_DEFAULT, block_size = AFP_BLOCKSIZE_DEFAULT;
 	uint32_t txring = AFP_TXRING_DEFAULT;
 	bool bypass = true, mac_given;
-	struct packet_mreq mreq;
-	struct sockaddr_ll sll;
 	struct afp_port *ap;
 	const char *dev;
 	unsigned ifindex;
@@ -600,73 +698,65 @@ static int afp_open(struct rxp_port *port, struct rxp_args *args, char *err, siz
 	ap->max_frame = port->pool->max_frame;
 	ap->data_off = (uint16_t)port->pool->data_off;
 	ap->tx_frames = txring;
+	ap->want_bypass = bypass;
 	snprintf(ap->dev, sizeof(ap->dev), "%s", dev);
 	snprintf(ap->port_name, sizeof(ap->port_name), "%s", port->name);
 	port->priv = ap;
-
-	/* Protocol 0: nothing is queued to the socket before bind() below, once the rings exist. */
-	ap->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
-	if (ap->fd < 0) {
-		e = errno;
-		ret = step_err(e, err, errlen, "socket(AF_PACKET)", e == EAFNOSUPPORT ?
-			       "this kernel has no packet sockets (CONFIG_PACKET)" : perm_hint(e));
-		goto err;
+	ret = sock_open(ap, port, ifindex, blocks, block_size, mac_given, err, errlen);
+	if (ret) {
+		afp_close(port);
+		return ret;
 	}
-	if ((e = set_int(ap->fd, SOL_PACKET, PACKET_VERSION, TPACKET_V3))) {
-		ret = step_err(e, err, errlen, "setsockopt(PACKET_VERSION, TPACKET_V3)",
-			       "Linux 3.2 or later is needed");
-		goto err;
-	}
-	/* A malformed TX frame is skipped instead of stopping the ring for good. */
-	if ((e = set_int(ap->fd, SOL_PACKET, PACKET_LOSS, 1))) {
-		ret = step_err(e, err, errlen, "setsockopt(PACKET_LOSS)", NULL);
-		goto err;
-	}
-	/*
-	 * Straight to the driver, past the qdisc: we already batch, and a
-	 * datapath prefers a drop to a queue it does not see. Optional.
-	 */
-	if (bypass && set_int(ap->fd, SOL_PACKET, PACKET_QDISC_BYPASS, 1))
-		bypass = false;
-	/* Our own transmissions are not received back. Older kernels: filter them in rx_burst. */
-	if (set_int(ap->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, 1))
-		ap->skip_outgoing = true;
-	ret = setup_rings(ap, blocks, block_size, err, errlen);
-	if (ret)
-		goto err;
-	ret = read_iface(ap, port, mac_given, err, errlen);
-	if (ret)
-		goto err;
-	/* Room in the socket's send budget for a full TX ring in flight (best effort). */
-	if (set_int(ap->fd, SOL_SOCKET, SO_SNDBUFFORCE, (int)(ap->tx_frames * 4096u)))
-		set_int(ap->fd, SOL_SOCKET, SO_SNDBUF, (int)(ap->tx_frames * 4096u));
-
-	memset(&mreq, 0, sizeof(mreq));
-	mreq.mr_ifindex = (int)ifindex;
-	mreq.mr_type = PACKET_MR_PROMISC;
-	if (setsockopt(ap->fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mreq, sizeof(mreq))) {
-		e = errno;
-		ret = step_err(e, err, errlen, "setsockopt(PACKET_ADD_MEMBERSHIP, promiscuous)",
-			       perm_hint(e));
-		goto err;
-	}
-	memset(&sll, 0, sizeof(sll));
-	sll.sll_family = AF_PACKET;
-	sll.sll_protocol = htons(ETH_P_ALL);
-	sll.sll_ifindex = (int)ifindex;
-	if (bind(ap->fd, (struct sockaddr *)&sll, sizeof(sll))) {
-		e = errno;
-		ret = step_err(e, err, errlen, "bind", e == ENODEV ?
-			       "the interface went away; check `ip link show`" : perm_hint(e));
-		goto err;
-	}
-	ap->qdisc_bypass = bypass;
 	port->n_queues = 1;
 	return 0;
+}
 
-err:
-	afp_close(port);
-	return ret;
+/*
+ * A device being unregistered unbinds its packet sockets (their ifindex
+ * becomes -1): then the socket is closed and the port is down. While down,
+ * a device of the same name is looked for and the socket opened on it.
+ */
+static int afp_check(struct rxp_port *port, char *msg, size_t msglen)
+{
+	struct afp_port *ap = port->priv;
+	char err[RXP_ERR_LEN];
+	struct sockaddr_ll sll;
+	socklen_t len = sizeof(sll);
+	unsigned ifindex;
+	int ret;
+
+	if (!ap->gone) {
+		if (getsockname(ap->fd, (struct sockaddr *)&sll, &len) || sll.sll_ifindex > 0)
+			return RXP_PORT_SAME;
+		sock_close(ap);
+		ap->gone = true;
+		snprintf(msg, msglen, "interface %s is gone (deleted or moved to another namespace)",
+			 ap->dev);
+		return RXP_PORT_GONE;
+	}
+	ifindex = if_nametoindex(ap->dev);
+	if (!ifindex || ifindex == ap->failed_ifindex)
+		return RXP_PORT_SAME;
+	/* the port keeps its MAC: the stack and the neighbours know it; promiscuous mode takes it */
+	ret = sock_open(ap, port, ifindex, ap->rx_blocks, ap->rx_block_size, true, err,
+			sizeof(err));
+	if (ret) {
+		sock_close(ap);
+		ap->failed_ifindex = ifindex;	/* said once; a newer device of the name is tried */
+		if (ret == -EPERM)
+			snprintf(msg, msglen, "interface %s is back (ifindex %u) but cannot be opened: the process no longer holds CAP_NET_RAW; restart rxpath to use it",
+				 ap->dev, ifindex);
+		else
+			snprintf(msg, msglen, "interface %s is back (ifindex %u) but cannot be opened: %s",
+				 ap->dev, ifindex, err);
+		return RXP_PORT_NOTE;
+	}
+	ap->gone = false;
+	ap->failed_ifindex = 0;
+	snprintf(msg, msglen, "interface %s is back (ifindex %u): reopened, port up with its MAC %02x:%02x:%02x:%02x:%02x:%02x",
+		 ap->dev, ifindex, port->mac[0], port->mac[1], port->mac[2], port->mac[3],
+		 port->mac[4], port->mac[5]);
+	return RXP_PORT_BACK;
 }
 
 const struct rxp_port_ops rxp_afpacket_ops = {
@@ -681,6 +771,7 @@ const struct rxp_port_ops rxp_afpacket_ops = {
 	.tx_idle = afp_tx_idle,
 	.start = NULL,
 	.close = afp_close,
+	.check = afp_check,
 };
 
 int rxp_afpacket_port_stats(const struct rxp_port *port, struct rxp_afpacket_stats *st)

@@ -37,6 +37,12 @@
  * ring). When the UMEM is torn down every marked buffer goes back to the
  * pool: frames the kernel dropped from its internal free lists, frames still
  * on a ring, all of them.
+ *
+ * A device that goes away (deleted, or moved to another namespace) unbinds
+ * its sockets. The port check sees its ifindex vanish and the port goes
+ * down: the bursts do nothing from then on, and what the dead sockets hold
+ * comes back when the UMEM is torn down. A device of the same name showing
+ * up again is reported, not reopened: that takes a restart.
  */
 #include <errno.h>
 #include <net/if.h>
@@ -107,6 +113,8 @@ struct afxdp_port {
 	struct afxdp_port *next;	/* every open AF_XDP port, under umems_lock */
 	const char *name;
 	struct afxdp_umem *um;
+	bool gone;		/* the device went away: bursts do nothing */
+	int noted_ifindex;	/* a device of our name that came back, reported */
 	char dev[IF_NAMESIZE];
 	char driver[32];
 	int ifindex;
@@ -299,7 +307,7 @@ static uint32_t afxdp_refill(struct rxp_queue *q)
 	uint32_t n_free = xsk_prod_nb_free(&aq->fq, AFXDP_FILL_BATCH);
 	uint32_t posted = 0;
 
-	if (n_free < AFXDP_FILL_BATCH)
+	if (n_free < AFXDP_FILL_BATCH || rxp_unlikely(ap->gone))
 		return 0;
 	while (posted < n_free) {
 		struct rxp_pkt *bufs[64];
@@ -339,6 +347,8 @@ static uint16_t afxdp_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint1
 	uint64_t bytes = 0;
 	uint32_t idx = 0, got;
 
+	if (rxp_unlikely(ap->gone))
+		return 0;
 	q->stats.rx_polls++;
 	/* Load-acquire of the producer: pairs with the kernel's (B) in xskq_prod_submit. */
 	got = xsk_ring_cons__peek(&aq->rx, n, &idx);
@@ -386,6 +396,8 @@ static uint16_t afxdp_tx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint1
 	uint64_t bytes = 0;
 	uint32_t idx;
 
+	if (rxp_unlikely(ap->gone))
+		return 0;	/* nothing taken: the stack counts it as port_down */
 	if (n > room) {
 		q->stats.tx_ring_full += n - room;
 		n = (uint16_t)room;
@@ -421,7 +433,7 @@ static uint32_t afxdp_complete(struct rxp_queue *q)
 	struct rxp_pkt *done[AFXDP_COMP_BATCH];
 	uint32_t total = 0, got, idx;
 
-	if (!aq->tx_outstanding)
+	if (!aq->tx_outstanding || rxp_unlikely(ap->gone))
 		return 0;
 	/* Load-acquire of the producer: pairs with the kernel's (B) in xskq_prod_submit_n. */
 	while ((got = xsk_ring_cons__peek(&aq->cq, AFXDP_COMP_BATCH, &idx)) > 0) {
@@ -454,7 +466,31 @@ static bool afxdp_tx_idle(struct rxp_queue *q)
 {
 	struct afxdp_port *ap = q->port->priv;
 
-	return ap->q[q->id].tx_outstanding == 0;
+	return ap->gone || ap->q[q->id].tx_outstanding == 0;
+}
+
+/* The ifindex vanishes with the device; a name that comes back is a new device. */
+static int afxdp_check(struct rxp_port *port, char *msg, size_t msglen)
+{
+	struct afxdp_port *ap = port->priv;
+	char name[IF_NAMESIZE];
+	int ifindex;
+
+	if (!ap->gone) {
+		if (if_indextoname((unsigned)ap->ifindex, name) || (errno != ENXIO && errno != ENODEV))
+			return RXP_PORT_SAME;
+		ap->gone = true;
+		snprintf(msg, msglen, "interface %s is gone (deleted or moved to another namespace)",
+			 ap->dev);
+		return RXP_PORT_GONE;
+	}
+	ifindex = (int)if_nametoindex(ap->dev);
+	if (!ifindex || ifindex == ap->noted_ifindex)
+		return RXP_PORT_SAME;
+	ap->noted_ifindex = ifindex;
+	snprintf(msg, msglen, "interface %s is back (ifindex %d), but AF_XDP ports are not reopened while running; restart rxpath to use it",
+		 ap->dev, ifindex);
+	return RXP_PORT_NOTE;
 }
 
 /* ---- setup ---- */
@@ -823,4 +859,5 @@ const struct rxp_port_ops rxp_afxdp_ops = {
 	.rx_finished = afxdp_rx_finished,
 	.tx_idle = afxdp_tx_idle,
 	.close = afxdp_close,
+	.check = afxdp_check,
 };

@@ -87,8 +87,14 @@ int rxp_port_open(struct rxp_port *port, uint16_t id, const char *name, const ch
 
 int rxp_port_start(struct rxp_port *port, struct rxp_pool_cache *cache, char *err, size_t errlen)
 {
+	return rxp_port_start_caches(port, &cache, 1, err, errlen);
+}
+
+int rxp_port_start_caches(struct rxp_port *port, struct rxp_pool_cache *const *caches,
+			  unsigned n_caches, char *err, size_t errlen)
+{
 	for (uint16_t q = 0; q < port->n_queues; q++) {
-		port->queues[q].cache = cache;
+		port->queues[q].cache = caches[q % n_caches];
 		port->ops->refill(&port->queues[q]);
 	}
 	return port->ops->start ? port->ops->start(port, err, errlen) : 0;
@@ -100,6 +106,20 @@ void rxp_port_close(struct rxp_port *port)
 		port->ops->close(port);
 		port->ops = NULL;
 	}
+}
+
+enum rxp_port_event rxp_port_check(struct rxp_port *port, char *msg, size_t msglen)
+{
+	int ev;
+
+	if (!port->ops || !port->ops->check)
+		return RXP_PORT_SAME;
+	ev = port->ops->check(port, msg, msglen);
+	if (ev == RXP_PORT_GONE)
+		port->down = true;
+	else if (ev == RXP_PORT_BACK)
+		port->down = false;
+	return (enum rxp_port_event)ev;
 }
 
 void rxp_port_stats(const struct rxp_port *port, struct rxp_queue_stats *sum)

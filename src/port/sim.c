@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "rxpath/sim.h"
 
 #define SIM_RING_DEFAULT 1024u
@@ -51,6 +52,10 @@ struct sim_queue {
 struct sim_port {
 	struct rxp_pool *pool;
 	bool threaded;
+	/* txstall=: a peer that does not drain. Read and cleared by whoever runs dev_tx(). */
+	bool tx_stalled;
+	uint64_t tx_stall_ns;	/* how long, from start */
+	uint64_t tx_resume_ns;	/* monotonic time the TX side starts sending */
 	pthread_t thread;
 	bool thread_running;
 	_Atomic bool stop;
@@ -120,6 +125,23 @@ static uint32_t dev_rx(struct sim_port *sp, struct sim_queue *sq)
 	return done;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Slow path: the clock is read only while a stall lasts. Returns true while it does. */
+static rxp_noinline bool tx_still_stalled(struct sim_port *sp)
+{
+	if (mono_ns() < sp->tx_resume_ns)
+		return true;
+	sp->tx_stalled = false;
+	return false;
+}
+
 /* Transmit every frame posted on the TX ring and mark its descriptor done. */
 static uint32_t dev_tx(struct sim_port *sp, struct sim_queue *sq)
 {
@@ -129,6 +151,9 @@ static uint32_t dev_tx(struct sim_port *sp, struct sim_queue *sq)
 	uint32_t head = r->dev_head;
 	uint32_t done = 0;
 
+	/* a stalled peer: frames stay on the ring, their buffers are not given back */
+	if (rxp_unlikely(sp->tx_stalled) && tx_still_stalled(sp))
+		return 0;
 	for (; head != tail; head++, done++) {
 		struct sim_desc *d = &r->desc[head & r->mask];
 
@@ -280,6 +305,9 @@ static uint32_t sim_complete(struct rxp_queue *q)
 	uint32_t ntc = r->next_to_clean, n = 0;
 	struct rxp_pkt *done[64];
 
+	/* inline: frames held back by a stall go once it ends, even with nothing new to send */
+	if (!sp->threaded && rxp_unlikely(sp->tx_stalled))
+		dev_tx(sp, &sp->q[q->id]);
 	while (ntc != r->next_to_use) {
 		struct sim_desc *d = &r->desc[ntc & r->mask];
 
@@ -329,6 +357,11 @@ static int sim_start(struct rxp_port *port, char *err, size_t errlen)
 	struct sim_port *sp = port->priv;
 	int ret;
 
+	if (sp->tx_stall_ns) {
+		/* before the device thread exists: it reads these from its start */
+		sp->tx_resume_ns = mono_ns() + sp->tx_stall_ns;
+		sp->tx_stalled = true;
+	}
 	if (!sp->threaded)
 		return 0;
 	ret = pthread_create(&sp->thread, NULL, dev_thread, port);
@@ -372,12 +405,13 @@ static void sim_close(struct rxp_port *port)
 }
 
 #define SIM_KEYS "proto, size, flows, src4, dst4, src6, dst6, bad, count, pcap, loop, " \
-		 "rx, rxring, txring, queues, device, mac"
+		 "rx, rxring, txring, txstall, queues, device, mac"
 
 static int sim_open(struct rxp_port *port, struct rxp_args *args, char *err, size_t errlen)
 {
 	struct rxp_gen_config gcfg;
 	uint32_t rx_size = SIM_RING_DEFAULT, tx_size = SIM_RING_DEFAULT, n_queues = 1;
+	double tx_stall = 0;
 	const char *device, *rx;
 	struct sim_port *sp;
 	int ret;
@@ -387,6 +421,7 @@ static int sim_open(struct rxp_port *port, struct rxp_args *args, char *err, siz
 	if ((ret = rxp_args_mac(args, "mac", port->mac, err, errlen)) ||
 	    (ret = rxp_args_u32(args, "rxring", SIM_RING_MIN, SIM_RING_MAX, &rx_size, err, errlen)) ||
 	    (ret = rxp_args_u32(args, "txring", SIM_RING_MIN, SIM_RING_MAX, &tx_size, err, errlen)) ||
+	    (ret = rxp_args_double(args, "txstall", 0, 1e9, &tx_stall, err, errlen)) ||
 	    (ret = rxp_args_u32(args, "queues", 1, RXP_QUEUES_MAX, &n_queues, err, errlen)) ||
 	    (ret = rxp_gen_config_parse(&gcfg, args, err, errlen)))
 		return ret;
@@ -418,6 +453,7 @@ static int sim_open(struct rxp_port *port, struct rxp_args *args, char *err, siz
 	}
 	sp->pool = port->pool;
 	sp->threaded = !strcmp(device, "thread");
+	sp->tx_stall_ns = (uint64_t)(tx_stall * 1e9);
 	port->priv = sp;
 	for (uint16_t q = 0; q < port->n_queues; q++) {
 		if (ring_init(&sp->q[q].rx, rx_size) || ring_init(&sp->q[q].tx, tx_size)) {

@@ -104,8 +104,12 @@ lab_up() {
 		ip netns add "$ns" || return 1
 	done
 	LAB_IS_UP=1
-	ip link add name r0 netns "$LAB_R" type veth peer name eth0 netns "$LAB_H1" || return 1
-	ip link add name r1 netns "$LAB_R" type veth peer name eth0 netns "$LAB_H2" || return 1
+	# LAB_QUEUES=N: veths with N queue pairs (multi-queue AF_XDP, --workers N)
+	local q="numtxqueues ${LAB_QUEUES:-1} numrxqueues ${LAB_QUEUES:-1}"
+	# shellcheck disable=SC2086
+	ip link add name r0 netns "$LAB_R" $q type veth peer name eth0 netns "$LAB_H1" $q || return 1
+	# shellcheck disable=SC2086
+	ip link add name r1 netns "$LAB_R" $q type veth peer name eth0 netns "$LAB_H2" $q || return 1
 	command -v ethtool >/dev/null ||
 		{ echo "lab: no ethtool (apt-get install ethtool): offloads stay on and TCP will fail"; }
 	lab_offloads_off "$LAB_H1" eth0
@@ -135,8 +139,8 @@ lab_rxpath_start() {
 	local driver=$1; shift
 	local conf="$LAB_DIR/rxpath.conf" i
 	cat >"$conf" <<-EOF
-	port add p0 $driver:dev=r0
-	port add p1 $driver:dev=r1
+	port add p0 $driver:dev=r0${LAB_QUEUES:+,queues=$LAB_QUEUES}
+	port add p1 $driver:dev=r1${LAB_QUEUES:+,queues=$LAB_QUEUES}
 	addr add 10.0.1.1/24 dev p0
 	addr add 10.0.2.1/24 dev p1
 	addr add 2001:db8:1::1/64 dev p0

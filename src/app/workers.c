@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include "workers.h"
+
+/* Polls between two looks at the clock, as in the run loop. */
+#define POLLS_PER_CLOCK_READ 64u
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Waits between two polls while worker 0 changes the tables. */
+static void park(struct dp *dp)
+{
+	atomic_fetch_add_explicit(&dp->parked, 1, memory_order_acq_rel);
+	while (atomic_load_explicit(&dp->barrier, memory_order_acquire))
+		cpu_relax();
+	atomic_fetch_sub_explicit(&dp->parked, 1, memory_order_release);
+}
+
+static void *worker_main(void *arg)
+{
+	struct dp_worker *wk = arg;
+	struct dp *dp = wk->dp;
+	struct rxp_stack *st = &wk->stack;
+	unsigned rounds = 0;
+
+	while (!atomic_load_explicit(&dp->stopping, memory_order_relaxed)) {
+		dp_poll_worker(dp, wk->id);
+		/* one load of a line no one writes while forwarding: it stays in this core's cache */
+		if (rxp_unlikely(atomic_load_explicit(&dp->barrier, memory_order_acquire)))
+			park(dp);
+		if (++rounds % POLLS_PER_CLOCK_READ)
+			continue;
+		rxp_stack_tick(st, monotonic_ns());
+	}
+	rxp_stack_flush(st);
+	return NULL;
+}
+
+/* Pins the calling thread to @cpu. Returns 0 or an errno. */
+static int pin_self(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+int dp_workers_start(struct dp *dp, int *cpus, char *err, size_t errlen)
+{
+	cpu_set_t allowed;
+	int n_allowed = 0, list[CPU_SETSIZE];
+
+	for (unsigned w = 0; w < dp->n_workers; w++)
+		cpus[w] = -1;
+	if (dp->n_workers == 1)
+		return 0;
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0)
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &allowed))
+				list[n_allowed++] = c;
+	atomic_store(&dp->stopping, false);
+	atomic_store(&dp->barrier, false);
+	atomic_store(&dp->parked, 0);
+	for (unsigned w = 0; w < dp->n_workers; w++)
+		cpus[w] = n_allowed ? list[w % (unsigned)n_allowed] : -1;
+	if (cpus[0] >= 0)
+		pin_self(cpus[0]);
+	for (unsigned w = 1; w < dp->n_workers; w++) {
+		struct dp_worker *wk = &dp->workers[w - 1];
+		pthread_attr_t attr;
+		int ret;
+
+		wk->cpu = cpus[w];
+		pthread_attr_init(&attr);
+		if (wk->cpu >= 0) {
+			cpu_set_t one;
+
+			CPU_ZERO(&one);
+			CPU_SET(wk->cpu, &one);
+			pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
+		}
+		ret = pthread_create(&wk->thread, &attr, worker_main, wk);
+		pthread_attr_destroy(&attr);
+		if (ret) {
+			snprintf(err, errlen, "cannot start worker %u: %s", w, strerror(ret));
+			/* the ones running stop again */
+			atomic_store(&dp->stopping, true);
+			for (unsigned k = 1; k < w; k++)
+				pthread_join(dp->workers[k - 1].thread, NULL);
+			return -ret;
+		}
+	}
+	dp->n_workers_running = dp->n_workers - 1;
+	return 0;
+}
+
+void dp_workers_stop(struct dp *dp)
+{
+	if (dp->n_workers == 1)
+		return;
+	atomic_store(&dp->stopping, true);
+	for (unsigned w = 1; w < dp->n_workers; w++)
+		pthread_join(dp->workers[w - 1].thread, NULL);
+	dp->n_workers_running = 0;
+}
+
+void dp_barrier_enter(struct dp *dp)
+{
+	if (dp->n_workers == 1 || !dp->n_workers_running)
+		return;
+	atomic_store_explicit(&dp->barrier, true, memory_order_release);
+	while (atomic_load_explicit(&dp->parked, memory_order_acquire) < dp->n_workers - 1)
+		cpu_relax();
+}
+
+void dp_barrier_exit(struct dp *dp)
+{
+	if (dp->n_workers == 1)
+		return;
+	atomic_store_explicit(&dp->barrier, false, memory_order_release);
+}
