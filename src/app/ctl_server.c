@@ -423,6 +423,7 @@ static int handle_show(struct ctl_server *s, char *rest, bool json, struct rxp_s
 		return reply_error(out, json, ret, "rxpath is stopping");
 	if (ret)
 		return reply_error(out, json, ret, req.err);
+	show_finish(&req, out);
 	return 0;
 }
 

@@ -290,9 +290,17 @@ static void drops_out(struct dp *dp, struct rxp_sbuf *o, bool json)
 
 /* ---- show routes ---- */
 
+/* A route as reported: copied off the tables, so that sorting and printing happen elsewhere. */
+struct show_route {
+	struct rxp_route rt;
+	struct rxp_nexthop nh;
+	char dev[RXP_PORT_NAME_MAX];
+};
+
 static int route_cmp(const void *a, const void *b)
 {
-	const struct rxp_route *x = a, *y = b;
+	const struct rxp_route *x = &((const struct show_route *)a)->rt;
+	const struct rxp_route *y = &((const struct show_route *)b)->rt;
 	int c;
 
 	if (x->family != y->family)
@@ -317,10 +325,10 @@ static bool route_within(const struct rxp_route *rt, uint8_t family, const uint8
 	return true;
 }
 
-static void route_out(const struct rxp_router *r, const struct rxp_route *rt, bool json,
-		      bool first, struct rxp_sbuf *o)
+static void route_out(const struct show_route *sr, bool json, bool first, struct rxp_sbuf *o)
 {
-	const struct rxp_nexthop *nh = &r->nh[rt->nh];
+	const struct rxp_route *rt = &sr->rt;
+	const struct rxp_nexthop *nh = &sr->nh;
 	const char *kind = rt->nh == RXP_NH_LOCAL ? "local" :
 			   nh->kind == RXP_NH_KIND_GATEWAY ? "gateway" : "connected";
 
@@ -328,13 +336,13 @@ static void route_out(const struct rxp_router *r, const struct rxp_route *rt, bo
 		rxp_sbuf_printf(o, "%s{\"prefix\":\"", first ? "" : ",");
 		put_addr(o, rt->family, rt->prefix);
 		rxp_sbuf_printf(o, "/%u\",\"type\":\"%s\"", rt->plen, kind);
-		if (nh->kind == RXP_NH_KIND_GATEWAY) {
+		if (rt->nh != RXP_NH_LOCAL && nh->kind == RXP_NH_KIND_GATEWAY) {
 			rxp_sbuf_printf(o, ",\"via\":\"");
 			put_addr(o, rt->family, nh->gw);
 			rxp_sbuf_printf(o, "\"");
 		}
 		if (rt->nh != RXP_NH_LOCAL)
-			rxp_sbuf_printf(o, ",\"dev\":\"%s\"", r->ifs[nh->ifidx].name);
+			rxp_sbuf_printf(o, ",\"dev\":\"%s\"", sr->dev);
 		rxp_sbuf_printf(o, "}");
 		return;
 	}
@@ -348,19 +356,31 @@ static void route_out(const struct rxp_router *r, const struct rxp_route *rt, bo
 		rxp_sbuf_printf(o, " via ");
 		put_addr(o, rt->family, nh->gw);
 	}
-	rxp_sbuf_printf(o, " dev %s%s\n", r->ifs[nh->ifidx].name,
+	rxp_sbuf_printf(o, " dev %s%s\n", sr->dev,
 			nh->kind == RXP_NH_KIND_CONNECTED ? " connected" : "");
 }
 
-static int routes_out(struct dp *dp, struct show_request *req, struct rxp_sbuf *o)
+static void route_copy(const struct rxp_router *r, const struct rxp_route *rt, struct show_route *sr)
+{
+	sr->rt = *rt;
+	sr->nh = r->nh[rt->nh];
+	snprintf(sr->dev, sizeof(sr->dev), "%s", r->ifs[sr->nh.ifidx].name);
+}
+
+/*
+ * On the datapath thread only the copying: a full table is sorted and
+ * printed by the caller (show_finish), so forwarding waits a few
+ * milliseconds, not the time it takes to print a million routes.
+ */
+static int routes_collect(struct dp *dp, struct show_request *req)
 {
 	const struct rxp_router *r = dp->router;
 	uint8_t prefix[16] = { 0 };
 	uint8_t family = 0, plen = 0;
-	struct rxp_route *list;
+	struct show_route *list;
 	uint32_t n = 0;
-	bool one = false;
 
+	req->routes_collected = true;
 	if (req->arg[0]) {
 		char buf[80], *slash;
 		unsigned long len;
@@ -386,10 +406,10 @@ static int routes_out(struct dp *dp, struct show_request *req, struct rxp_sbuf *
 			return -EINVAL;
 		}
 		plen = (uint8_t)len;
-		one = !slash;	/* an address: the route it takes */
+		req->route_of_address = !slash;
 	}
 	if (!r) {
-		rxp_sbuf_printf(o, req->json ? "{\"routes\":[]}\n" : "no routes: rxpath runs as a receive sink\n");
+		req->no_router = true;
 		return 0;
 	}
 	list = malloc(((size_t)r->n_routes + 1) * sizeof(*list));
@@ -397,30 +417,44 @@ static int routes_out(struct dp *dp, struct show_request *req, struct rxp_sbuf *
 		snprintf(req->err, sizeof(req->err), "out of memory for %u routes", r->n_routes);
 		return -ENOMEM;
 	}
-	if (one) {
+	if (req->route_of_address) {
 		const struct rxp_route *rt = rxp_router_match(dp->router, family, prefix);
 
 		if (rt)
-			list[n++] = *rt;
+			route_copy(r, rt, &list[n++]);
 	} else {
 		for (uint32_t i = 0; i < r->routes_size; i++) {
 			const struct rxp_route *rt = &r->routes[i];
 
 			if (rt->family && (!family || route_within(rt, family, prefix, plen)))
-				list[n++] = *rt;
+				route_copy(r, rt, &list[n++]);
 		}
-		qsort(list, n, sizeof(*list), route_cmp);
 	}
+	req->routes = list;
+	req->n_routes = n;
+	return 0;
+}
+
+void show_finish(struct show_request *req, struct rxp_sbuf *o)
+{
+	if (!req->routes_collected)
+		return;
+	if (req->no_router) {
+		rxp_sbuf_printf(o, req->json ? "{\"routes\":[]}\n" : "no routes: rxpath runs as a receive sink\n");
+		return;
+	}
+	qsort(req->routes, req->n_routes, sizeof(*req->routes), route_cmp);
 	if (req->json)
 		rxp_sbuf_printf(o, "{\"routes\":[");
-	for (uint32_t i = 0; i < n; i++)
-		route_out(r, &list[i], req->json, i == 0, o);
+	for (uint32_t i = 0; i < req->n_routes; i++)
+		route_out(&req->routes[i], req->json, i == 0, o);
 	if (req->json)
 		rxp_sbuf_printf(o, "]}\n");
-	else if (!n)
-		rxp_sbuf_printf(o, one ? "no route to %s\n" : "no routes within %s\n", req->arg);
-	free(list);
-	return 0;
+	else if (!req->n_routes)
+		rxp_sbuf_printf(o, req->route_of_address ? "no route to %s\n" : "no routes within %s\n",
+				req->arg);
+	free(req->routes);
+	req->routes = NULL;
 }
 
 /* ---- show neigh ---- */
@@ -545,7 +579,7 @@ int show_run(struct dp *dp, void *arg, struct rxp_sbuf *out)
 	else if (!strcmp(req->what, "drops"))
 		drops_out(dp, out, req->json);
 	else if (!strcmp(req->what, "routes"))
-		return routes_out(dp, req, out);
+		return routes_collect(dp, req);
 	else if (!strcmp(req->what, "neigh"))
 		neigh_out(dp, req->json, out);
 	else if (!strcmp(req->what, "pool"))

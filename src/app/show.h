@@ -16,6 +16,10 @@ struct show_request {
 	char arg[80];			/* show routes PREFIX: the prefix or address; else empty */
 	bool json;
 	char err[160];			/* filled when the call fails */
+	/* show routes: copied on the datapath, printed by show_finish() */
+	bool routes_collected, route_of_address, no_router;
+	struct show_route *routes;
+	uint32_t n_routes;
 };
 
 /* Returns the names show takes, for messages. */
@@ -26,5 +30,11 @@ bool show_topic_known(const char *what);
 
 /* A control_fn: writes the report @arg (a struct show_request) asks for. Returns 0 or -EINVAL. */
 int show_run(struct dp *dp, void *arg, struct rxp_sbuf *out);
+
+/*
+ * Completes a report whose data show_run() only copied (show routes): sorts
+ * and prints it, off the datapath. Call after show_run() returned 0.
+ */
+void show_finish(struct show_request *req, struct rxp_sbuf *out);
 
 #endif
