@@ -33,8 +33,9 @@ struct rxp_queue_stats {
 	uint64_t tx_completed;	/* buffers returned to the pool after transmit */
 };
 
+/* Cache-line aligned: each queue's counters are written by its own worker only. */
 struct rxp_queue {
-	struct rxp_port *port;
+	rxp_cache_aligned struct rxp_port *port;
 	uint16_t id;
 	struct rxp_pool_cache *cache;	/* the polling worker's cache */
 	void *priv;			/* driver state */

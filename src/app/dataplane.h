@@ -101,11 +101,12 @@ struct dp {
 	 */
 	unsigned n_workers;
 	struct dp_worker *workers;	/* workers 1..n_workers-1 */
-	atomic_bool barrier;		/* worker 0 asks the others to wait */
+	/* a line of its own: every worker reads it each round, worker 0 writes it rarely */
+	rxp_cache_aligned atomic_bool barrier;	/* worker 0 asks the others to wait */
 	atomic_uint parked;		/* how many wait */
 	atomic_bool stopping;
 	unsigned n_workers_running;	/* threads started (dp_workers_start); 0: none */
-	unsigned n_ports;
+	rxp_cache_aligned unsigned n_ports;
 	struct rxp_port ports[DP_PORTS_MAX];
 	struct rxp_router *router;	/* NULL: no addresses or routes, a receive sink */
 	bool drained;

@@ -42,8 +42,9 @@ struct sim_ring {
 	uint64_t dev_oversize;	/* frames larger than a buffer, not written */
 };
 
+/* Cache-line aligned: each queue is driven by its own worker. */
 struct sim_queue {
-	struct sim_ring rx;
+	rxp_cache_aligned struct sim_ring rx;
 	struct sim_ring tx;
 	struct rxp_gen gen;
 	_Atomic bool gen_done;	/* device has handed out the last frame of a finite source */
@@ -52,6 +53,7 @@ struct sim_queue {
 struct sim_port {
 	struct rxp_pool *pool;
 	bool threaded;
+	bool rx_off;		/* rx=off: receives nothing, so no buffers are posted for it */
 	/* txstall=: a peer that does not drain. Read and cleared by whoever runs dev_tx(). */
 	bool tx_stalled;
 	uint64_t tx_stall_ns;	/* how long, from start */
@@ -195,7 +197,7 @@ static uint32_t sim_refill(struct rxp_queue *q)
 	uint32_t n_free = r->size - (r->next_to_use - r->next_to_clean);
 	uint32_t posted = 0;
 
-	if (n_free < SIM_REFILL_BATCH)
+	if (n_free < SIM_REFILL_BATCH || sp->rx_off)
 		return 0;
 	while (posted < n_free) {
 		struct rxp_pkt *bufs[64];
@@ -446,13 +448,20 @@ static int sim_open(struct rxp_port *port, struct rxp_args *args, char *err, siz
 	memcpy(gcfg.dst_mac, port->mac, 6);
 	port->n_queues = (uint16_t)n_queues;
 
-	sp = calloc(1, sizeof(*sp) + port->n_queues * sizeof(sp->q[0]));
-	if (!sp) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
+	{
+		size_t len = RXP_ALIGN_UP(sizeof(*sp) + port->n_queues * sizeof(sp->q[0]),
+					  (size_t)RXP_CACHE_LINE);
+
+		sp = aligned_alloc(RXP_CACHE_LINE, len);	/* the queues' alignment holds */
+		if (!sp) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		memset(sp, 0, len);
 	}
 	sp->pool = port->pool;
 	sp->threaded = !strcmp(device, "thread");
+	sp->rx_off = !strcmp(rx, "off");
 	sp->tx_stall_ns = (uint64_t)(tx_stall * 1e9);
 	port->priv = sp;
 	for (uint16_t q = 0; q < port->n_queues; q++) {
