@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The AF_PACKET port: "afpacket:dev=IFACE[,mac=MAC][,blocks=N][,blocksize=BYTES]
- * [,txring=N][,bypass=on|off]".
+ * The AF_PACKET port: "afpacket:dev=IFACE[,queues=N][,mac=MAC][,blocks=N]
+ * [,blocksize=BYTES][,txring=N][,bypass=on|off]".
  *
  * One packet socket bound to IFACE carries a TPACKET_V3 receive ring and a
  * TX ring, both mmap'd (Documentation/networking/packet_mmap.rst). This is
@@ -25,7 +25,13 @@
  * down; when a device of the same name shows up again the socket is opened
  * on it afresh and the port keeps its MAC (the device is promiscuous).
  *
- * Context: one thread polls the port's single queue.
+ * Queues: with queues=N the port opens N sockets on the device, joined in
+ * one PACKET_FANOUT group that spreads frames by flow hash (the kernel's
+ * RSS for AF_PACKET; fragments reassembled first so a flow stays on one
+ * queue). Each queue has its own rings; each worker polls and transmits on
+ * its own.
+ *
+ * Context: one thread polls each queue.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -42,7 +48,7 @@
 #include <unistd.h>
 #include "rxpath/afpacket.h"
 
-#define AFP_KEYS "dev, mac, blocks, blocksize, txring, bypass"
+#define AFP_KEYS "dev, queues, mac, blocks, blocksize, txring, bypass"
 #define AFP_BLOCKS_DEFAULT 32u
 #define AFP_BLOCKSIZE_DEFAULT (128u << 10)	/* ~80 full-size frames, ~1000 small ones */
 #define AFP_BLOCKSIZE_MAX (16u << 20)
@@ -58,8 +64,11 @@
 _Static_assert(AFP_TX_DATA_OFF == TPACKET_ALIGN(sizeof(struct tpacket3_hdr)),
 	       "TX frame data follows the aligned tpacket3_hdr");
 
+/* One queue: a packet socket with its rings. */
 struct afp_port {
 	int fd;
+	uint16_t queue;		/* its queue number: messages come from queue 0 only */
+	uint32_t fanout_arg;	/* PACKET_FANOUT argument; 0: a single queue */
 	bool gone;		/* the device went away: socket closed, bursts do nothing */
 	uint8_t *map;
 	size_t map_len;
@@ -79,6 +88,8 @@ struct afp_port {
 	uint32_t tx_clean;	/* oldest slot not yet seen sent */
 	uint32_t tx_max_len;
 	bool tx_need_kick;	/* a kick failed: frames wait for another */
+	bool tx_blocked;	/* kicks fail, the device is down or gone: retried by the check */
+	uint8_t down_checks;	/* port checks that found tx_blocked in a row */
 	bool qdisc_bypass;	/* PACKET_QDISC_BYPASS is on */
 	bool want_bypass;	/* bypass= asked for it */
 	unsigned ifindex;	/* the device the socket is bound to */
@@ -90,6 +101,12 @@ struct afp_port {
 	char dev[IFNAMSIZ];
 	char port_name[RXP_PORT_NAME_MAX];
 	struct rxp_afpacket_stats st;
+};
+
+/* The port: its queues, one socket each. */
+struct afp_dev {
+	unsigned n_queues;
+	rxp_cache_aligned struct afp_port q[];
 };
 
 /* ---- receive ---- */
@@ -213,7 +230,7 @@ oversize:
 
 static uint16_t afp_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_t n)
 {
-	struct afp_port *ap = q->port->priv;
+	struct afp_port *ap = q->priv;
 	uint64_t bytes = 0;
 	uint16_t i = 0;
 
@@ -296,14 +313,16 @@ static rxp_noinline void tx_kick_failed(struct afp_port *ap, int e)
 {
 	ap->tx_need_kick = true;
 	ap->st.tx_kick_errors++;
-	/* ENXIO: the device went away; the port check says so, once */
-	if (e == EAGAIN || e == ENOBUFS || e == EINTR || e == ENXIO || e == ENODEV ||
-	    ap->n_warned >= AFP_WARN_MAX)
+	/* down or going away: the port check retries and says which, not every poll */
+	if (e == ENETDOWN || e == ENXIO || e == ENODEV) {
+		ap->tx_blocked = true;
+		return;
+	}
+	if (e == EAGAIN || e == ENOBUFS || e == EINTR || ap->n_warned >= AFP_WARN_MAX)
 		return;
 	ap->n_warned++;
-	fprintf(stderr, "rxpath: port %s: afpacket dev=%s: transmit failed: %s%s\n", ap->port_name,
-		ap->dev, strerror(e),
-		e == ENETDOWN ? "; bring the interface up (ip link set DEV up)" : "");
+	fprintf(stderr, "rxpath: port %s: afpacket dev=%s: transmit failed: %s\n", ap->port_name,
+		ap->dev, strerror(e));
 }
 
 /* One system call sends every slot marked ready. */
@@ -313,11 +332,13 @@ static inline void tx_kick(struct afp_port *ap)
 	ap->tx_need_kick = false;
 	if (rxp_unlikely(sendto(ap->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0))
 		tx_kick_failed(ap, errno);
+	else if (rxp_unlikely(ap->tx_blocked))
+		ap->tx_blocked = false;
 }
 
 static uint16_t afp_tx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_t n)
 {
-	struct afp_port *ap = q->port->priv;
+	struct afp_port *ap = q->priv;
 	uint32_t room = ap->tx_frames - (ap->tx_head - ap->tx_clean);
 	uint32_t filled = 0;
 	uint64_t bytes = 0;
@@ -353,7 +374,7 @@ static uint16_t afp_tx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_
 	}
 	/* Copied (or dropped): the buffers are free again. */
 	rxp_pool_free_bulk(q->cache, pkts, i);
-	if (filled || ap->tx_need_kick)
+	if (filled || (ap->tx_need_kick && !ap->tx_blocked))
 		tx_kick(ap);
 	q->stats.tx_packets += filled;
 	q->stats.tx_bytes += bytes;
@@ -365,11 +386,11 @@ static uint16_t afp_tx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_
 /* Returns how many TX slots came back from the kernel; 0 when there was nothing to do. */
 static uint32_t afp_complete(struct rxp_queue *q)
 {
-	struct afp_port *ap = q->port->priv;
+	struct afp_port *ap = q->priv;
 
 	if (rxp_unlikely(ap->gone))
 		return 0;
-	if (rxp_unlikely(ap->tx_need_kick))
+	if (rxp_unlikely(ap->tx_need_kick) && !ap->tx_blocked)
 		tx_kick(ap);
 	if (ap->tx_clean == ap->tx_head)
 		return 0;
@@ -385,7 +406,7 @@ static bool afp_rx_finished(struct rxp_queue *q)
 
 static bool afp_tx_idle(struct rxp_queue *q)
 {
-	struct afp_port *ap = q->port->priv;
+	struct afp_port *ap = q->priv;
 
 	if (ap->gone)
 		return true;
@@ -421,25 +442,31 @@ static void sock_close(struct afp_port *ap)
 	ap->rx_block = ap->rx_left = 0;
 	ap->rx_next = NULL;
 	ap->tx_head = ap->tx_clean = 0;
-	ap->tx_need_kick = false;
+	ap->tx_need_kick = ap->tx_blocked = false;
+	ap->down_checks = 0;
 }
 
 static void afp_close(struct rxp_port *port)
 {
-	struct afp_port *ap = port->priv;
+	struct afp_dev *dev = port->priv;
 
-	if (!ap)
+	if (!dev)
 		return;
-	read_kernel_stats(ap);
-	if (ap->st.kernel_drops || ap->st.rx_oversize || ap->st.rx_truncated || ap->st.tx_oversize)
-		fprintf(stderr, "rxpath: port %s: afpacket dev=%s: dropped %llu frames with the ring full (kernel), %llu too long, %llu truncated on receive, %llu too long to send\n",
-			ap->port_name, ap->dev, (unsigned long long)ap->st.kernel_drops,
-			(unsigned long long)ap->st.rx_oversize,
-			(unsigned long long)ap->st.rx_truncated,
-			(unsigned long long)ap->st.tx_oversize);
-	/* No pool buffer is held: frames live in the kernel's ring until copied. */
-	sock_close(ap);
-	free(ap);
+	for (unsigned i = 0; i < dev->n_queues; i++) {
+		struct afp_port *ap = &dev->q[i];
+
+		read_kernel_stats(ap);
+		if (ap->st.kernel_drops || ap->st.rx_oversize || ap->st.rx_truncated ||
+		    ap->st.tx_oversize)
+			fprintf(stderr, "rxpath: port %s: afpacket dev=%s queue %u: dropped %llu frames with the ring full (kernel), %llu too long, %llu truncated on receive, %llu too long to send\n",
+				ap->port_name, ap->dev, i, (unsigned long long)ap->st.kernel_drops,
+				(unsigned long long)ap->st.rx_oversize,
+				(unsigned long long)ap->st.rx_truncated,
+				(unsigned long long)ap->st.tx_oversize);
+		/* No pool buffer is held: frames live in the kernel's ring until copied. */
+		sock_close(ap);
+	}
+	free(dev);
 	port->priv = NULL;
 }
 
@@ -501,10 +528,10 @@ static int read_iface(struct afp_port *ap, struct rxp_port *port, bool mac_given
 	if (ioctl(ap->fd, SIOCGIFMTU, &ifr))
 		return step_err(errno, err, errlen, "SIOCGIFMTU", "cannot read the interface's MTU");
 	port->mtu = (uint32_t)ifr.ifr_mtu;
-	if (port->mtu + 18 > ap->max_frame)
+	if (port->mtu + 18 > ap->max_frame && ap->queue == 0)
 		fprintf(stderr, "rxpath: port %s: afpacket dev=%s: MTU %u allows frames longer than the %u-byte maximum frame; those are dropped (use --max-frame %u)\n",
 			port->name, ap->dev, port->mtu, ap->max_frame, port->mtu + 18);
-	if (!ioctl(ap->fd, SIOCGIFFLAGS, &ifr) && !(ifr.ifr_flags & IFF_UP))
+	if (ap->queue == 0 && !ioctl(ap->fd, SIOCGIFFLAGS, &ifr) && !(ifr.ifr_flags & IFF_UP))
 		fprintf(stderr, "rxpath: port %s: afpacket dev=%s is down; nothing is received until `ip link set %s up`\n",
 			port->name, ap->dev, ap->dev);
 	return 0;
@@ -631,6 +658,14 @@ static int sock_open(struct afp_port *ap, struct rxp_port *port, unsigned ifinde
 		return step_err(e, err, errlen, "bind", e == ENODEV ?
 				"the interface went away; check `ip link show`" : perm_hint(e));
 	}
+	/* several queues: one fanout group, frames spread by flow hash */
+	if (ap->fanout_arg && setsockopt(ap->fd, SOL_PACKET, PACKET_FANOUT, &ap->fanout_arg,
+					 sizeof(ap->fanout_arg))) {
+		e = errno;
+		return step_err(e, err, errlen, "setsockopt(PACKET_FANOUT, hash)", e == EINVAL ?
+				"this kernel lacks PACKET_FANOUT_FLAG_DEFRAG (Linux 3.10 or later); use queues=1" :
+				"cannot join the queues' fanout group");
+	}
 	ap->qdisc_bypass = bypass;
 	ap->ifindex = ifindex;
 	return 0;
@@ -639,9 +674,9 @@ static int sock_open(struct afp_port *ap, struct rxp_port *port, unsigned ifinde
 static int afp_open(struct rxp_port *port, struct rxp_args *args, char *err, size_t errlen)
 {
 	uint32_t blocks = AFP_BLOCKS_DEFAULT, block_size = AFP_BLOCKSIZE_DEFAULT;
-	uint32_t txring = AFP_TXRING_DEFAULT;
+	uint32_t txring = AFP_TXRING_DEFAULT, n_queues = 1;
 	bool bypass = true, mac_given;
-	struct afp_port *ap;
+	struct afp_dev *adev;
 	const char *dev;
 	unsigned ifindex;
 	int ret, e;
@@ -650,6 +685,7 @@ static int afp_open(struct rxp_port *port, struct rxp_args *args, char *err, siz
 	    (ret = rxp_args_u32(args, "blocksize", 4096, AFP_BLOCKSIZE_MAX, &block_size, err,
 				errlen)) ||
 	    (ret = rxp_args_u32(args, "txring", 64, 65536, &txring, err, errlen)) ||
+	    (ret = rxp_args_u32(args, "queues", 1, RXP_QUEUES_MAX, &n_queues, err, errlen)) ||
 	    (ret = parse_onoff(args, "bypass", &bypass, err, errlen)))
 		return ret;
 	mac_given = rxp_args_get(args, "mac") != NULL;
@@ -689,47 +725,104 @@ static int afp_open(struct rxp_port *port, struct rxp_args *args, char *err, siz
 		return -e;
 	}
 
-	ap = calloc(1, sizeof(*ap));
-	if (!ap) {
-		snprintf(err, errlen, "afpacket: out of memory");
-		return -ENOMEM;
+	{
+		size_t len = RXP_ALIGN_UP(sizeof(*adev) + n_queues * sizeof(adev->q[0]),
+					  (size_t)RXP_CACHE_LINE);
+
+		adev = aligned_alloc(RXP_CACHE_LINE, len);
+		if (!adev) {
+			snprintf(err, errlen, "afpacket: out of memory");
+			return -ENOMEM;
+		}
+		memset(adev, 0, len);
 	}
-	ap->fd = -1;
-	ap->max_frame = port->pool->max_frame;
-	ap->data_off = (uint16_t)port->pool->data_off;
-	ap->tx_frames = txring;
-	ap->want_bypass = bypass;
-	snprintf(ap->dev, sizeof(ap->dev), "%s", dev);
-	snprintf(ap->port_name, sizeof(ap->port_name), "%s", port->name);
-	port->priv = ap;
-	ret = sock_open(ap, port, ifindex, blocks, block_size, mac_given, err, errlen);
-	if (ret) {
-		afp_close(port);
-		return ret;
+	adev->n_queues = n_queues;
+	port->priv = adev;
+	for (uint16_t i = 0; i < n_queues; i++) {
+		struct afp_port *ap = &adev->q[i];
+
+		ap->fd = -1;
+		ap->queue = i;
+		/* a group id of our own: the pid and the port, so two rxpaths never share one */
+		ap->fanout_arg = n_queues == 1 ? 0 :
+			((uint32_t)(getpid() * 64 + port->id) & 0xffff) |
+			(uint32_t)(PACKET_FANOUT_HASH | PACKET_FANOUT_FLAG_DEFRAG) << 16;
+		ap->max_frame = port->pool->max_frame;
+		ap->data_off = (uint16_t)port->pool->data_off;
+		ap->tx_frames = txring;
+		ap->want_bypass = bypass;
+		snprintf(ap->dev, sizeof(ap->dev), "%s", dev);
+		snprintf(ap->port_name, sizeof(ap->port_name), "%s", port->name);
+		port->queues[i].priv = ap;
+		ret = sock_open(ap, port, ifindex, blocks, block_size, mac_given || i > 0, err,
+				errlen);
+		if (ret) {
+			afp_close(port);
+			return ret;
+		}
 	}
-	port->n_queues = 1;
+	port->n_queues = (uint16_t)n_queues;
 	return 0;
 }
 
 /*
+ * Sends what waits while kicks fail (ten times a second, not every poll).
+ * A device still down after a whole check period is said once; a deleted
+ * one goes down before it goes away, and that is said as gone instead.
+ */
+static int link_check(struct afp_port *ap, char *msg, size_t msglen)
+{
+	if (rxp_likely(!ap->tx_blocked)) {
+		ap->down_checks = 0;
+		return RXP_PORT_SAME;
+	}
+	tx_kick(ap);
+	if (!ap->tx_blocked) {
+		ap->down_checks = 0;
+		return RXP_PORT_SAME;
+	}
+	if (ap->down_checks >= 2 || ++ap->down_checks < 2)
+		return RXP_PORT_SAME;
+	snprintf(msg, msglen, "interface %s is down: frames for it wait in its ring; bring it up (ip link set %s up)",
+		 ap->dev, ap->dev);
+	return RXP_PORT_NOTE;
+}
+
+/*
  * A device being unregistered unbinds its packet sockets (their ifindex
- * becomes -1): then the socket is closed and the port is down. While down,
- * a device of the same name is looked for and the socket opened on it.
+ * becomes -1): then the sockets are closed and the port is down. While down,
+ * a device of the same name is looked for and the sockets opened on it.
  */
 static int afp_check(struct rxp_port *port, char *msg, size_t msglen)
 {
-	struct afp_port *ap = port->priv;
+	struct afp_dev *dev = port->priv;
+	struct afp_port *ap = &dev->q[0];
 	char err[RXP_ERR_LEN];
-	struct sockaddr_ll sll;
-	socklen_t len = sizeof(sll);
 	unsigned ifindex;
-	int ret;
+	int ret = 0;
 
 	if (!ap->gone) {
-		if (getsockname(ap->fd, (struct sockaddr *)&sll, &len) || sll.sll_ifindex > 0)
+		bool gone = false;
+
+		for (unsigned i = 0; i < dev->n_queues && !gone; i++) {
+			struct sockaddr_ll sll;
+			socklen_t len = sizeof(sll);
+
+			gone = !getsockname(dev->q[i].fd, (struct sockaddr *)&sll, &len) &&
+			       sll.sll_ifindex <= 0;
+		}
+		if (!gone) {
+			for (unsigned i = 0; i < dev->n_queues; i++) {
+				ret = link_check(&dev->q[i], msg, msglen);
+				if (ret != RXP_PORT_SAME)
+					return ret;
+			}
 			return RXP_PORT_SAME;
-		sock_close(ap);
-		ap->gone = true;
+		}
+		for (unsigned i = 0; i < dev->n_queues; i++) {
+			sock_close(&dev->q[i]);
+			dev->q[i].gone = true;
+		}
 		snprintf(msg, msglen, "interface %s is gone (deleted or moved to another namespace)",
 			 ap->dev);
 		return RXP_PORT_GONE;
@@ -738,10 +831,12 @@ static int afp_check(struct rxp_port *port, char *msg, size_t msglen)
 	if (!ifindex || ifindex == ap->failed_ifindex)
 		return RXP_PORT_SAME;
 	/* the port keeps its MAC: the stack and the neighbours know it; promiscuous mode takes it */
-	ret = sock_open(ap, port, ifindex, ap->rx_blocks, ap->rx_block_size, true, err,
-			sizeof(err));
+	for (unsigned i = 0; i < dev->n_queues && !ret; i++)
+		ret = sock_open(&dev->q[i], port, ifindex, dev->q[i].rx_blocks,
+				dev->q[i].rx_block_size, true, err, sizeof(err));
 	if (ret) {
-		sock_close(ap);
+		for (unsigned i = 0; i < dev->n_queues; i++)
+			sock_close(&dev->q[i]);
 		ap->failed_ifindex = ifindex;	/* said once; a newer device of the name is tried */
 		if (ret == -EPERM)
 			snprintf(msg, msglen, "interface %s is back (ifindex %u) but cannot be opened: the process no longer holds CAP_NET_RAW; restart rxpath to use it",
@@ -751,7 +846,8 @@ static int afp_check(struct rxp_port *port, char *msg, size_t msglen)
 				 ap->dev, ifindex, err);
 		return RXP_PORT_NOTE;
 	}
-	ap->gone = false;
+	for (unsigned i = 0; i < dev->n_queues; i++)
+		dev->q[i].gone = false;
 	ap->failed_ifindex = 0;
 	snprintf(msg, msglen, "interface %s is back (ifindex %u): reopened, port up with its MAC %02x:%02x:%02x:%02x:%02x:%02x",
 		 ap->dev, ifindex, port->mac[0], port->mac[1], port->mac[2], port->mac[3],
@@ -776,11 +872,25 @@ const struct rxp_port_ops rxp_afpacket_ops = {
 
 int rxp_afpacket_port_stats(const struct rxp_port *port, struct rxp_afpacket_stats *st)
 {
-	struct afp_port *ap = port->priv;
+	struct afp_dev *dev = port->priv;
 
-	if (port->ops != &rxp_afpacket_ops || !ap)
+	if (port->ops != &rxp_afpacket_ops || !dev)
 		return -EINVAL;
-	read_kernel_stats(ap);
-	*st = ap->st;
+	memset(st, 0, sizeof(*st));
+	for (unsigned i = 0; i < dev->n_queues; i++) {
+		struct afp_port *ap = &dev->q[i];
+
+		read_kernel_stats(ap);
+		st->rx_oversize += ap->st.rx_oversize;
+		st->rx_truncated += ap->st.rx_truncated;
+		st->rx_csum_partial += ap->st.rx_csum_partial;
+		st->rx_outgoing += ap->st.rx_outgoing;
+		st->rx_blocks += ap->st.rx_blocks;
+		st->tx_oversize += ap->st.tx_oversize;
+		st->tx_kicks += ap->st.tx_kicks;
+		st->tx_kick_errors += ap->st.tx_kick_errors;
+		st->kernel_drops += ap->st.kernel_drops;
+		st->kernel_freezes += ap->st.kernel_freezes;
+	}
 	return 0;
 }
