@@ -61,9 +61,15 @@ struct rxp_ratelimit {
 };
 
 /* One installed route, as configured (the FIB itself only answers longest-match lookups). */
+enum rxp_route_origin {
+	RXP_ROUTE_STATIC,	/* the config, the control socket, an address's own */
+	RXP_ROUTE_KERNEL,	/* mirrored from the kernel's table (sync kernel) */
+};
+
 struct rxp_route {
 	uint8_t family;		/* 4 or 6; 0 = free slot */
 	uint8_t plen;
+	uint8_t origin;		/* enum rxp_route_origin */
 	uint8_t prefix[16];	/* network order, host bits cleared */
 	uint32_t nh;
 };
@@ -152,6 +158,10 @@ int rxp_router_del_route(struct rxp_router *r, uint8_t family, const uint8_t *pr
  */
 const struct rxp_route *rxp_router_match(struct rxp_router *r, uint8_t family,
 					 const uint8_t *addr);
+
+/* Returns the installed route for exactly @prefix/@plen (host bits ignored), or NULL. */
+struct rxp_route *rxp_router_route(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
+				   uint8_t plen);
 
 /* Adds a static neighbour. Returns 0 or -errno. */
 int rxp_router_add_neigh(struct rxp_router *r, int ifidx, uint8_t family, const uint8_t *addr,

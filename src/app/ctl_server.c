@@ -109,6 +109,8 @@ static int sync_apply(void *ctx, const char *line)
 
 	scratch_config(s->cfg.active, &scratch);
 	ret = config_apply_line(&scratch, line, "sync", err, sizeof(err));
+	for (unsigned i = 0; !ret && i < scratch.n_cmds; i++)
+		scratch.cmds[i].kernel = true;
 	if (!ret) {
 		w = (struct apply_work){ .cmds = scratch.cmds, .n_cmds = scratch.n_cmds,
 					 .errors = &errors };

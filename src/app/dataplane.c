@@ -165,13 +165,29 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 	case DP_CMD_ADDR_DEL:
 		ret = rxp_router_del_addr(r, ifidx, c->family, c->addr);
 		break;
-	case DP_CMD_ROUTE_ADD:
+	case DP_CMD_ROUTE_ADD: {
+		struct rxp_route *rt = rxp_router_route(r, c->family, c->addr, c->plen);
+
+		/* a configured route wins over the kernel's for the same prefix */
+		if (c->kernel && rt && rt->origin != RXP_ROUTE_KERNEL) {
+			snprintf(err, errlen, "%s: a configured route has this prefix; it stays", c->where);
+			return -EEXIST;
+		}
 		ret = rxp_router_add_route(r, c->family, c->addr, c->plen, c->has_gw ? c->gw : NULL,
 					   ifidx);
+		rt = ret ? NULL : rxp_router_route(r, c->family, c->addr, c->plen);
+		if (rt)
+			rt->origin = c->kernel ? RXP_ROUTE_KERNEL : RXP_ROUTE_STATIC;
 		break;
-	case DP_CMD_ROUTE_DEL:
+	}
+	case DP_CMD_ROUTE_DEL: {
+		const struct rxp_route *rt = rxp_router_route(r, c->family, c->addr, c->plen);
+
+		if (c->kernel && rt && rt->origin != RXP_ROUTE_KERNEL)
+			return 0;	/* the kernel's route went; the configured one was never replaced */
 		ret = rxp_router_del_route(r, c->family, c->addr, c->plen);
 		break;
+	}
 	case DP_CMD_NEIGH_ADD:
 		ret = rxp_stack_neigh_set(&dp->stack, ifidx, c->family, c->addr, c->mac);
 		break;

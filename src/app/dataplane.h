@@ -55,6 +55,7 @@ struct dp_cmd {
 	uint8_t mac[6];
 	uint32_t mtu;
 	double rate, burst;
+	bool kernel;			/* from kernel sync: never overrides or removes a static route */
 	bool host_on, host_gro;
 	char host_name[RXP_TAP_NAME_MAX];	/* empty: the default name */
 };

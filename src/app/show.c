@@ -45,7 +45,8 @@ static void ports_text(struct dp *dp, const struct dp_config *cfg, struct rxp_sb
 		rxp_port_stats(p, &s);
 		rxp_sbuf_printf(o, "%s: %s\n    mac ", p->name, cfg->ports[i].spec);
 		put_mac(o, p->mac);
-		rxp_sbuf_printf(o, ", %u queue%s", p->n_queues, p->n_queues == 1 ? "" : "s");
+		rxp_sbuf_printf(o, ", %u queue%s%s", p->n_queues, p->n_queues == 1 ? "" : "s",
+				p->down ? ", down (its interface went away)" : "");
 		if (dp->router) {
 			int ifidx = dp->router->port_if[p->id];
 			const struct rxp_l3if *ifp = &dp->router->ifs[ifidx];
@@ -110,7 +111,8 @@ static void ports_json(struct dp *dp, const struct dp_config *cfg, struct rxp_sb
 		rxp_sbuf_json_str(o, cfg->ports[i].spec);
 		rxp_sbuf_printf(o, ",\"mac\":\"");
 		put_mac(o, p->mac);
-		rxp_sbuf_printf(o, "\",\"queues\":%u", p->n_queues);
+		rxp_sbuf_printf(o, "\",\"queues\":%u,\"down\":%s", p->n_queues,
+				p->down ? "true" : "false");
 		if (dp->router)
 			if_addrs_json(o, &dp->router->ifs[dp->router->port_if[p->id]]);
 		rxp_sbuf_printf(o, ",\"rx_packets\":%llu,\"rx_bytes\":%llu,\"rx_dropped\":%llu,"
@@ -343,7 +345,7 @@ static void route_out(const struct show_route *sr, bool json, bool first, struct
 		}
 		if (rt->nh != RXP_NH_LOCAL)
 			rxp_sbuf_printf(o, ",\"dev\":\"%s\"", sr->dev);
-		rxp_sbuf_printf(o, "}");
+		rxp_sbuf_printf(o, ",\"origin\":\"%s\"}", rt->origin == RXP_ROUTE_KERNEL ? "kernel" : "static");
 		return;
 	}
 	put_addr(o, rt->family, rt->prefix);
@@ -356,8 +358,9 @@ static void route_out(const struct show_route *sr, bool json, bool first, struct
 		rxp_sbuf_printf(o, " via ");
 		put_addr(o, rt->family, nh->gw);
 	}
-	rxp_sbuf_printf(o, " dev %s%s\n", sr->dev,
-			nh->kind == RXP_NH_KIND_CONNECTED ? " connected" : "");
+	rxp_sbuf_printf(o, " dev %s%s%s\n", sr->dev,
+			nh->kind == RXP_NH_KIND_CONNECTED ? " connected" : "",
+			rt->origin == RXP_ROUTE_KERNEL ? " proto kernel" : "");
 }
 
 static void route_copy(const struct rxp_router *r, const struct rxp_route *rt, struct show_route *sr)

@@ -171,6 +171,19 @@ static struct rxp_route *route_slot(struct rxp_router *r, uint8_t family, const 
 	}
 }
 
+struct rxp_route *rxp_router_route(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
+				   uint8_t plen)
+{
+	uint8_t p[16];
+	struct rxp_route *rt;
+
+	if (!r->routes_size || (family != 4 && family != 6) || plen > (family == 4 ? 32 : 128))
+		return NULL;
+	prefix_mask(family, prefix, plen, p);
+	rt = route_slot(r, family, p, plen);
+	return rt->family ? rt : NULL;
+}
+
 const struct rxp_route *rxp_router_match(struct rxp_router *r, uint8_t family,
 					 const uint8_t *addr)
 {
@@ -253,6 +266,7 @@ static int route_set(struct rxp_router *r, uint8_t family, const uint8_t *prefix
 	} else {
 		rt->family = family;
 		rt->plen = plen;
+		rt->origin = RXP_ROUTE_STATIC;
 		memcpy(rt->prefix, p, 16);
 		r->n_routes++;
 	}

@@ -34,14 +34,14 @@ out=$(ctl sync kernel 2>&1)
 check "${T}_sync_on" grep -q 'mirroring kernel table 254 on 2 ports' <<<"$out"
 
 lab_in "$LAB_R" ip route add 10.9.0.0/24 via 10.0.2.2 dev r1 onlink
-check "${T}_route4_added_within_1s" within_1s has_route 10.9.0.7 '^10.9.0.0/24 via 10.0.2.2 dev p1$'
+check "${T}_route4_added_within_1s" within_1s has_route 10.9.0.7 '^10.9.0.0/24 via 10.0.2.2 dev p1 proto kernel$'
 check "${T}_route4_used" sh -c "ip netns exec $LAB_H1 ping -n -c 2 -i 0.2 -w 5 10.9.0.2 >/dev/null"
 # (IPv6 routes are mirrored the same way; the lab keeps IPv6 off on rxpath's
 # kernel interfaces, so the kernel there takes none: tests/unit/test_ksync.c covers them)
 check "${T}_show_routes_kernel" sh -c "\"$RXPATH\" ctl --socket \"$SOCK\" show routes kernel | grep -q '^10.9.0.0/24 via 10.0.2.2 dev p1 (kernel r1, metric 0): installed'"
 
 lab_in "$LAB_R" ip route replace 10.9.0.0/24 via 10.0.2.3 dev r1 onlink
-check "${T}_route4_replaced" within_1s has_route 10.9.0.7 '^10.9.0.0/24 via 10.0.2.3 dev p1$'
+check "${T}_route4_replaced" within_1s has_route 10.9.0.7 '^10.9.0.0/24 via 10.0.2.3 dev p1 proto kernel$'
 lab_in "$LAB_R" ip route del 10.9.0.0/24
 check "${T}_route4_deleted_within_1s" within_1s no_route 10.9.0.7
 if lab_in "$LAB_H1" ping -n -c 1 -w 2 10.9.0.2 >/dev/null 2>&1; then
@@ -49,6 +49,15 @@ if lab_in "$LAB_H1" ping -n -c 1 -w 2 10.9.0.2 >/dev/null 2>&1; then
 else
 	pass "${T}_route4_gone_unreachable"
 fi
+
+# A configured route wins over the kernel's for the same prefix, and stays when the kernel's goes.
+ctl route add 10.7.0.0/24 via 10.0.2.9 >/dev/null
+lab_in "$LAB_R" ip route add 10.7.0.0/24 via 10.0.2.2 dev r1 onlink
+check "${T}_static_route_refused" within_1s sh -c "\"$RXPATH\" ctl --socket \"$SOCK\" show routes kernel | grep -q '^10.7.0.0/24 via 10.0.2.2 dev p1 .*refused'"
+check "${T}_static_route_kept" has_route 10.7.0.1 '^10.7.0.0/24 via 10.0.2.9 dev p1$'
+lab_in "$LAB_R" ip route del 10.7.0.0/24
+sleep 0.3
+check "${T}_static_route_survives_kernel_del" has_route 10.7.0.1 '^10.7.0.0/24 via 10.0.2.9 dev p1$'
 
 # Neighbours follow too.
 lab_in "$LAB_R" ip neigh add 10.0.2.44 lladdr 02:00:00:00:00:44 dev r1 nud permanent
