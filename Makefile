@@ -57,7 +57,16 @@ $(DEPS_STAMP): scripts/deps.sh
 	@mkdir -p $(dir $@) && touch $@
 deps: $(DEPS_STAMP)
 
-$(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
+# Objects are rebuilt when the flags change (the hardening flags, EXTRA_CFLAGS):
+# the stamp is rewritten only when they differ from the last build's.
+FLAGS_STAMP := $(BUILD)/.flags
+FLAGS_NOW := $(subst ','\'',$(CC) $(CFLAGS) | $(LDFLAGS) $(LDLIBS))
+.PHONY: FORCE
+$(FLAGS_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@[ "$$(cat $@ 2>/dev/null)" = '$(FLAGS_NOW)' ] || printf '%s\n' '$(FLAGS_NOW)' >$@
+
+$(BUILD)/obj/%.o: %.c $(FLAGS_STAMP) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 

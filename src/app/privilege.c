@@ -125,9 +125,9 @@ static void add_why(struct priv_plan *plan, int cap, const char *why)
 
 void priv_plan(const struct dp_config *cfg, uint64_t extra, struct priv_plan *plan)
 {
+	bool afxdp = false, host[DP_PORTS_MAX] = { false };
 	char hosts[PRIV_WHY_LEN] = "";
 	unsigned n_hosts = 0;
-	bool afxdp = false;
 
 	memset(plan, 0, sizeof(*plan));
 	if (extra == PRIV_KEEP_ALL) {
@@ -150,11 +150,19 @@ void priv_plan(const struct dp_config *cfg, uint64_t extra, struct priv_plan *pl
 	/* a TAP's addresses and MTU follow its port's while running: rtnetlink, CAP_NET_ADMIN */
 	for (unsigned i = 0; i < cfg->n_cmds; i++) {
 		const struct dp_cmd *c = &cfg->cmds[i];
+
+		if (c->kind != DP_CMD_HOST)
+			continue;
+		for (unsigned p = 0; p < cfg->n_ports; p++)
+			if (!strcmp(cfg->ports[p].name, c->dev))
+				host[p] = c->host_on;	/* the last word on a port counts */
+	}
+	for (unsigned p = 0; p < cfg->n_ports; p++) {
 		size_t n = strlen(hosts);
 
-		if (c->kind != DP_CMD_HOST || !c->host_on || strstr(hosts, c->dev))
+		if (!host[p])
 			continue;
-		snprintf(hosts + n, sizeof(hosts) - n, "%s%s", n ? " " : "", c->dev);
+		snprintf(hosts + n, sizeof(hosts) - n, "%s%s", n ? " " : "", cfg->ports[p].name);
 		n_hosts++;
 	}
 	if (n_hosts) {
@@ -346,7 +354,7 @@ static int check_threads(uint64_t want_prm, uint64_t want_bnd, char *line, size_
 	return ret;
 }
 
-/* Appends ", "-separated names of the capabilities in @mask. */
+/* Writes the ", "-separated names of the capabilities in @mask, each with its reason from @plan. */
 static size_t list_caps(char *out, size_t len, uint64_t mask, const struct priv_plan *plan)
 {
 	size_t n = 0;
@@ -366,10 +374,10 @@ static size_t list_caps(char *out, size_t len, uint64_t mask, const struct priv_
 
 int priv_drop(const struct priv_plan *plan, char *line, size_t len)
 {
-	uint64_t prm = 0, eff = 0, keep, drop, bnd = 0, all;
-	char kept[512], gone[512];
+	uint64_t prm = 0, eff = 0, keep, drop, missing, bnd = 0, all;
+	char kept[512], gone[512], lacking[512] = "";
 	bool bnd_dropped;
-	int ret;
+	int ret = 0;
 
 	line[0] = '\0';
 	if (caps_get(&prm, &eff) || !prm)
@@ -382,6 +390,7 @@ int priv_drop(const struct priv_plan *plan, char *line, size_t len)
 	all = target.last_cap == 63 ? UINT64_MAX : (1ull << (target.last_cap + 1)) - 1;
 	keep = plan->keep & prm;
 	drop = prm & ~keep;
+	missing = plan->keep & ~prm & all;
 	for (int c = 0; c <= target.last_cap; c++)
 		if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) == 1)
 			bnd |= 1ull << c;
@@ -397,14 +406,23 @@ int priv_drop(const struct priv_plan *plan, char *line, size_t len)
 	if (drop_here()) {
 		ret = -errno;
 		snprintf(line, len, "cannot drop capabilities: %s", strerror(errno));
-		return ret;
 	}
-	ret = drop_other_threads(line, len);
+	/* the other threads too, whatever happened here: the check below says what holds */
+	if (!ret)
+		ret = drop_other_threads(line, len);
+	else
+		drop_other_threads(gone, sizeof(gone));
 	if (!ret)
 		ret = check_threads(keep, bnd & ~target.bnd_drop, line, len);
 	if (ret)
 		return ret;
 	dropped_caps = drop;
+	if (missing) {
+		/* a service manager that did not grant them: what they are for will fail */
+		size_t n = (size_t)snprintf(lacking, sizeof(lacking), "; wanted but not held: ");
+
+		list_caps(lacking + n, sizeof(lacking) - n, missing, plan);
+	}
 
 	list_caps(kept, sizeof(kept), keep, plan);
 	if (__builtin_popcountll(drop) > PRIV_NAMES_LISTED)
@@ -412,9 +430,10 @@ int priv_drop(const struct priv_plan *plan, char *line, size_t len)
 			 __builtin_popcountll(drop), keep ? " others" : "");
 	else
 		list_caps(gone, sizeof(gone), drop, NULL);
-	snprintf(line, len, "capabilities kept: %s; dropped: %s%s%s; no_new_privs set",
+	snprintf(line, len, "capabilities kept: %s; dropped: %s%s%s; no_new_privs set%s",
 		 keep ? kept : "none", drop ? gone + (gone[0] == ' ') : "none",
 		 bnd_dropped ? ", from the bounding set too" : "",
-		 !bnd_dropped && (bnd & ~keep) ? " (bounding set unchanged: no cap_setpcap)" : "");
+		 !bnd_dropped && (bnd & ~keep) ? " (bounding set unchanged: no cap_setpcap)" : "",
+		 lacking);
 	return 0;
 }

@@ -777,9 +777,10 @@ static void test_dump_many_routes(void)
 	struct rxp_ksync *k = NULL;
 	char err[256];
 	double t0, t_add, t_sync, t_again, t_withdraw;
-	FILE *f;
+	char batch[] = "/tmp/ksync_bench.XXXXXX";
+	int fd = mkstemp(batch);	/* a name of its own: two test runs must not share it */
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 
-	f = fopen("/tmp/ksync_bench.batch", "w");
 	if (!f) {
 		CHECK(f);
 		return;
@@ -789,9 +790,9 @@ static void test_dump_many_routes(void)
 			(i / 256) % 256, i % 256, 2 + i % 4);
 	fclose(f);
 	t0 = now_ms();
-	CHECK_EQ(sh("ip -batch /tmp/ksync_bench.batch"), 0);
+	CHECK_EQ(sh("ip -batch %s", batch), 0);
 	t_add = now_ms() - t0;
-	unlink("/tmp/ksync_bench.batch");
+	unlink(batch);
 	if (rxp_ksync_open(&k, &cfg, err, sizeof(err))) {
 		printf("  rxp_ksync_open: %s\n", err);
 		CHECK(k);
