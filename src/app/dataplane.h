@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include "rxpath/host.h"
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include "rxpath/port.h"
 #include "rxpath/router.h"
@@ -107,6 +108,8 @@ struct dp {
 	atomic_uint parked;		/* how many wait */
 	atomic_bool stopping;
 	unsigned n_workers_running;	/* threads started (dp_workers_start); 0: none */
+	bool caller_pinned;		/* worker 0's thread was pinned: caller_cpus restores it */
+	cpu_set_t caller_cpus;
 	rxp_cache_aligned unsigned n_ports;
 	struct rxp_port ports[DP_PORTS_MAX];
 	struct rxp_router *router;	/* NULL: no addresses or routes, a receive sink */

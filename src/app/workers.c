@@ -72,10 +72,14 @@ int dp_workers_start(struct dp *dp, int *cpus, char *err, size_t errlen)
 		cpus[w] = -1;
 	if (dp->n_workers == 1)
 		return 0;
-	if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0)
+	/* the caller's CPUs, given back to it when the workers stop */
+	if (pthread_getaffinity_np(pthread_self(), sizeof(allowed), &allowed) == 0) {
+		dp->caller_cpus = allowed;
+		dp->caller_pinned = true;
 		for (int c = 0; c < CPU_SETSIZE; c++)
 			if (CPU_ISSET(c, &allowed))
 				list[n_allowed++] = c;
+	}
 	atomic_store(&dp->stopping, false);
 	atomic_store(&dp->barrier, false);
 	atomic_store(&dp->parked, 0);
@@ -120,6 +124,10 @@ void dp_workers_stop(struct dp *dp)
 	for (unsigned w = 1; w < dp->n_workers; w++)
 		pthread_join(dp->workers[w - 1].thread, NULL);
 	dp->n_workers_running = 0;
+	if (dp->caller_pinned) {
+		pthread_setaffinity_np(pthread_self(), sizeof(dp->caller_cpus), &dp->caller_cpus);
+		dp->caller_pinned = false;
+	}
 }
 
 void dp_barrier_enter(struct dp *dp)

@@ -27,8 +27,8 @@ static void flush_port(struct rxp_stack *st, unsigned port)
 			rxp_pool_free(st->cache, pkt);
 		} else {
 			st->stats.forwarded--;
-			rxp_stack_drop(st, pkt, q && !q->port->down ? RXP_DROP_TX_FULL :
-						 RXP_DROP_PORT_DOWN);
+			rxp_stack_drop(st, pkt, q && q->port->down ? RXP_DROP_PORT_DOWN :
+						 RXP_DROP_TX_FULL);
 		}
 	}
 	v->n = 0;

@@ -54,8 +54,8 @@ struct sim_port {
 	struct rxp_pool *pool;
 	bool threaded;
 	bool rx_off;		/* rx=off: receives nothing, so no buffers are posted for it */
-	/* txstall=: a peer that does not drain. Read and cleared by whoever runs dev_tx(). */
-	bool tx_stalled;
+	/* txstall=: a peer that does not drain; the first dev_tx() after the end clears it */
+	_Atomic bool tx_stalled;
 	uint64_t tx_stall_ns;	/* how long, from start */
 	uint64_t tx_resume_ns;	/* monotonic time the TX side starts sending */
 	pthread_t thread;
@@ -140,7 +140,7 @@ static rxp_noinline bool tx_still_stalled(struct sim_port *sp)
 {
 	if (mono_ns() < sp->tx_resume_ns)
 		return true;
-	sp->tx_stalled = false;
+	atomic_store_explicit(&sp->tx_stalled, false, memory_order_relaxed);
 	return false;
 }
 
@@ -154,7 +154,8 @@ static uint32_t dev_tx(struct sim_port *sp, struct sim_queue *sq)
 	uint32_t done = 0;
 
 	/* a stalled peer: frames stay on the ring, their buffers are not given back */
-	if (rxp_unlikely(sp->tx_stalled) && tx_still_stalled(sp))
+	if (rxp_unlikely(atomic_load_explicit(&sp->tx_stalled, memory_order_relaxed)) &&
+	    tx_still_stalled(sp))
 		return 0;
 	for (; head != tail; head++, done++) {
 		struct sim_desc *d = &r->desc[head & r->mask];
@@ -308,7 +309,8 @@ static uint32_t sim_complete(struct rxp_queue *q)
 	struct rxp_pkt *done[64];
 
 	/* inline: frames held back by a stall go once it ends, even with nothing new to send */
-	if (!sp->threaded && rxp_unlikely(sp->tx_stalled))
+	if (!sp->threaded &&
+	    rxp_unlikely(atomic_load_explicit(&sp->tx_stalled, memory_order_relaxed)))
 		dev_tx(sp, &sp->q[q->id]);
 	while (ntc != r->next_to_use) {
 		struct sim_desc *d = &r->desc[ntc & r->mask];
@@ -362,7 +364,7 @@ static int sim_start(struct rxp_port *port, char *err, size_t errlen)
 	if (sp->tx_stall_ns) {
 		/* before the device thread exists: it reads these from its start */
 		sp->tx_resume_ns = mono_ns() + sp->tx_stall_ns;
-		sp->tx_stalled = true;
+		atomic_store(&sp->tx_stalled, true);
 	}
 	if (!sp->threaded)
 		return 0;
