@@ -140,6 +140,7 @@ static double measure_workers(struct l3fwd_case *c, const struct l3fwd_opts *o)
 
 	if (dp_workers_start(&c->dp, cpus, err, sizeof(err))) {
 		fprintf(stderr, "rxpath bench l3fwd: %s\n", err);
+		dp_workers_stop(&c->dp);	/* gives this thread its CPUs back */
 		return 0;
 	}
 	t0 = now_seconds();

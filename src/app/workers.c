@@ -118,10 +118,9 @@ int dp_workers_start(struct dp *dp, int *cpus, char *err, size_t errlen)
 
 void dp_workers_stop(struct dp *dp)
 {
-	if (dp->n_workers == 1)
-		return;
 	atomic_store(&dp->stopping, true);
-	for (unsigned w = 1; w < dp->n_workers; w++)
+	/* a start that failed has joined its threads already */
+	for (unsigned w = 1; w <= dp->n_workers_running; w++)
 		pthread_join(dp->workers[w - 1].thread, NULL);
 	dp->n_workers_running = 0;
 	if (dp->caller_pinned) {
