@@ -52,6 +52,16 @@ static int apply_on_datapath(struct dp *dp, void *arg, struct rxp_sbuf *out)
 	int ret, first = 0;
 
 	(void)out;
+	/* a receive sink becomes a router with its first address or route, not with an MTU */
+	for (unsigned i = 0; i < w->n_cmds && !dp->router; i++) {
+		enum dp_cmd_kind k = w->cmds[i].kind;
+
+		if (k != DP_CMD_ADDR_ADD && k != DP_CMD_ROUTE_ADD && k != DP_CMD_NEIGH_ADD) {
+			rxp_sbuf_printf(w->errors, "%s: rxpath runs as a receive sink (no address, no route); add an address first\n",
+					w->cmds[i].where);
+			return -EINVAL;
+		}
+	}
 	ret = dp_router_enable(dp, err, sizeof(err));
 	if (ret) {
 		rxp_sbuf_printf(w->errors, "%s\n", err);
