@@ -404,7 +404,7 @@ int cmd_run(int argc, char **argv)
 
 	dp_config_default(&cfg);
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "c:e:d:i:h", longopts, &idx)) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:e:d:i:w:h", longopts, &idx)) != -1) {
 		switch (opt) {
 		case 'c':
 		case 'e':

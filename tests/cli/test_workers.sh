@@ -62,5 +62,5 @@ check workers_buffers_accounted grep -q 'buffers: all [0-9]* accounted for' "$TM
 # A port with fewer queues than workers is refused, with the fix.
 "$RXPATH" run --workers 2 --ctl none -i 0 -e 'port add p0 sim:count=10' >/dev/null 2>"$TMP/e1"; rc=$?
 check workers_needs_queues sh -c "[ $rc -eq 1 ] && grep -q 'port p0 has 1 queue; --workers 2 needs one per worker (sim: queues=2' '$TMP/e1'"
-"$RXPATH" run --workers 0 --ctl none >/dev/null 2>"$TMP/e2"; rc=$?
+"$RXPATH" run -w 0 --ctl none >/dev/null 2>"$TMP/e2"; rc=$?
 check workers_bad_count sh -c "[ $rc -eq 2 ] && grep -q -- '--workers 0: expected 1 to' '$TMP/e2'"
