@@ -9,7 +9,8 @@
  *
  * Input: byte 0 picks the receive mode (bit 0 per-packet handoff, bit 1 copy
  * mode, bits 2-3 the poll budget, bit 4 a copybreak of 128, bit 5 no router:
- * the stack as a receive sink, as with no addresses configured), then records of
+ * the stack as a receive sink, as with no addresses configured, bit 6 packet
+ * capture on, bit 7 a capture of 3 packets of p0 only), then records of
  *   ctl (1 byte) | length (2 bytes, big endian) | frame
  * ctl bits 0-1: the port (p0, p1, p2; 3 is p0), bit 2: the poll ends after
  * this frame, bits 3-5: the clock moves on before it (clock_steps[]) and the
@@ -22,7 +23,8 @@
  *    fragments) + made by the router;
  *  - buffers: each is free, posted on an RX ring or held, exactly once;
  *  - every frame sent is well formed (lengths, IPv4 header checksum, TTL,
- *    MTU, checksums of the ICMP messages the router made, source MAC).
+ *    MTU, checksums of the ICMP messages the router made, source MAC);
+ *  - every capture record is well formed, and as many as were counted.
  * The bytes after a received frame are poisoned for AddressSanitizer, so a
  * read past the frame, though still inside its buffer, is reported.
  */
@@ -34,6 +36,7 @@
 #include "config.h"
 #include "dataplane.h"
 #include "route.h"
+#include "rxpath/capture.h"
 #include "rxpath/csum.h"
 #include "rxpath/sim.h"
 
@@ -135,6 +138,9 @@ static struct {
 	unsigned n_pend, next_pend;
 	struct rxp_pkt *poisoned[RXP_BURST_MAX];
 	unsigned n_poisoned;
+	struct rxp_capture *cap;	/* NULL: capture off */
+	uint64_t cap_records, cap_count;	/* records read; the capture's packet limit */
+	uint64_t cap_port_mask;
 } F;
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -292,7 +298,7 @@ static void check_ip6(unsigned port, const struct rxp_l3if *ifp, const uint8_t *
 {
 	if (l3_len < RXP_IP6_HLEN || ip[0] >> 4 != 6)
 		die("port %u sent IPv6 of %u bytes, version %u", port, l3_len, ip[0] >> 4);
-	if (RXP_IP6_HLEN + be16(ip + 4) != l3_len)
+	if (RXP_IP6_HLEN + (uint32_t)be16(ip + 4) != l3_len)
 		die("port %u sent IPv6 payload length %u in %u bytes", port, be16(ip + 4), l3_len);
 	if (ip[7] == 0)
 		die("port %u sent IPv6 with hop limit 0", port);
@@ -476,6 +482,79 @@ NO_COVERAGE static void check_counters(const char *when, bool audit)
 		audit_buffers(when);
 }
 
+/* ---- packet capture ---- */
+
+/* Reads every record the capture holds, as its writer thread would, and checks it. */
+NO_COVERAGE static void capture_read(void)
+{
+	const struct rxp_capture_rec *rec;
+
+	if (!F.cap)
+		return;
+	while ((rec = rxp_capture_peek(F.cap))) {
+		if (rec->size % 8 || rec->size < sizeof(*rec) + rec->cap_len)
+			die("capture record of %u bytes holds %u", rec->size, rec->cap_len);
+		if (rec->point != RXP_CAPTURE_RX && rec->point != RXP_CAPTURE_TX &&
+		    rec->point != RXP_CAPTURE_DROP)
+			die("capture record at point %u", rec->point);
+		if (rec->cap_len > rec->orig_len || rec->cap_len > rxp_capture_snaplen(F.cap) ||
+		    rec->orig_len > F.dp.pool->max_frame)
+			die("capture record of %u bytes of %u (snap length %u)", rec->cap_len,
+			    rec->orig_len, rxp_capture_snaplen(F.cap));
+		if (rec->port >= N_PORTS || !(F.cap_port_mask >> rec->port & 1))
+			die("capture record of port %u", rec->port);
+		if (rec->point == RXP_CAPTURE_DROP && rec->reason >= RXP_DROP_MAX)
+			die("capture record of drop reason %u", rec->reason);
+		F.cap_records++;
+		rxp_capture_release(F.cap);
+	}
+	if (F.cap_count && F.cap_records > F.cap_count)
+		die("a capture of %lu packets wrote %lu", (unsigned long)F.cap_count,
+		    (unsigned long)F.cap_records);
+}
+
+static void capture_start(uint8_t mode)
+{
+	struct rxp_capture_config cc = {
+		.points = RXP_CAPTURE_POINTS_ALL,
+		.port_mask = RXP_CAPTURE_ALL_PORTS,
+		.snaplen = 200,
+		.filter = "not icmp6",
+		.ring_bytes = RXP_CAPTURE_RING_MIN,	/* fills up: lost packets */
+	};
+	char err[RXP_ERR_LEN];
+
+	if (mode & 128) {
+		cc.points = RXP_CAPTURE_RX | RXP_CAPTURE_DROP;
+		cc.port_mask = 1;
+		cc.count = 3;
+		cc.snaplen = 64;
+		cc.filter = NULL;
+	}
+	if (rxp_capture_create(&F.cap, &cc, err, sizeof(err)))
+		die("rxp_capture_create: %s", err);
+	F.cap_records = 0;
+	F.cap_count = cc.count;
+	F.cap_port_mask = cc.port_mask;
+	rxp_stack_set_capture(&F.dp.stack, F.cap);
+}
+
+static void capture_stop(void)
+{
+	struct rxp_capture_stats cs;
+
+	if (!F.cap)
+		return;
+	capture_read();
+	rxp_capture_stats(F.cap, &cs);
+	if (cs.captured != F.cap_records)
+		die("capture counted %lu packets, the ring held %lu", (unsigned long)cs.captured,
+		    (unsigned long)F.cap_records);
+	rxp_stack_set_capture(&F.dp.stack, NULL);
+	rxp_capture_destroy(F.cap);
+	F.cap = NULL;
+}
+
 /* ---- driving the datapath ---- */
 
 /* Polls every sim port once: their transmits complete (they receive nothing). */
@@ -491,6 +570,7 @@ static void run_polls(void)
 		rxp_napi_poll(&F.rx_dev.queues[0], &F.dp.stack);
 		unpoison_all();
 		complete_tx();
+		capture_read();
 		check_counters("after a poll", false);
 	}
 	F.n_pend = F.next_pend = 0;
@@ -526,6 +606,7 @@ static void clock_step(uint64_t ns)
 	due = held();		/* INCOMPLETE entries whose next request is due now */
 	dp_tick(&F.dp, now);
 	complete_tx();
+	capture_read();
 	/* each resolving neighbour is asked at most once a tick */
 	if (st->stats.neigh_requests - requests > due.incomplete_due)
 		die("a tick sent %lu requests for %lu neighbours due",
@@ -542,15 +623,14 @@ static void reset(void)
 
 	rxp_stack_close(st);	/* every neighbour goes, with what it holds */
 	complete_tx();
-	memset(&st->stats, 0, sizeof(st->stats));
-	memset(st->port_drops, 0, sizeof(st->port_drops));
 	st->now_ns = T0_NS;
 	st->next_tick_ns = 0;
 	st->ip_id = 0;
 	r->icmp_limit.tokens = r->icmp_limit.burst;
 	r->icmp_limit.last_ns = T0_NS;
-	apply(F.statics, F.n_statics);
+	apply(F.statics, F.n_statics);	/* the configured neighbours come back */
 	memset(&st->stats, 0, sizeof(st->stats));
+	memset(st->port_drops, 0, sizeof(st->port_drops));
 	F.tx_local = F.tx_forwarded = 0;
 }
 
@@ -575,6 +655,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	struct rxp_router *r;
 	char err[RXP_ERR_LEN], where[32];
+	uint32_t gen;
 
 	(void)argc;
 	(void)argv;
@@ -599,13 +680,17 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	parse_cmds(gw_del_lines, 2, F.gw_del);
 	parse_cmds(known_del_lines, 2, F.known_del);
 
-	/* a small neighbour table instead of the default 4096 entries */
+	/*
+	 * A small neighbour table instead of the default 4096 entries; its
+	 * generation goes on from the old one's, so nothing cached survives.
+	 */
 	r = F.dp.router;
 	rxp_stack_close(&F.dp.stack);
+	gen = r->neigh.gen;
 	rxp_neigh_free(&r->neigh);
 	if (rxp_neigh_init(&r->neigh, NEIGH_MAX))
 		die("rxp_neigh_init");
-	memset(F.dp.stack.adj, 0, sizeof(F.dp.stack.adj));
+	r->neigh.gen = gen + 1;
 
 	/* the receive device, polled like any port's queue */
 	snprintf(F.rx_dev.name, sizeof(F.rx_dev.name), "fuzz");
@@ -655,6 +740,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	F.poison = !t->copy;
 	if (mode & 32)
 		rxp_stack_set_router(&F.dp.stack, NULL);
+	if (mode & 64)
+		capture_start(mode);
 
 	while (pos + 3 <= size) {
 		uint8_t ctl = data[pos];
@@ -690,6 +777,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rxp_stack_drain(&F.dp.stack);
 	complete_tx();
 	check_counters("after the drain", true);
+	capture_stop();
 	if (held().rx || held().local)
 		die("packets still held after the drain");
 	reset();

@@ -26,6 +26,7 @@ LIST, PER_PACKET, COPY = 0, 1, 2
 BUDGET_1, BUDGET_3, BUDGET_256 = 1 << 2, 2 << 2, 3 << 2
 COPYBREAK_128 = 16
 SINK = 32  # no router: the stack as a receive sink
+CAPTURE, CAPTURE_3 = 64, 128 | 64  # packet capture; of 3 packets of p0 only
 # clock steps (index into clock_steps[] of fuzz_rx.c)
 MS1, MS50, MS100, S1, S3, S10, S301 = range(1, 8)
 GW_ADD, GW_DEL, KNOWN_DEL = 1, 2, 3
@@ -259,6 +260,11 @@ rx["ip6_ah_error"] = inp(
     rec(ip6(0, "2001:db8:1::2", "3fff::1", nh=51) / Raw(bytes([17, 1, 0, 0]) + b"\0" * 8) / UDP()))
 rx["mode_sink"] = inp(*[rec(f) for f in mixed] + [rec(b) for b in bad], mode=SINK)
 rx["mode_sink_per_packet"] = inp(*[rec(f) for f in mixed] + [rec(b) for b in bad], mode=SINK | PER_PACKET)
+rx["capture"] = inp(*[rec(f) for f in mixed] + [rec(b) for b in bad] +
+                    [rec(ip6(0, "2001:db8:1::2", "2001:db8:1::1") / ICMPv6EchoRequest()),
+                     rec(ip4(0, "10.0.1.2", "10.8.1.1") / UDP(), clock=S10)], mode=CAPTURE)
+rx["capture_count"] = inp(*[rec(f) for f in mixed] + [rec(ip4(1, "10.0.2.5", "10.9.1.1") / UDP(), port=1)],
+                          mode=CAPTURE_3 | PER_PACKET)
 rx["ip6_ra_redirect"] = inp(
     rec(ip6(0, "fe80::11", "ff02::1", hlim=255) / ICMPv6ND_RA() / ICMPv6NDOptSrcLLAddr(lladdr=H)),
     rec(ip6(0, "fe80::11", "fe80::200:ff:fe00:1", hlim=255) / ICMPv6ND_Redirect(tgt="fe80::12", dst="2001:db8:9::1")),

@@ -17,7 +17,7 @@
 #   build-fuzz/fuzz_NAME -minimize_crash=1 -max_total_time=60 CRASH_FILE
 # and commit it under tests/fuzz/regressions/NAME/ with the fix.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 seconds=${1:?usage: run_fuzz.sh SECONDS [rx] [config]}
 shift
 targets=${*:-rx config}

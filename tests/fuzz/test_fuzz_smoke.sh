@@ -4,12 +4,12 @@
 # the regressions, then fuzzes each for FUZZ_SMOKE_SECONDS (10) on a throwaway
 # copy of its corpus. About 30 seconds once built.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 log=$(mktemp)
 corpus=$(mktemp -d)
 trap 'rm -rf "$log" "$corpus"' EXIT
 
-if ! make -s fuzz-build >"$log" 2>&1; then
+if ! make -s -j"$(nproc)" fuzz-build >"$log" 2>&1; then
 	echo "FAIL fuzz_build: make fuzz-build failed"
 	tail -n 20 "$log" | sed 's/^/  | /'
 	exit 1
