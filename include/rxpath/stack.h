@@ -99,7 +99,7 @@ struct rxp_stack_stats {
 	uint64_t polls;		/* polls that handed packets over */
 	uint64_t forwarded;	/* received packets sent on (router) */
 	uint64_t fragments;	/* fragments made from forwarded packets */
-	uint64_t local_out;	/* packets the router made: replies, errors, requests */
+	uint64_t local_out;	/* packets the router made: replies, errors, requests, fragments */
 	uint64_t local_out_dropped;	/* of those, lost to a full ring or a missing queue */
 	uint64_t icmp_errors;	/* ICMP errors sent */
 	uint64_t icmp_ratelimited;	/* ICMP errors suppressed by the rate limit */
