@@ -355,6 +355,12 @@ uint32_t dp_pool_stats(struct dp *dp, struct rxp_pool_stats *out)
 	return held;
 }
 
+void dp_totals(struct dp *dp, struct dp_totals *t)
+{
+	dp_stack_stats(dp, &t->stack);
+	t->in_caches = dp_pool_stats(dp, &t->pool);
+}
+
 /* Workers 1..n-1: a cache and a stack each, transmitting on their own queue of every port. */
 static int open_workers(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen)
 {

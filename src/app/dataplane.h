@@ -139,6 +139,16 @@ uint64_t dp_port_drops(struct dp *dp, uint16_t port, unsigned reason);
 /* Sums the buffer caches' counters into @out; returns the buffers the caches hold. */
 uint32_t dp_pool_stats(struct dp *dp, struct rxp_pool_stats *out);
 
+/* Every worker's counters added up, for reports. */
+struct dp_totals {
+	struct rxp_stack_stats stack;
+	struct rxp_pool_stats pool;
+	uint32_t in_caches;		/* buffers the workers' caches hold */
+};
+
+/* Fills @t with the sums of every worker's stack and cache counters. */
+void dp_totals(struct dp *dp, struct dp_totals *t);
+
 /* Returns defaults: precise 1518-byte buffers at rx offset 2, every technique on. */
 void dp_config_default(struct dp_config *cfg);
 void dp_config_free(struct dp_config *cfg);

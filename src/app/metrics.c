@@ -125,16 +125,13 @@ static void family(struct rxp_sbuf *out, const char *name, const char *type, con
 int metrics_render(struct dp *dp, void *arg, struct rxp_sbuf *out)
 {
 	const struct metrics_meta *meta = arg;
-	struct rxp_stack_stats sum;
-	struct rxp_pool_stats psum;
-	const struct rxp_stack_stats *ss = &sum;
+	struct dp_totals t;
+	const struct rxp_stack_stats *ss = &t.stack;
 	char port[DP_PORTS_MAX][LABEL_MAX + 1];
-	uint32_t in_caches;
 	size_t i;
 
 	/* every worker's counters (the others wait between polls while this runs) */
-	dp_stack_stats(dp, &sum);
-	in_caches = dp_pool_stats(dp, &psum);
+	dp_totals(dp, &t);
 
 	for (unsigned p = 0; p < dp->n_ports; p++)
 		escape_label(port[p], sizeof(port[p]), dp->ports[p].name);
@@ -188,13 +185,13 @@ int metrics_render(struct dp *dp, void *arg, struct rxp_sbuf *out)
 	family(out, "rxpath_pool_buffers_free", "gauge",
 	       "Buffers free in the shared ring and the workers' caches; the rest are in rings or in flight.");
 	rxp_sbuf_printf(out, "rxpath_pool_buffers_free %u\n",
-			rxp_pool_ring_count(dp->pool) + in_caches);
+			rxp_pool_ring_count(dp->pool) + t.in_caches);
 	family(out, "rxpath_pool_buffer_size_bytes", "gauge", "Stride of one buffer.");
 	rxp_sbuf_printf(out, "rxpath_pool_buffer_size_bytes %u\n", dp->pool->buf_size);
 	for (i = 0; i < RXP_ARRAY_SIZE(pool_counters); i++) {
 		family(out, pool_counters[i].name, "counter", pool_counters[i].help);
 		rxp_sbuf_printf(out, "%s %" PRIu64 "\n", pool_counters[i].name,
-				counter_at(&psum, pool_counters[i].off));
+				counter_at(&t.pool, pool_counters[i].off));
 	}
 
 	if (meta && meta->start_time > 0) {

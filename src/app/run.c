@@ -219,15 +219,12 @@ static void report_interval(struct dp *dp, struct port_snap *snap, double t0, do
 
 static void report_summary_text(struct dp *dp, double elapsed)
 {
-	struct rxp_stack_stats sum;
-	struct rxp_pool_stats psum;
-	const struct rxp_stack_stats *ss = &sum;
-	const struct rxp_pool_stats *ps = &psum;
-
-	dp_stack_stats(dp, &sum);
-	dp_pool_stats(dp, &psum);
+	struct dp_totals t;
+	const struct rxp_stack_stats *ss = &t.stack;
+	const struct rxp_pool_stats *ps = &t.pool;
 	char a[32], b[32], c[32], d[32], e[32], f[32], g[32];
 
+	dp_totals(dp, &t);
 	printf("\nsummary over %.2f s\n", elapsed);
 	for (unsigned i = 0; i < dp->n_ports; i++) {
 		struct rxp_queue_stats s;
@@ -278,14 +275,11 @@ static void report_summary_text(struct dp *dp, double elapsed)
 
 static void report_summary_json(struct dp *dp, double elapsed)
 {
-	struct rxp_stack_stats sum;
-	struct rxp_pool_stats psum;
-	const struct rxp_stack_stats *ss = &sum;
-	const struct rxp_pool_stats *ps = &psum;
+	struct dp_totals t;
+	const struct rxp_stack_stats *ss = &t.stack;
+	const struct rxp_pool_stats *ps = &t.pool;
 
-	dp_stack_stats(dp, &sum);
-	dp_pool_stats(dp, &psum);
-
+	dp_totals(dp, &t);
 	printf("{\"event\":\"summary\",\"seconds\":%.3f,\"ports\":[", elapsed);
 	for (unsigned i = 0; i < dp->n_ports; i++) {
 		struct rxp_queue_stats s;

@@ -159,14 +159,11 @@ static double avg_batch(const struct rxp_queue_stats *s)
 
 static void stats_text(struct dp *dp, struct rxp_sbuf *o)
 {
-	struct rxp_stack_stats sum;
-	struct rxp_pool_stats psum;
-	const struct rxp_stack_stats *ss = &sum;
-	const struct rxp_pool_stats *ps = &psum;
-	uint32_t in_caches;
+	struct dp_totals t;
+	const struct rxp_stack_stats *ss = &t.stack;
+	const struct rxp_pool_stats *ps = &t.pool;
 
-	dp_stack_stats(dp, &sum);
-	in_caches = dp_pool_stats(dp, &psum);
+	dp_totals(dp, &t);
 
 	for (unsigned i = 0; i < dp->n_ports; i++) {
 		const struct rxp_port *p = &dp->ports[i];
@@ -190,7 +187,7 @@ static void stats_text(struct dp *dp, struct rxp_sbuf *o)
 		rxp_sbuf_printf(o, " %s %llu", rxp_sink_name((enum rxp_sink_class)c),
 				(unsigned long long)ss->delivered[c]);
 	rxp_sbuf_printf(o, "\npool: buffers %u free_in_ring %u in_cache %u", dp->pool->n_bufs,
-			rxp_pool_ring_count(dp->pool), in_caches);
+			rxp_pool_ring_count(dp->pool), t.in_caches);
 #define X(f) rxp_sbuf_printf(o, " " #f " %llu", (unsigned long long)ps->f);
 	POOL_FIELDS(X)
 #undef X
@@ -199,14 +196,11 @@ static void stats_text(struct dp *dp, struct rxp_sbuf *o)
 
 static void stats_json(struct dp *dp, struct rxp_sbuf *o)
 {
-	struct rxp_stack_stats sum;
-	struct rxp_pool_stats psum;
-	const struct rxp_stack_stats *ss = &sum;
-	const struct rxp_pool_stats *ps = &psum;
-	uint32_t in_caches;
+	struct dp_totals t;
+	const struct rxp_stack_stats *ss = &t.stack;
+	const struct rxp_pool_stats *ps = &t.pool;
 
-	dp_stack_stats(dp, &sum);
-	in_caches = dp_pool_stats(dp, &psum);
+	dp_totals(dp, &t);
 	bool first = true;
 
 	rxp_sbuf_printf(o, "{\"queues\":[");
@@ -235,7 +229,7 @@ static void stats_json(struct dp *dp, struct rxp_sbuf *o)
 	STACK_FIELDS(X)
 #undef X
 	rxp_sbuf_printf(o, "},\"pool\":{\"buffers\":%u,\"free_in_ring\":%u,\"in_cache\":%u",
-			dp->pool->n_bufs, rxp_pool_ring_count(dp->pool), in_caches);
+			dp->pool->n_bufs, rxp_pool_ring_count(dp->pool), t.in_caches);
 #define X(f) rxp_sbuf_printf(o, ",\"" #f "\":%llu", (unsigned long long)ps->f);
 	POOL_FIELDS(X)
 #undef X
