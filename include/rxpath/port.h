@@ -42,6 +42,14 @@ struct rxp_queue {
 	struct rxp_queue_stats stats;
 };
 
+/* A driver's own counter, beyond the queue's: a stable name and its value. */
+struct rxp_xstat {
+	const char *name;
+	uint64_t value;
+};
+
+#define RXP_XSTATS_MAX 16
+
 struct rxp_port_ops {
 	const char *driver;
 	const char *args_help;	/* one line: the keys the driver takes */
@@ -71,6 +79,11 @@ struct rxp_port_ops {
 	 * Returns an enum rxp_port_event, with @msg filled in unless RXP_PORT_SAME.
 	 */
 	int (*check)(struct rxp_port *port, char *msg, size_t msglen);
+	/*
+	 * Optional: fills @out with up to @max driver counters, summed over the
+	 * queues (the kernel's are read: not for the fast path). Returns how many.
+	 */
+	unsigned (*xstats)(struct rxp_port *port, struct rxp_xstat *out, unsigned max);
 };
 
 /* What rxp_port_check() found. */
@@ -129,6 +142,9 @@ enum rxp_port_event rxp_port_check(struct rxp_port *port, char *msg, size_t msgl
 
 /* Sums the queue counters of @port. */
 void rxp_port_stats(const struct rxp_port *port, struct rxp_queue_stats *sum);
+
+/* Fills @out with up to @max of the driver's own counters. Returns how many (0: it has none). */
+unsigned rxp_port_xstats(struct rxp_port *port, struct rxp_xstat *out, unsigned max);
 
 static inline uint16_t rxp_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_t n)
 {

@@ -167,6 +167,17 @@ int metrics_render(struct dp *dp, void *arg, struct rxp_sbuf *out)
 					port[p], rxp_drop_name((enum rxp_drop_reason)r),
 					dp_port_drops(dp, dp->ports[p].id, (unsigned)r));
 
+	family(out, "rxpath_port_driver_total", "counter",
+	       "A real interface driver's own counters, the kernel's view included (ring full, kicks, wakeups).");
+	for (unsigned p = 0; p < dp->n_ports; p++) {
+		struct rxp_xstat xs[RXP_XSTATS_MAX];
+		unsigned n = rxp_port_xstats(&dp->ports[p], xs, RXP_XSTATS_MAX);
+
+		for (unsigned k = 0; k < n; k++)
+			rxp_sbuf_printf(out, "rxpath_port_driver_total{port=\"%s\",driver=\"%s\",counter=\"%s\"} %" PRIu64 "\n",
+					port[p], dp->ports[p].ops->driver, xs[k].name, xs[k].value);
+	}
+
 	family(out, "rxpath_delivered_packets_total", "counter",
 	       "Packets delivered locally, by class (udp4, tcp4, echo4, arp, nd, ...).");
 	for (int c = 0; c < RXP_SINK_MAX; c++)

@@ -217,6 +217,21 @@ static void report_interval(struct dp *dp, struct port_snap *snap, double t0, do
 	fflush(stdout);
 }
 
+/* The driver's own counters of a real interface (the kernel's view included), on one line. */
+static void print_xstats_text(struct rxp_port *port)
+{
+	struct rxp_xstat xs[RXP_XSTATS_MAX];
+	unsigned n = rxp_port_xstats(port, xs, RXP_XSTATS_MAX);
+	char v[32];
+
+	if (!n)
+		return;
+	printf("    driver %s:", port->ops->driver);
+	for (unsigned k = 0; k < n; k++)
+		printf("%s %s %s", k ? "," : "", xs[k].name, fmt_count(v, sizeof(v), xs[k].value));
+	printf("\n");
+}
+
 static void report_summary_text(struct dp *dp, double elapsed)
 {
 	struct dp_totals t;
@@ -235,6 +250,7 @@ static void report_summary_text(struct dp *dp, double elapsed)
 		       fmt_si(b, sizeof(b), elapsed > 0 ? (double)s.rx_packets / elapsed : 0, "pps"),
 		       fmt_count(c, sizeof(c), s.rx_bytes), fmt_count(d, sizeof(d), s.rx_dropped),
 		       fmt_count(e, sizeof(e), s.rx_no_buffer));
+		print_xstats_text(&dp->ports[i]);
 	}
 	printf("  delivered %s packets:", fmt_count(a, sizeof(a), rxp_stack_delivered_total(ss)));
 	for (int c2 = 0; c2 < RXP_SINK_MAX; c2++)
@@ -300,7 +316,19 @@ static void report_summary_json(struct dp *dp, double elapsed)
 			       (unsigned long long)v);
 			first = 0;
 		}
-		printf("}}");
+		printf("}");
+		{
+			struct rxp_xstat xs[RXP_XSTATS_MAX];
+			unsigned n = rxp_port_xstats(&dp->ports[i], xs, RXP_XSTATS_MAX);
+
+			/* the driver's own counters, for real interfaces */
+			for (unsigned k = 0; k < n; k++)
+				printf("%s\"%s\":%llu", k ? "," : ",\"driver\":{", xs[k].name,
+				       (unsigned long long)xs[k].value);
+			if (n)
+				printf("}");
+		}
+		printf("}");
 	}
 	printf("],\"delivered\":{");
 	for (int c = 0; c < RXP_SINK_MAX; c++)

@@ -855,6 +855,26 @@ static int afp_check(struct rxp_port *port, char *msg, size_t msglen)
 	return RXP_PORT_BACK;
 }
 
+static unsigned afp_xstats(struct rxp_port *port, struct rxp_xstat *out, unsigned max)
+{
+	struct rxp_afpacket_stats st;
+	unsigned n = 0;
+
+	if (rxp_afpacket_port_stats(port, &st))
+		return 0;
+	const struct rxp_xstat all[] = {
+		{ "kernel_drops", st.kernel_drops }, { "kernel_freezes", st.kernel_freezes },
+		{ "rx_oversize", st.rx_oversize }, { "rx_truncated", st.rx_truncated },
+		{ "rx_csum_partial", st.rx_csum_partial }, { "rx_blocks", st.rx_blocks },
+		{ "tx_oversize", st.tx_oversize }, { "tx_kicks", st.tx_kicks },
+		{ "tx_kick_errors", st.tx_kick_errors },
+	};
+
+	for (; n < RXP_ARRAY_SIZE(all) && n < max; n++)
+		out[n] = all[n];
+	return n;
+}
+
 const struct rxp_port_ops rxp_afpacket_ops = {
 	.driver = "afpacket",
 	.args_help = AFP_KEYS,
@@ -868,6 +888,7 @@ const struct rxp_port_ops rxp_afpacket_ops = {
 	.start = NULL,
 	.close = afp_close,
 	.check = afp_check,
+	.xstats = afp_xstats,
 };
 
 int rxp_afpacket_port_stats(const struct rxp_port *port, struct rxp_afpacket_stats *st)

@@ -848,6 +848,47 @@ err_close:
 	return ret;
 }
 
+/* The sockets' counters and the kernel's view of them (XDP_STATISTICS), summed over the queues. */
+static unsigned afxdp_xstats(struct rxp_port *port, struct rxp_xstat *out, unsigned max)
+{
+	struct afxdp_port *ap = port->priv;
+	uint64_t wakeups = 0, kicks = 0;
+	struct xdp_statistics sum = { 0 };
+	unsigned n = 0;
+
+	if (!ap)
+		return 0;
+	for (uint16_t q = 0; q < port->n_queues; q++) {
+		struct afxdp_queue *aq = &ap->q[q];
+		struct xdp_statistics xs;
+		socklen_t len = sizeof(xs);
+
+		wakeups += aq->rx_wakeups;
+		kicks += aq->tx_kicks;
+		if (aq->fd >= 0 && !getsockopt(aq->fd, SOL_XDP, XDP_STATISTICS, &xs, &len)) {
+			sum.rx_dropped += xs.rx_dropped;
+			sum.rx_invalid_descs += xs.rx_invalid_descs;
+			sum.tx_invalid_descs += xs.tx_invalid_descs;
+			sum.rx_ring_full += xs.rx_ring_full;
+			sum.rx_fill_ring_empty_descs += xs.rx_fill_ring_empty_descs;
+			sum.tx_ring_empty_descs += xs.tx_ring_empty_descs;
+		}
+	}
+	const struct rxp_xstat all[] = {
+		{ "rx_wakeups", wakeups }, { "tx_kicks", kicks },
+		{ "kernel_rx_dropped", sum.rx_dropped },
+		{ "kernel_rx_ring_full", sum.rx_ring_full },
+		{ "kernel_fill_ring_empty", sum.rx_fill_ring_empty_descs },
+		{ "kernel_tx_ring_empty", sum.tx_ring_empty_descs },
+		{ "kernel_rx_invalid_descs", sum.rx_invalid_descs },
+		{ "kernel_tx_invalid_descs", sum.tx_invalid_descs },
+	};
+
+	for (; n < RXP_ARRAY_SIZE(all) && n < max; n++)
+		out[n] = all[n];
+	return n;
+}
+
 const struct rxp_port_ops rxp_afxdp_ops = {
 	.driver = "afxdp",
 	.args_help = AFXDP_KEYS,
@@ -860,4 +901,5 @@ const struct rxp_port_ops rxp_afxdp_ops = {
 	.tx_idle = afxdp_tx_idle,
 	.close = afxdp_close,
 	.check = afxdp_check,
+	.xstats = afxdp_xstats,
 };

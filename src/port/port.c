@@ -122,6 +122,11 @@ enum rxp_port_event rxp_port_check(struct rxp_port *port, char *msg, size_t msgl
 	return (enum rxp_port_event)ev;
 }
 
+unsigned rxp_port_xstats(struct rxp_port *port, struct rxp_xstat *out, unsigned max)
+{
+	return port->ops && port->ops->xstats ? port->ops->xstats(port, out, max) : 0;
+}
+
 void rxp_port_stats(const struct rxp_port *port, struct rxp_queue_stats *sum)
 {
 	memset(sum, 0, sizeof(*sum));

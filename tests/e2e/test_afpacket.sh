@@ -80,6 +80,13 @@ else
 	lab_show_log
 fi
 
+# The driver's own counters are in the summary: p1 sent to h2, so the TX ring was kicked.
+check "${T}_driver_counters" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])["ports"][1]["driver"]
+assert d["tx_kicks"] > 0 and "kernel_drops" in d, d
+' "$summary"
+
 lab_udp_flood_check "$T" "$DRIVER"
 
 # Teardown leaves nothing: no namespace, no veth, no rxpath.

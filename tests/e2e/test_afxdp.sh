@@ -101,6 +101,12 @@ else
 	fail "afxdp SIGTERM: rxpath exits 0" "exit status $rc"
 	lab_show_log
 fi
+# The driver's own counters (the sockets' and the kernel's XDP statistics) are in the summary.
+check "afxdp_driver_counters" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])["ports"][1]["driver"]
+assert d["tx_kicks"] + d["rx_wakeups"] > 0 and "kernel_rx_dropped" in d, d
+' "$(lab_summary)"
 
 if out=$(ip -n "$LAB_R" -d link show 2>&1) && ! grep -q 'prog/xdp' <<<"$out"; then
 	pass "afxdp no XDP program left on r0/r1"
