@@ -219,37 +219,33 @@ static int cmd_route(struct dp_config *cfg, char **w, int n, const char *where, 
 	return dp_config_add_cmd(cfg, &c);
 }
 
-/* "neigh add ADDR lladdr MAC dev NAME" */
+/* "neigh add ADDR lladdr MAC dev NAME", "neigh del ADDR dev NAME" */
 static int cmd_neigh(struct dp_config *cfg, char **w, int n, const char *where, char *err,
 		     size_t errlen)
 {
 	struct dp_cmd c = { .kind = DP_CMD_NEIGH_ADD };
+	int dev;	/* the word naming the port */
 
 	if (n < 2 || (strcmp(w[1], "add") && strcmp(w[1], "del")))
 		BAD("%s: '%s': expected 'add' or 'del' after 'neigh'", where, n < 2 ? "" : w[1]);
 	if (!strcmp(w[1], "del")) {
 		c.kind = DP_CMD_NEIGH_DEL;
+		dev = 4;
 		if (n != 5 || strcmp(w[3], "dev"))
 			BAD("%s: expected 'neigh del ADDRESS dev PORT'", where);
-		c.family = (uint8_t)parse_addr(w[2], c.addr);
-		if (!c.family)
-			BAD("%s: '%s': expected an IPv4 or IPv6 address", where, w[2]);
-		if (!dp_config_has_name(cfg, w[4]))
-			BAD("%s: '%s': no such port", where, w[4]);
-		snprintf(c.dev, sizeof(c.dev), "%s", w[4]);
-		snprintf(c.where, sizeof(c.where), "%s", where);
-		return dp_config_add_cmd(cfg, &c);
+	} else {
+		dev = 6;
+		if (n != 7 || strcmp(w[3], "lladdr") || strcmp(w[5], "dev"))
+			BAD("%s: expected 'neigh add ADDRESS lladdr MAC dev PORT'", where);
 	}
-	if (n != 7 || strcmp(w[3], "lladdr") || strcmp(w[5], "dev"))
-		BAD("%s: expected 'neigh add ADDRESS lladdr MAC dev PORT'", where);
 	c.family = (uint8_t)parse_addr(w[2], c.addr);
 	if (!c.family)
 		BAD("%s: '%s': expected an IPv4 or IPv6 address", where, w[2]);
-	if (rxp_parse_mac(w[4], c.mac) || rxp_eth_is_multicast(c.mac))
+	if (c.kind == DP_CMD_NEIGH_ADD && (rxp_parse_mac(w[4], c.mac) || rxp_eth_is_multicast(c.mac)))
 		BAD("%s: '%s': expected a unicast MAC address like 02:00:00:00:00:22", where, w[4]);
-	if (!dp_config_has_name(cfg, w[6]))
-		BAD("%s: '%s': no such port", where, w[6]);
-	snprintf(c.dev, sizeof(c.dev), "%s", w[6]);
+	if (!dp_config_has_name(cfg, w[dev]))
+		BAD("%s: '%s': no such port", where, w[dev]);
+	snprintf(c.dev, sizeof(c.dev), "%s", w[dev]);
 	snprintf(c.where, sizeof(c.where), "%s", where);
 	return dp_config_add_cmd(cfg, &c);
 }
