@@ -6,6 +6,7 @@
 #ifndef RXPATH_CSUM_H
 #define RXPATH_CSUM_H
 
+#include <arpa/inet.h>
 #include <string.h>
 #include "rxpath/common.h"
 
@@ -109,14 +110,14 @@ static inline uint16_t rxp_csum_update16(uint16_t csum, uint16_t old_field, uint
  * The checksum after the TTL (high byte of the TTL|protocol word) drops by
  * one: RFC 1624 specialised, HC' = HC + 0x0100 with the end-around carry.
  * Gives what a full recomputation gives, 0x0000 rather than 0xffff.
+ * One's complement sums do not depend on byte order, so the field is
+ * updated as stored, with 0x0100 in network order added.
  */
 static inline uint16_t rxp_csum_ttl_dec(uint16_t csum_stored)
 {
-	uint16_t hc = (uint16_t)(csum_stored >> 8 | csum_stored << 8);	/* to host order */
-	uint32_t sum = (uint32_t)hc + 0x0100;
+	uint32_t sum = (uint32_t)csum_stored + htons(0x0100);
 
-	hc = (uint16_t)(sum + (sum >= 0xffff));
-	return (uint16_t)(hc >> 8 | hc << 8);
+	return (uint16_t)(sum + (sum >= 0xffff));
 }
 
 /* Same for a 32-bit field (an IPv4 address). */

@@ -120,6 +120,43 @@ static inline const uint8_t *rxp_gen_next(struct rxp_gen *gen, uint16_t *len)
 	return gen->frames + (size_t)t * gen->stride;
 }
 
+/*
+ * Takes up to @n frames at once into @frames and @lens; returns how many
+ * (fewer than @n only when a finite source ends). The same frames as @n
+ * calls of rxp_gen_next(), with the schedule walked in registers: the
+ * caller's frame copies cannot make the compiler reload it.
+ */
+static inline uint32_t rxp_gen_next_burst(struct rxp_gen *gen, const uint8_t **frames,
+					  uint16_t *lens, uint32_t n)
+{
+	const uint32_t *sched = gen->sched;
+	const uint8_t *is_bad = gen->is_bad;
+	const uint8_t *base = gen->frames;
+	uint32_t pos = gen->pos, sched_len = gen->sched_len, stride = gen->stride;
+	uint32_t i;
+
+	if (n > gen->remaining)
+		n = (uint32_t)gen->remaining;
+	for (i = 0; i < n; i++) {
+		uint32_t t = sched[pos];
+
+		if (++pos == sched_len)
+			pos = 0;
+		if (rxp_unlikely(is_bad[t])) {
+			t = gen->n_good + gen->next_bad;
+			if (++gen->next_bad == RXP_GEN_BAD_KINDS)
+				gen->next_bad = 0;
+			gen->n_bad++;
+			gen->n_bad_kind[is_bad[t] - 1]++;
+		}
+		lens[i] = gen->lens[t];
+		frames[i] = base + (size_t)t * stride;
+	}
+	gen->pos = pos;
+	gen->remaining -= n;
+	return n;
+}
+
 static inline bool rxp_gen_done(const struct rxp_gen *gen)
 {
 	return gen->finite && !gen->remaining;

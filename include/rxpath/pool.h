@@ -132,10 +132,13 @@ static inline uint32_t rxp_pool_alloc_burst(struct rxp_pool_cache *cache, struct
 		if (rxp_unlikely(cache->count == 0) &&
 		    rxp_pool_cache_refill(cache, n - done) == 0)
 			break;
-		uint32_t take = RXP_MIN(n - done, cache->count);
+		/* from the top of the stack down: the buffers freed last are the hot ones */
+		uint32_t count = cache->count, take = RXP_MIN(n - done, count);
+		struct rxp_pkt *const *top = &cache->objs[count - 1];
 
 		for (uint32_t i = 0; i < take; i++)
-			pkts[done + i] = cache->objs[--cache->count];
+			pkts[done + i] = *(top - i);
+		cache->count = count - take;
 		cache->stats.alloc_fast += take;
 		done += take;
 	}
@@ -157,10 +160,18 @@ static inline struct rxp_pkt *rxp_pool_alloc(struct rxp_pool_cache *cache)
 static inline void rxp_pool_free_bulk(struct rxp_pool_cache *cache, struct rxp_pkt *const *pkts,
 				      uint32_t n)
 {
-	for (uint32_t i = 0; i < n; i++) {
-		if (rxp_unlikely(cache->count == cache->capacity))
-			rxp_pool_cache_spill(cache);
-		cache->objs[cache->count++] = pkts[i];
+	uint32_t count = cache->count;
+
+	if (rxp_unlikely(n > cache->capacity - count)) {
+		for (uint32_t i = 0; i < n; i++) {
+			if (cache->count == cache->capacity)
+				rxp_pool_cache_spill(cache);
+			cache->objs[cache->count++] = pkts[i];
+		}
+	} else {
+		for (uint32_t i = 0; i < n; i++)
+			cache->objs[count + i] = pkts[i];
+		cache->count = count + n;
 	}
 	cache->stats.recycle_cached += n;
 }

@@ -94,6 +94,7 @@ struct rxp_router {
 	struct rxp_ratelimit icmp_limit;
 	unsigned n_bcast4;
 	uint32_t bcast4[RXP_IFS_MAX];	/* directed broadcasts of the connected subnets (network order) */
+	uint64_t bcast4_low6;	/* bit n: a broadcast above ends in n (its low 6 bits) */
 	struct rxp_route *routes;	/* open-addressing hash of installed routes */
 	uint32_t routes_size, n_routes;
 };
@@ -182,6 +183,9 @@ static inline bool rxp_l3if_has_addr4(const struct rxp_l3if *ifp, uint32_t addr)
 /* Returns true when @addr (network order) is the broadcast address of a connected subnet. */
 static inline bool rxp_router_is_bcast4(const struct rxp_router *r, uint32_t addr)
 {
+	/* most addresses end otherwise: one test instead of the list */
+	if (!((r->bcast4_low6 >> (ntohl(addr) & 63)) & 1))
+		return false;
 	for (unsigned i = 0; i < r->n_bcast4; i++)
 		if (r->bcast4[i] == addr)
 			return true;

@@ -349,6 +349,13 @@ static bool unicast_addr(uint8_t family, const uint8_t *a)
 	return memcmp(a, zero, 15) || a[15] != 1;
 }
 
+/* Adds a directed broadcast (network order) and its bit in the quick filter. */
+static void bcast4_add(struct rxp_router *r, uint32_t bcast)
+{
+	r->bcast4[r->n_bcast4++] = bcast;
+	r->bcast4_low6 |= 1ull << (ntohl(bcast) & 63);
+}
+
 int rxp_router_add_addr(struct rxp_router *r, int ifidx, uint8_t family, const uint8_t *addr,
 			uint8_t plen)
 {
@@ -389,7 +396,7 @@ int rxp_router_add_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
 			uint32_t a;
 
 			memcpy(&a, addr, 4);
-			r->bcast4[r->n_bcast4++] = a | htonl(~0u >> plen);
+			bcast4_add(r, a | htonl(~0u >> plen));
 		}
 	} else {
 		memcpy(ifp->addr6[ifp->n_addr6], addr, 16);
@@ -402,12 +409,13 @@ int rxp_router_add_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
 static void bcast4_rebuild(struct rxp_router *r)
 {
 	r->n_bcast4 = 0;
+	r->bcast4_low6 = 0;
 	for (unsigned i = 0; i < r->n_ifs; i++) {
 		const struct rxp_l3if *ifp = &r->ifs[i];
 
 		for (unsigned k = 0; k < ifp->n_addr4 && r->n_bcast4 < RXP_IFS_MAX; k++)
 			if (ifp->plen4[k] < 31)	/* /31 and /32 have none (RFC 3021) */
-				r->bcast4[r->n_bcast4++] = ifp->addr4[k] | htonl(~0u >> ifp->plen4[k]);
+				bcast4_add(r, ifp->addr4[k] | htonl(~0u >> ifp->plen4[k]));
 	}
 }
 

@@ -39,4 +39,14 @@ static rxp_always_inline enum rxp_next rxp_ip4_input(struct rxp_pkt *pkt)
 	return RXP_NEXT_L4;
 }
 
+/* The destination address of a validated IPv4 packet, in host order. */
+static inline uint32_t rxp_ip4_dst(const struct rxp_pkt *pkt)
+{
+	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
+	uint32_t dst;
+
+	memcpy(&dst, ip + 16, 4);
+	return __builtin_bswap32(dst);
+}
+
 #endif

@@ -272,15 +272,14 @@ void rxp_ip4_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 	route_nh(st, pkt, nh);
 }
 
-void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t n)
+void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, const uint32_t *dst,
+			  uint16_t n)
 {
-	uint32_t dst[RXP_BURST_MAX], nh[RXP_BURST_MAX];
+	uint32_t nh[RXP_BURST_MAX];
 
 	if (!n)
 		return;
 	/* one lookup for the whole vector: the table's cache misses overlap */
-	for (uint16_t i = 0; i < n; i++)
-		dst[i] = rxp_load_be32(rxp_pkt_data(pkts[i]) + pkts[i]->l3_off + 16);
 	rxp_lpm4_lookup_bulk(st->router->fib4, dst, nh, n);
 	for (uint16_t i = 0; i < n; i++)
 		route_nh(st, pkts[i], nh[i]);

@@ -156,13 +156,18 @@ void rxp_stack_input_list(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 {
 	struct rxp_pkt *ip4[RXP_BURST_MAX], *ip6[RXP_BURST_MAX], *arp[RXP_BURST_MAX];
 	struct rxp_pkt *l4[RXP_BURST_MAX], *drop[RXP_BURST_MAX];
+	uint32_t dst4[RXP_BURST_MAX];
 	uint16_t n_ip4 = 0, n_ip6 = 0, n_arp = 0, n_l4 = 0, n_drop = 0;
 	unsigned lines = st->tuning.prefetch_lines, ahead = st->tuning.prefetch_ahead;
 	uint64_t bytes = 0;
 
 	if (rxp_unlikely(st->capture))
 		rxp_capture_rx(st->capture, pkts, n);
-	/* Ethernet, with the headers of packet i + ahead prefetched while packet i is parsed. */
+	/*
+	 * Ethernet, and IPv4 validated in the same pass while the header is in
+	 * hand (its destination kept for the FIB), with the headers of packet
+	 * i + ahead prefetched while packet i is parsed.
+	 */
 	if (lines)
 		for (uint16_t i = 0; i < RXP_MIN((uint16_t)ahead, n); i++)
 			rxp_pkt_prefetch(pkts[i], lines);
@@ -174,7 +179,12 @@ void rxp_stack_input_list(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 		bytes += pkt->len;
 		switch (rxp_eth_input(st, pkt)) {
 		case RXP_NEXT_IP4:
-			ip4[n_ip4++] = pkt;
+			if (rxp_likely(rxp_ip4_input(pkt) == RXP_NEXT_L4)) {
+				dst4[n_ip4] = rxp_ip4_dst(pkt);
+				ip4[n_ip4++] = pkt;
+			} else {
+				drop[n_drop++] = pkt;
+			}
 			break;
 		case RXP_NEXT_IP6:
 			ip6[n_ip6++] = pkt;
@@ -193,17 +203,12 @@ void rxp_stack_input_list(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 	for (uint16_t i = 0; i < n_arp; i++)
 		rxp_arp_input(st, arp[i]);
 
-	/* IPv4: validate the whole vector, then route it (or sink it, with no router). */
-	for (uint16_t i = 0; i < n_ip4; i++) {
-		if (rxp_ip4_input(ip4[i]) == RXP_NEXT_L4)
+	/* IPv4: route the whole vector (or sink it, with no router). */
+	if (st->router)
+		rxp_ip4_route_vector(st, ip4, dst4, n_ip4);
+	else
+		for (uint16_t i = 0; i < n_ip4; i++)
 			l4[n_l4++] = ip4[i];
-		else
-			drop[n_drop++] = ip4[i];
-	}
-	if (st->router) {
-		rxp_ip4_route_vector(st, l4, n_l4);
-		n_l4 = 0;
-	}
 	for (uint16_t i = 0; i < n_ip6; i++) {
 		if (rxp_ip6_input(ip6[i]) != RXP_NEXT_L4)
 			drop[n_drop++] = ip6[i];
