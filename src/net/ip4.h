@@ -14,13 +14,20 @@ static rxp_always_inline enum rxp_next rxp_ip4_input(struct rxp_pkt *pkt)
 
 	if (rxp_unlikely(avail < RXP_IP4_HLEN))
 		return rxp_drop_as(pkt, RXP_DROP_IP4_TRUNCATED);
-	if (rxp_unlikely((ip[0] >> 4) != 4))
-		return rxp_drop_as(pkt, RXP_DROP_IP4_VERSION);
-	ihl = (ip[0] & 0x0fu) * 4u;
-	if (rxp_unlikely(ihl < RXP_IP4_HLEN || ihl > avail))
-		return rxp_drop_as(pkt, RXP_DROP_IP4_IHL);
-	if (rxp_unlikely(rxp_ip4_csum_verify(ip, ihl / 4u) != 0))
-		return rxp_drop_as(pkt, RXP_DROP_IP4_CSUM);
+	if (rxp_likely(ip[0] == 0x45)) {
+		/* no options, the usual case: the header's size is known */
+		ihl = RXP_IP4_HLEN;
+		if (rxp_unlikely(!rxp_ip4_csum_ok(ip, 5)))
+			return rxp_drop_as(pkt, RXP_DROP_IP4_CSUM);
+	} else {
+		if (rxp_unlikely((ip[0] >> 4) != 4))
+			return rxp_drop_as(pkt, RXP_DROP_IP4_VERSION);
+		ihl = (ip[0] & 0x0fu) * 4u;
+		if (rxp_unlikely(ihl < RXP_IP4_HLEN || ihl > avail))
+			return rxp_drop_as(pkt, RXP_DROP_IP4_IHL);
+		if (rxp_unlikely(!rxp_ip4_csum_ok(ip, ihl / 4u)))
+			return rxp_drop_as(pkt, RXP_DROP_IP4_CSUM);
+	}
 	tot_len = rxp_load_be16(ip + 2);
 	if (rxp_unlikely(tot_len < ihl || tot_len > avail))
 		return rxp_drop_as(pkt, RXP_DROP_IP4_LEN);

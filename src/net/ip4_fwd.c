@@ -272,17 +272,52 @@ void rxp_ip4_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 	route_nh(st, pkt, nh);
 }
 
+/*
+ * The vector's fast path: forward_fast() with everything it reads about the
+ * router held in locals. The packet writes go through byte pointers, which
+ * the compiler must assume may change any memory; what sits in a register
+ * it does not load again for every packet.
+ *
+ * The neighbour generation is read once per vector: an entry another worker
+ * changes in the meantime is seen from the next vector on (the adjacency
+ * holds a copy of the header, so a stale one is never unsafe).
+ */
 void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, const uint32_t *dst,
 			  uint16_t n)
 {
+	const struct rxp_router *r = st->router;
+	const struct rxp_adj *adjs = st->adj;
+	uint32_t gen = rxp_neigh_gen(&r->neigh);
+	uint64_t bcast_low6 = r->bcast4_low6;
 	uint32_t nh[RXP_BURST_MAX];
 
 	if (!n)
 		return;
 	/* one lookup for the whole vector: the table's cache misses overlap */
-	rxp_lpm4_lookup_bulk(st->router->fib4, dst, nh, n);
-	for (uint16_t i = 0; i < n; i++)
-		route_nh(st, pkts[i], nh[i]);
+	rxp_lpm4_lookup_bulk(r->fib4, dst, nh, n);
+	for (uint16_t i = 0; i < n; i++) {
+		struct rxp_pkt *pkt = pkts[i];
+		uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
+		const struct rxp_adj *adj = &adjs[nh[i] & (RXP_STACK_NH_MAX - 1)];
+		uint32_t src, src_host;
+		uint16_t csum;
+
+		memcpy(&src, ip + 12, 4);
+		src_host = ntohl(src);
+		/* as forward_fast(), the broadcast check behind its one-word filter */
+		if (rxp_unlikely(nh[i] >= RXP_STACK_NH_MAX || !adj->neigh || adj->gen != gen ||
+				 adj->hlen != RXP_ETH_HLEN || (pkt->flags & RXP_PKT_F_L2_MCAST) ||
+				 ip[8] <= 1 || pkt->l3_len > adj->mtu || is_special(src_host) ||
+				 is_special(dst[i]) || ((bcast_low6 >> (src_host & 63)) & 1))) {
+			route_nh(st, pkt, nh[i]);
+			continue;
+		}
+		ip[8]--;
+		memcpy(&csum, ip + 10, 2);
+		csum = rxp_csum_ttl_dec(csum);
+		memcpy(ip + 10, &csum, 2);
+		rxp_adj_output(st, pkt, adj);
+	}
 }
 
 void rxp_ip4_route_nh(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh)

@@ -175,24 +175,29 @@ static uint32_t dev_tx(struct sim_port *sp, struct sim_queue *sq)
 	struct sim_ring *r = &sq->tx;
 	/* Pairs with the release store of tail in sim_tx_burst(). */
 	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
-	uint32_t head = r->dev_head;
-	uint32_t done = 0;
+	uint32_t head = r->dev_head, mask = r->mask;
+	struct sim_desc *desc = r->desc;
+	rxp_sim_tx_hook hook = sp->tx_hook;
+	uint64_t bytes = 0;
+	uint32_t done = tail - head;
 
 	/* a stalled peer: frames stay on the ring, their buffers are not given back */
 	if (rxp_unlikely(atomic_load_explicit(&sp->tx_stalled, memory_order_relaxed)) &&
 	    tx_still_stalled(sp))
 		return 0;
-	for (; head != tail; head++, done++) {
-		struct sim_desc *d = &r->desc[head & r->mask];
+	if (rxp_unlikely(hook))
+		for (uint32_t h = head; h != tail; h++)
+			hook(sp->tx_hook_ctx, sp->pool->base + desc[h & mask].addr, desc[h & mask].len);
+	for (; head != tail; head++) {
+		struct sim_desc *d = &desc[head & mask];
 
-		if (sp->tx_hook)
-			sp->tx_hook(sp->tx_hook_ctx, sp->pool->base + d->addr, d->len);
-		r->dev_bytes += d->len;
+		bytes += d->len;
 		/* Pairs with the acquire load of status in sim_complete(). */
 		atomic_store_explicit(&d->status, SIM_DESC_DONE, memory_order_release);
 	}
 	r->dev_head = head;
 	r->dev_frames += done;
+	r->dev_bytes += bytes;
 	return done;
 }
 
@@ -230,16 +235,14 @@ static uint32_t sim_refill(struct rxp_queue *q)
 	if (n_free < SIM_REFILL_BATCH || sp->rx_off)
 		return 0;
 	while (posted < n_free) {
-		struct rxp_pkt *bufs[64];
-		uint32_t want = RXP_MIN(n_free - posted, (uint32_t)RXP_ARRAY_SIZE(bufs));
-		uint32_t got = rxp_pool_alloc_burst(q->cache, bufs, want);
+		uint32_t first = (ntu + posted) & mask;
+		/* straight into the ring's shadow, up to where it wraps */
+		uint32_t want = RXP_MIN(n_free - posted, r->size - first);
+		uint32_t got = rxp_pool_alloc_burst(q->cache, &ring_bufs[first], want);
 
-		for (uint32_t i = 0; i < got; i++) {
-			uint32_t slot = (ntu + posted + i) & mask;
-
-			ring_bufs[slot] = bufs[i];
-			desc[slot].addr = (uint64_t)((const uint8_t *)bufs[i] - base) + data_off;
-			atomic_store_explicit(&desc[slot].status, 0, memory_order_relaxed);
+		for (uint32_t i = first; i < first + got; i++) {
+			desc[i].addr = (uint64_t)((const uint8_t *)ring_bufs[i] - base) + data_off;
+			atomic_store_explicit(&desc[i].status, 0, memory_order_relaxed);
 		}
 		posted += got;
 		if (got < want) {
@@ -277,9 +280,12 @@ static uint16_t sim_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_
 		struct rxp_pkt *pkt;
 		uint16_t len;
 
-		/* the metadata of a buffer posted a ring ago is cold: ask for it early */
-		if (i + SIM_META_PREFETCH < posted)
-			rxp_prefetchw(ring_bufs[(slot + SIM_META_PREFETCH) & mask]);
+		/*
+		 * The metadata of a buffer posted a ring ago is cold: ask for it
+		 * early. Past the posted ones the slot holds a stale pointer or
+		 * NULL, which a prefetch may be given (it never faults).
+		 */
+		rxp_prefetchw(ring_bufs[(slot + SIM_META_PREFETCH) & mask]);
 
 		/* Pairs with the release store of status in dev_rx(). */
 		if (!(atomic_load_explicit(&d->status, memory_order_acquire) & SIM_DESC_DONE))
@@ -346,24 +352,23 @@ static uint32_t sim_complete(struct rxp_queue *q)
 	const struct sim_desc *desc = r->desc;
 	struct rxp_pkt *const *ring_bufs = r->bufs;
 	uint32_t ntc = r->next_to_clean, ntu = r->next_to_use, mask = r->mask, n = 0;
-	struct rxp_pkt *done[64];
 
 	/* inline: frames held back by a stall go once it ends, even with nothing new to send */
 	if (!sp->threaded &&
 	    rxp_unlikely(atomic_load_explicit(&sp->tx_stalled, memory_order_relaxed)))
 		dev_tx(sp, &sp->q[q->id]);
-	while (ntc != ntu) {
-		uint32_t k = 0;
+	/* Pairs with the release store of status in dev_tx(). */
+	while (ntc + n != ntu &&
+	       (atomic_load_explicit(&desc[(ntc + n) & mask].status, memory_order_acquire) &
+		SIM_DESC_DONE))
+		n++;
+	/* the buffers go back straight from the ring's shadow, in at most two runs */
+	for (uint32_t left = n; left;) {
+		uint32_t first = ntc & mask, run = RXP_MIN(left, r->size - first);
 
-		/* Pairs with the release store of status in dev_tx(). */
-		while (k < RXP_ARRAY_SIZE(done) && ntc != ntu &&
-		       (atomic_load_explicit(&desc[ntc & mask].status, memory_order_acquire) &
-			SIM_DESC_DONE))
-			done[k++] = ring_bufs[ntc++ & mask];
-		rxp_pool_free_bulk(q->cache, done, k);
-		n += k;
-		if (k < RXP_ARRAY_SIZE(done))
-			break;
+		rxp_pool_free_bulk(q->cache, &ring_bufs[first], run);
+		ntc += run;
+		left -= run;
 	}
 	r->next_to_clean = ntc;
 	q->stats.tx_completed += n;

@@ -86,10 +86,47 @@ static void test_verify_after_update(void)
 	}
 }
 
+/* The modulo check agrees with the folded one on every stored checksum value. */
+static void test_csum_ok_matches_verify(void)
+{
+	unsigned disagree = 0, valid = 0;
+
+	for (int i = 0; i < 20000; i++) {
+		uint8_t h[60];
+		unsigned ihl = i % 4 ? 5 : 5 + next_rand() % 11;
+
+		for (unsigned k = 0; k < sizeof(h); k++)
+			h[k] = (uint8_t)next_rand();
+		if (i % 8 == 0)
+			memset(h, 0, sizeof(h));	/* an all-zero sum folds to 0, not 0xffff */
+		for (uint32_t c = 0; c < 65536; c += 1 + next_rand() % 512) {
+			bool ok;
+
+			h[10] = (uint8_t)(c >> 8);
+			h[11] = (uint8_t)c;
+			ok = rxp_ip4_csum_ok(h, ihl);
+			valid += ok;
+			disagree += ok != (rxp_ip4_csum_verify(h, ihl) == 0);
+		}
+		/* and the one value that makes it right */
+		h[10] = h[11] = 0;
+		{
+			uint16_t c = rxp_csum(h, ihl * 4);
+
+			memcpy(h + 10, &c, 2);
+		}
+		valid += rxp_ip4_csum_ok(h, ihl);
+		disagree += rxp_ip4_csum_ok(h, ihl) != (rxp_ip4_csum_verify(h, ihl) == 0);
+	}
+	CHECK_EQ(disagree, 0u);
+	CHECK(valid > 15000);
+}
+
 int main(void)
 {
 	RUN(test_ttl_dec_matches_recompute);
 	RUN(test_ttl_dec_corner);
 	RUN(test_verify_after_update);
+	RUN(test_csum_ok_matches_verify);
 	return tests_done();
 }
