@@ -134,6 +134,13 @@ static const uint64_t special_octet[4] = {
 	0xffffffff00000000ull,	/* 224..255 */
 };
 
+/* The same octets, a byte each: two loads test a source and a destination. */
+static const uint8_t special_first_octet[256] = {
+	[0] = 1, [127] = 1,
+	[224] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	[240] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+};
+
 static inline bool is_special(uint32_t addr_host)
 {
 	uint32_t o = addr_host >> 24;
@@ -272,6 +279,12 @@ void rxp_ip4_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 	route_nh(st, pkt, nh);
 }
 
+/* Out of line, so that the vector loop keeps its registers. */
+static rxp_noinline void route_slow(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh)
+{
+	route_nh(st, pkt, nh);
+}
+
 /*
  * The vector's fast path: forward_fast() with everything it reads about the
  * router held in locals. The packet writes go through byte pointers, which
@@ -290,6 +303,7 @@ void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, const uin
 	uint32_t gen = rxp_neigh_gen(&r->neigh);
 	uint64_t bcast_low6 = r->bcast4_low6;
 	uint32_t nh[RXP_BURST_MAX];
+	uint64_t forwarded = 0;
 
 	if (!n)
 		return;
@@ -299,25 +313,45 @@ void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, const uin
 		struct rxp_pkt *pkt = pkts[i];
 		uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
 		const struct rxp_adj *adj = &adjs[nh[i] & (RXP_STACK_NH_MAX - 1)];
+		struct rxp_txv *v;
 		uint32_t src, src_host;
-		uint16_t csum;
+		uint16_t csum, port;
+		unsigned l3;
 
 		memcpy(&src, ip + 12, 4);
 		src_host = ntohl(src);
 		/* as forward_fast(), the broadcast check behind its one-word filter */
 		if (rxp_unlikely(nh[i] >= RXP_STACK_NH_MAX || !adj->neigh || adj->gen != gen ||
 				 adj->hlen != RXP_ETH_HLEN || (pkt->flags & RXP_PKT_F_L2_MCAST) ||
-				 ip[8] <= 1 || pkt->l3_len > adj->mtu || is_special(src_host) ||
-				 is_special(dst[i]) || ((bcast_low6 >> (src_host & 63)) & 1))) {
-			route_nh(st, pkt, nh[i]);
+				 ip[8] <= 1 || pkt->l3_len > adj->mtu ||
+				 (special_first_octet[src_host >> 24] | special_first_octet[dst[i] >> 24]) ||
+				 ((bcast_low6 >> (src_host & 63)) & 1))) {
+			route_slow(st, pkt, nh[i]);
+			continue;
+		}
+		port = adj->port;
+		v = &st->txv[port];
+		if (rxp_unlikely(v->n == RXP_TXV_MAX)) {
+			route_slow(st, pkt, nh[i]);	/* its transmit flushes the full vector */
 			continue;
 		}
 		ip[8]--;
 		memcpy(&csum, ip + 10, 2);
 		csum = rxp_csum_ttl_dec(csum);
 		memcpy(ip + 10, &csum, 2);
-		rxp_adj_output(st, pkt, adj);
+		/* rxp_adj_output() for an untagged header, then rxp_tx_forward() */
+		l3 = pkt->data_off + pkt->l3_off;
+		memcpy(rxp_pkt_buf(pkt) + l3 - RXP_ETH_HLEN, adj->hdr + sizeof(adj->hdr) - RXP_ETH_HLEN,
+		       RXP_ETH_HLEN);
+		pkt->data_off = (uint16_t)(l3 - RXP_ETH_HLEN);
+		pkt->l3_off = RXP_ETH_HLEN;
+		pkt->len = (uint16_t)(RXP_ETH_HLEN + pkt->l3_len);
+		pkt->out_port = port;
+		v->pkts[v->n++] = pkt;
+		st->tx_pending |= 1ull << port;
+		forwarded++;
 	}
+	st->stats.forwarded += forwarded;
 }
 
 void rxp_ip4_route_nh(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh)

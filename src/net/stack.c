@@ -196,6 +196,20 @@ static rxp_always_inline bool ip4_fast(struct rxp_pkt *pkt, const uint8_t mac[6]
 	return true;
 }
 
+/*
+ * Every other frame: Ethernet, then IPv4 validation for IPv4 (RXP_NEXT_L4
+ * when it passes). Out of line, so that the loop around ip4_fast() keeps
+ * its registers.
+ */
+static rxp_noinline enum rxp_next input_general(const struct rxp_stack *st, struct rxp_pkt *pkt)
+{
+	enum rxp_next next = rxp_eth_input(st, pkt);
+
+	if (next == RXP_NEXT_IP4)
+		return rxp_ip4_input(pkt) == RXP_NEXT_L4 ? RXP_NEXT_L4 : RXP_NEXT_DROP;
+	return next;
+}
+
 void rxp_stack_input_list(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t n)
 {
 	struct rxp_pkt *ip4[RXP_BURST_MAX], *ip6[RXP_BURST_MAX], *arp[RXP_BURST_MAX];
@@ -236,14 +250,10 @@ void rxp_stack_input_list(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 			ip4[n_ip4++] = pkt;
 			continue;
 		}
-		switch (rxp_eth_input(st, pkt)) {
-		case RXP_NEXT_IP4:
-			if (rxp_likely(rxp_ip4_input(pkt) == RXP_NEXT_L4)) {
-				dst4[n_ip4] = rxp_ip4_dst(pkt);
-				ip4[n_ip4++] = pkt;
-			} else {
-				drop[n_drop++] = pkt;
-			}
+		switch (input_general(st, pkt)) {
+		case RXP_NEXT_L4:	/* IPv4, validated */
+			dst4[n_ip4] = rxp_ip4_dst(pkt);
+			ip4[n_ip4++] = pkt;
 			break;
 		case RXP_NEXT_IP6:
 			ip6[n_ip6++] = pkt;

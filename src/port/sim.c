@@ -111,19 +111,21 @@ static uint32_t dev_rx(struct sim_port *sp, struct sim_queue *sq)
 	/* Pairs with the release store of tail in sim_refill(): the descriptors are posted. */
 	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
 	uint32_t head = r->dev_head, mask = r->mask, room = sp->pool->data_room;
+	uint32_t head0 = head;
 	struct sim_desc *desc = r->desc;
 	uint8_t *base = sp->pool->base;
 	uint64_t bytes = 0;
-	uint32_t done = 0;
 
 	while (head != tail) {
 		const uint8_t *frames[64];
 		uint16_t lens[64];
-		uint32_t want = RXP_MIN(tail - head, (uint32_t)RXP_ARRAY_SIZE(frames));
+		/* in runs that stop where the ring wraps, so a pointer walks the descriptors */
+		uint32_t want = RXP_MIN(RXP_MIN(tail - head, r->size - (head & mask)),
+					(uint32_t)RXP_ARRAY_SIZE(frames));
 		uint32_t got = rxp_gen_next_burst(&sq->gen, frames, lens, want);
+		struct sim_desc *d = &desc[head & mask];
 
 		for (uint32_t i = 0; i < got; i++) {
-			struct sim_desc *d = &desc[head & mask];
 			uint16_t len = lens[i];
 
 			/* Like a NIC's buffer size register: never write past the buffer. */
@@ -136,9 +138,9 @@ static uint32_t dev_rx(struct sim_port *sp, struct sim_queue *sq)
 			bytes += len;
 			/* Pairs with the acquire load of status in sim_rx_burst(). */
 			atomic_store_explicit(&d->status, SIM_DESC_DONE, memory_order_release);
-			head++;
-			done++;
+			d++;
 		}
+		head += (uint32_t)(d - &desc[head & mask]);
 		if (got < want) {
 			atomic_store_explicit(&sq->gen_done, true, memory_order_release);
 			break;
@@ -147,9 +149,9 @@ static uint32_t dev_rx(struct sim_port *sp, struct sim_queue *sq)
 	if (rxp_gen_done(&sq->gen))
 		atomic_store_explicit(&sq->gen_done, true, memory_order_release);
 	r->dev_head = head;
-	r->dev_frames += done;
+	r->dev_frames += head - head0;
 	r->dev_bytes += bytes;
-	return done;
+	return head - head0;
 }
 
 static uint64_t mono_ns(void)
@@ -188,12 +190,15 @@ static uint32_t dev_tx(struct sim_port *sp, struct sim_queue *sq)
 	if (rxp_unlikely(hook))
 		for (uint32_t h = head; h != tail; h++)
 			hook(sp->tx_hook_ctx, sp->pool->base + desc[h & mask].addr, desc[h & mask].len);
-	for (; head != tail; head++) {
-		struct sim_desc *d = &desc[head & mask];
+	while (head != tail) {
+		uint32_t first = head & mask, run = RXP_MIN(tail - head, r->size - first);
 
-		bytes += d->len;
-		/* Pairs with the acquire load of status in sim_complete(). */
-		atomic_store_explicit(&d->status, SIM_DESC_DONE, memory_order_release);
+		for (struct sim_desc *d = &desc[first]; d < &desc[first + run]; d++) {
+			bytes += d->len;
+			/* Pairs with the acquire load of status in sim_complete(). */
+			atomic_store_explicit(&d->status, SIM_DESC_DONE, memory_order_release);
+		}
+		head += run;
 	}
 	r->dev_head = head;
 	r->dev_frames += done;
