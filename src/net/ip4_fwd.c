@@ -5,6 +5,7 @@
  * fragmentation (RFC 791), then the neighbour.
  */
 #include <arpa/inet.h>
+#include <limits.h>
 #include <string.h>
 #include "rxpath/csum.h"
 #include "l4.h"
@@ -304,6 +305,8 @@ void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, const uin
 	uint64_t bcast_low6 = r->bcast4_low6;
 	uint32_t nh[RXP_BURST_MAX];
 	uint64_t forwarded = 0;
+	struct rxp_txv *v = NULL;	/* the TX vector of port v_port */
+	unsigned v_port = UINT_MAX;
 
 	if (!n)
 		return;
@@ -313,10 +316,8 @@ void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, const uin
 		struct rxp_pkt *pkt = pkts[i];
 		uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
 		const struct rxp_adj *adj = &adjs[nh[i] & (RXP_STACK_NH_MAX - 1)];
-		struct rxp_txv *v;
 		uint32_t src, src_host;
-		uint16_t csum, port;
-		unsigned l3;
+		uint16_t csum, port, l3_len;
 
 		memcpy(&src, ip + 12, 4);
 		src_host = ntohl(src);
@@ -330,22 +331,24 @@ void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, const uin
 			continue;
 		}
 		port = adj->port;
-		v = &st->txv[port];
+		if (port != v_port) {
+			v = &st->txv[port];
+			v_port = port;
+		}
 		if (rxp_unlikely(v->n == RXP_TXV_MAX)) {
 			route_slow(st, pkt, nh[i]);	/* its transmit flushes the full vector */
 			continue;
 		}
+		l3_len = pkt->l3_len;
 		ip[8]--;
 		memcpy(&csum, ip + 10, 2);
 		csum = rxp_csum_ttl_dec(csum);
 		memcpy(ip + 10, &csum, 2);
 		/* rxp_adj_output() for an untagged header, then rxp_tx_forward() */
-		l3 = pkt->data_off + pkt->l3_off;
-		memcpy(rxp_pkt_buf(pkt) + l3 - RXP_ETH_HLEN, adj->hdr + sizeof(adj->hdr) - RXP_ETH_HLEN,
-		       RXP_ETH_HLEN);
-		pkt->data_off = (uint16_t)(l3 - RXP_ETH_HLEN);
+		memcpy(ip - RXP_ETH_HLEN, adj->hdr + sizeof(adj->hdr) - RXP_ETH_HLEN, RXP_ETH_HLEN);
+		pkt->data_off = (uint16_t)(ip - RXP_ETH_HLEN - rxp_pkt_buf(pkt));
 		pkt->l3_off = RXP_ETH_HLEN;
-		pkt->len = (uint16_t)(RXP_ETH_HLEN + pkt->l3_len);
+		pkt->len = (uint16_t)(RXP_ETH_HLEN + l3_len);
 		pkt->out_port = port;
 		v->pkts[v->n++] = pkt;
 		st->tx_pending |= 1ull << port;
