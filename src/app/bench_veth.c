@@ -40,6 +40,7 @@
 #include <rxpath/args.h>
 #include "bench_veth.h"
 #include "fmt.h"
+#include "xdp_sink.h"
 
 #define REPS_MAX 101
 #define FRAME_SIZE 64		/* on the wire, with FCS */
@@ -47,9 +48,12 @@
 #define START_TIMEOUT_S 10.0
 #define STOP_TIMEOUT_S 10.0
 
-enum veth_path { PATH_KERNEL, PATH_AFXDP, PATH_AFPACKET, N_PATHS };
+enum veth_path { PATH_KERNEL, PATH_AFXDP, PATH_AFXDP_BUSYPOLL, PATH_AFPACKET, N_PATHS };
 
-static const char *const path_names[N_PATHS] = { "kernel", "afxdp", "afpacket" };
+static const char *const path_names[N_PATHS] = { "kernel", "afxdp", "afxdp-busypoll", "afpacket" };
+/* each rxpath path's port spec, after "dev=rN" */
+static const char *const path_driver[N_PATHS] = { NULL, "afxdp", "afxdp", "afpacket" };
+static const char *const path_options[N_PATHS] = { NULL, "", ",busypoll=20", "" };
 
 enum { NS_H1, NS_R, NS_H2, NS_MAX };
 
@@ -69,6 +73,7 @@ struct veth_opts {
 	double duration;
 	unsigned reps;
 	bool json;
+	bool sink_stack;	/* h2's IP stack takes the flood (no XDP sink) */
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -86,11 +91,15 @@ static void usage(FILE *out)
 		"Builds h1 -- r -- h2 over veth pairs in network namespaces, blasts 64-byte UDP\n"
 		"frames from h1 to h2 with trafgen (netsniff-ng) and reports the packets/s that\n"
 		"reach h2 with each forwarder in r: the kernel (ip_forward), rxpath on afxdp\n"
-		"ports, rxpath on afpacket ports. Paths take turns, repetition by repetition.\n"
+		"ports (need_wakeup, and busy polling with busypoll=20), rxpath on afpacket\n"
+		"ports. Paths take turns, repetition by repetition.\n"
 		"The lab is removed at the end, also on error and on Ctrl-C.\n"
 		"\n"
 		"  --duration S     seconds per measurement window (default 3)\n"
 		"  --reps N         repetitions of every path (default 5)\n"
+		"  --sink xdp|stack what h2 does with the flood: drop it at XDP (default;\n"
+		"                   its rx_packets still counts every frame), or take it\n"
+		"                   up its IP stack, which answers port unreachable\n"
 		"  --json           one JSON array on stdout\n");
 }
 
@@ -212,7 +221,7 @@ static void offloads_off(const struct veth_lab *lab, int ns, const char *dev)
 		sh(NULL, 0, err, sizeof(err), "ip netns exec %s ethtool -K %s tx off", lab->ns[ns], dev);
 }
 
-static int lab_up(struct veth_lab *lab, char *err, size_t errlen)
+static int lab_up(struct veth_lab *lab, const struct veth_opts *o, char *err, size_t errlen)
 {
 	static const char *const host_addr[2] = { "10.0.1.2/24", "10.0.2.2/24" };
 	static const char *const host_gw[2] = { "10.0.1.1", "10.0.2.1" };
@@ -245,6 +254,14 @@ static int lab_up(struct veth_lab *lab, char *err, size_t errlen)
 		    sh(NULL, 0, err, errlen, "ip -n %s route add default via %s", ns, host_gw[i]))
 			return -1;
 	}
+	/*
+	 * h2 is the receiving host, not the forwarder under test: its IP stack
+	 * (a route lookup, a port-unreachable attempt per frame) would cost
+	 * more than forwarding, and on two CPUs it runs on the forwarder's.
+	 * It drops the flood at XDP instead; rx_packets counts before that.
+	 */
+	if (!o->sink_stack && xdp_sink_attach(lab->ns[NS_H2], "eth0", err, errlen))
+		return -1;
 	/* r0/r1 start without addresses and forwarding: each path sets up its own */
 	return sh(NULL, 0, err, errlen, "ip netns exec %s sysctl -qw net.ipv4.ip_forward=0 "
 		  "net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 "
@@ -316,7 +333,8 @@ static int write_trafgen_conf(const struct veth_lab *lab, const char *path, char
 	return 0;
 }
 
-static int write_rxpath_conf(const char *path, const char *driver, char *err, size_t errlen)
+static int write_rxpath_conf(const char *path, const char *driver, const char *options, char *err,
+			     size_t errlen)
 {
 	FILE *out = fopen(path, "w");
 
@@ -325,10 +343,10 @@ static int write_rxpath_conf(const char *path, const char *driver, char *err, si
 		return -1;
 	}
 	fprintf(out,
-		"port add p0 %s:dev=r0\n"
-		"port add p1 %s:dev=r1\n"
+		"port add p0 %s:dev=r0%s\n"
+		"port add p1 %s:dev=r1%s\n"
 		"addr add 10.0.1.1/24 dev p0\n"
-		"addr add 10.0.2.1/24 dev p1\n", driver, driver);
+		"addr add 10.0.2.1/24 dev p1\n", driver, options, driver, options);
 	if (fclose(out)) {
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
 		return -1;
@@ -484,16 +502,16 @@ static int rxpath_stop(struct veth_lab *lab, char *err, size_t errlen)
  * it (warmup_ping): its JSON start line is not flushed to a file or pipe
  * until later, so it cannot tell us.
  */
-static int rxpath_start(struct veth_lab *lab, const char *driver, char *err, size_t errlen)
+static int rxpath_start(struct veth_lab *lab, enum veth_path p, char *err, size_t errlen)
 {
 	char conf[128], out[128], log[128], cpu[16];
 	char *argv[16];
 	int n = 0;
 
-	snprintf(conf, sizeof(conf), "%s/rxpath-%s.conf", lab->dir, driver);
+	snprintf(conf, sizeof(conf), "%s/rxpath-%s.conf", lab->dir, path_names[p]);
 	snprintf(out, sizeof(out), "%s/rxpath.out", lab->dir);
 	snprintf(log, sizeof(log), "%s/rxpath.err", lab->dir);
-	if (write_rxpath_conf(conf, driver, err, errlen))
+	if (write_rxpath_conf(conf, path_driver[p], path_options[p], err, errlen))
 		return -1;
 	argv[n++] = "ip";
 	argv[n++] = "netns";
@@ -586,7 +604,7 @@ static int measure(struct veth_lab *lab, enum veth_path p, const struct veth_opt
 	if (p == PATH_KERNEL) {
 		if (kernel_forwarding(lab, true, err, errlen))
 			goto out;
-	} else if (rxpath_start(lab, path_names[p], err, errlen)) {
+	} else if (rxpath_start(lab, p, err, errlen)) {
 		goto out;
 	}
 	if (warmup_ping(lab, path_names[p], err, errlen) || trafgen_start(lab, err, errlen) ||
@@ -646,6 +664,7 @@ static void lab_down(struct veth_lab *lab)
 	if (lab->dir[0]) {
 		static const char *const files[] = { "frame.trafgen", "trafgen.log", "rxpath.out",
 						     "rxpath.err", "rxpath-afxdp.conf",
+						     "rxpath-afxdp-busypoll.conf",
 						     "rxpath-afpacket.conf" };
 
 		for (unsigned i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
@@ -692,18 +711,21 @@ static void print_results(const struct veth_lab *lab, const struct veth_opts *o,
 		       "trafgen in h1\n"
 		       "pps = frames delivered to h2's eth0 per second (rx_packets); sent = frames h1's "
 		       "eth0 handed to r\n"
-		       "%u repetitions x %.2f s per path, interleaved; medians with min..max\n",
-		       FRAME_SIZE, o->reps, o->duration);
+		       "%u repetitions x %.2f s per path, interleaved; medians with min..max\n"
+		       "h2 %s\n",
+		       FRAME_SIZE, o->reps, o->duration,
+		       o->sink_stack ? "takes the flood up its IP stack (--sink stack)"
+				     : "drops the flood at XDP (--sink xdp): its stack is not the forwarder's cost");
 		if (lab->rxpath_cpu >= 0)
 			printf("CPUs: sender (trafgen) on CPU %d, rxpath on CPU %d; the kernel forwards "
 			       "in softirq on the sender's CPU\n\n", lab->sender_cpu, lab->rxpath_cpu);
 		else
 			printf("CPUs: not pinned (one CPU, or no taskset): sender and forwarder share "
 			       "the machine\n\n");
-		printf("%-9s %12s %12s %12s %8s %12s\n", "path", "pps", "min", "max", "ratio",
+		printf("%-15s %12s %12s %12s %8s %12s\n", "path", "pps", "min", "max", "ratio",
 		       "sent pps");
 		for (int p = 0; p < N_PATHS; p++)
-			printf("%-9s %12.0f %12.0f %12.0f %7.2fx %12.0f\n", path_names[p], med[p], lo[p],
+			printf("%-15s %12.0f %12.0f %12.0f %7.2fx %12.0f\n", path_names[p], med[p], lo[p],
 			       hi[p], med[PATH_KERNEL] > 0 ? med[p] / med[PATH_KERNEL] : 0, smed[p]);
 		return;
 	}
@@ -712,11 +734,12 @@ static void print_results(const struct veth_lab *lab, const struct veth_opts *o,
 		printf("%s\n  {\"path\":\"%s\",\"frame_size\":%u,\"pps\":%.0f,\"pps_min\":%.0f,"
 		       "\"pps_max\":%.0f,\"spread_pct\":%.2f,\"ratio_to_kernel\":%.4f,"
 		       "\"sent_pps\":%.0f,\"reps\":%u,\"duration\":%.2f,\"sender_cpu\":%d,"
-		       "\"rxpath_cpu\":%d}",
+		       "\"rxpath_cpu\":%d,\"sink\":\"%s\"}",
 		       p ? "," : "", path_names[p], FRAME_SIZE, med[p], lo[p], hi[p],
 		       med[p] > 0 ? (hi[p] - lo[p]) / 2 / med[p] * 100 : 0,
 		       med[PATH_KERNEL] > 0 ? med[p] / med[PATH_KERNEL] : 0, smed[p], o->reps,
-		       o->duration, lab->rxpath_cpu >= 0 ? lab->sender_cpu : -1, lab->rxpath_cpu);
+		       o->duration, lab->rxpath_cpu >= 0 ? lab->sender_cpu : -1, lab->rxpath_cpu,
+		       o->sink_stack ? "stack" : "xdp");
 	printf("\n]\n");
 }
 
@@ -726,6 +749,7 @@ int cmd_bench_veth(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "reps", required_argument, NULL, 'r' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "sink", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -758,6 +782,13 @@ int cmd_bench_veth(int argc, char **argv)
 			break;
 		case 'j':
 			o.json = true;
+			break;
+		case 's':
+			if (strcmp(optarg, "xdp") && strcmp(optarg, "stack")) {
+				fprintf(stderr, "rxpath bench veth: --sink %s: expected xdp or stack\n", optarg);
+				return 2;
+			}
+			o.sink_stack = !strcmp(optarg, "stack");
 			break;
 		case 'h':
 			usage(stdout);
@@ -810,7 +841,7 @@ int cmd_bench_veth(int argc, char **argv)
 	}
 	fprintf(stderr, "%sbench veth: building the lab (%s, %s, %s)%s", tty ? "\r" : "",
 		lab.ns[NS_H1], lab.ns[NS_R], lab.ns[NS_H2], tty ? "" : "\n");
-	if (lab_up(&lab, err, sizeof(err))) {
+	if (lab_up(&lab, &o, err, sizeof(err))) {
 		if (!stop_signal)
 			fprintf(stderr, "%srxpath bench veth: cannot build the lab: %s\n", tty ? "\n" : "", err);
 		err[0] = '\0';
@@ -836,8 +867,9 @@ int cmd_bench_veth(int argc, char **argv)
 		}
 		if (!tty)
 			fprintf(stderr, "bench veth: repetition %u/%u done: kernel %.0f, afxdp %.0f, "
-				"afpacket %.0f pps\n", rep + 1, o.reps, samples[PATH_KERNEL][rep],
-				samples[PATH_AFXDP][rep], samples[PATH_AFPACKET][rep]);
+				"afxdp-busypoll %.0f, afpacket %.0f pps\n", rep + 1, o.reps,
+				samples[PATH_KERNEL][rep], samples[PATH_AFXDP][rep],
+				samples[PATH_AFXDP_BUSYPOLL][rep], samples[PATH_AFPACKET][rep]);
 	}
 	if (tty)
 		fprintf(stderr, "\r%-70s\r", "");

@@ -73,7 +73,12 @@
 #define AFXDP_BIND_TRIES 40	/* EBUSY: a previous socket on the queue is still going away */
 #define AFXDP_BIND_WAIT_NS 50000000L
 #define AFXDP_PROG_FILE "xsk_def_xdp_prog.o"
-#define AFXDP_KEYS "dev, queues, mode, zerocopy, mac"
+#define AFXDP_KEYS "dev, queues, mode, zerocopy, busypoll, mac"
+#define AFXDP_BUSYPOLL_MAX_US 10000u
+#define AFXDP_BUSYPOLL_BUDGET 64	/* frames the kernel's NAPI takes per busy poll */
+/* while busy polling, the device's interrupts (veth: its NAPI kicks) stay off this long */
+#define AFXDP_NAPI_DEFER_IRQS "2"
+#define AFXDP_GRO_FLUSH_TIMEOUT_NS "200000"
 
 _Static_assert(RXP_AFXDP_HEADROOM == XDP_PACKET_HEADROOM,
 	       "the pool's headroom must be the kernel's XDP headroom");
@@ -105,6 +110,7 @@ struct afxdp_queue {
 	int fd;
 	uint64_t rx_wakeups;
 	uint64_t tx_kicks;
+	uint64_t busy_polls;
 	struct xsk_socket *xsk;
 	bool in_map;
 };
@@ -121,6 +127,10 @@ struct afxdp_port {
 	struct xdp_program *prog;	/* ours, attached; NULL once detached */
 	enum xdp_attach_mode mode;
 	int map_fd;
+	uint32_t busypoll_us;	/* 0: need_wakeup only */
+	/* the device's NAPI settings before busy polling changed them, put back at close */
+	char saved_defer_irqs[24];
+	char saved_flush_timeout[24];
 	struct afxdp_queue q[];
 };
 
@@ -350,6 +360,15 @@ static uint16_t afxdp_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint1
 	if (rxp_unlikely(ap->gone))
 		return 0;
 	q->stats.rx_polls++;
+	/*
+	 * Busy polling: this call runs the device's NAPI here, on our CPU,
+	 * instead of in a softirq wherever the device raised it. One system
+	 * call per poll, whatever the batch.
+	 */
+	if (ap->busypoll_us) {
+		recvfrom(aq->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+		aq->busy_polls++;
+	}
 	/* Load-acquire of the producer: pairs with the kernel's (B) in xskq_prod_submit. */
 	got = xsk_ring_cons__peek(&aq->rx, n, &idx);
 	if (!got) {
@@ -664,6 +683,18 @@ static int open_socket(struct rxp_port *port, struct afxdp_port *ap, uint16_t qi
 	}
 	um->n_sockets++;
 	aq->fd = xsk_socket__fd(aq->xsk);
+	if (ap->busypoll_us) {
+		int one = 1, us = (int)ap->busypoll_us, budget = AFXDP_BUSYPOLL_BUDGET;
+
+		snprintf(step, sizeof(step), "busy poll on dev=%s queue %u", ap->dev, qid);
+		if (setsockopt(aq->fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one, sizeof(one)) ||
+		    setsockopt(aq->fd, SOL_SOCKET, SO_BUSY_POLL, &us, sizeof(us)) ||
+		    setsockopt(aq->fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget, sizeof(budget)))
+			return step_error(err, errlen, -errno, step, "%s",
+					  errno == EPERM ? "preferring busy polling needs CAP_NET_ADMIN" :
+					  errno == ENOPROTOOPT ? "the kernel predates preferred busy polling (5.11); drop busypoll=" :
+					  "drop busypoll= to use need_wakeup alone");
+	}
 	if (getsockopt(aq->fd, SOL_XDP, XDP_OPTIONS, &opts, &optlen))
 		opts.flags = 0;
 	if (first)
@@ -684,8 +715,9 @@ static int open_socket(struct rxp_port *port, struct afxdp_port *ap, uint16_t qi
 	aq->base = um->pool->base;
 	aq->in_kernel = um->in_kernel;
 	aq->chunk_mask = ~(uint64_t)(um->pool->buf_size - 1);
-	fprintf(stderr, "afxdp %s dev %s queue %u: %s XDP, %s\n", port->name, ap->dev, qid,
+	fprintf(stderr, "afxdp %s dev %s queue %u: %s XDP, %s%s\n", port->name, ap->dev, qid,
 		ap->mode == XDP_MODE_NATIVE ? "native" : "skb (generic)",
+		ap->busypoll_us ? "busy polling, " : "",
 		(opts.flags & XDP_OPTIONS_ZEROCOPY) ? "zero-copy" :
 		!strcmp(zerocopy, "off") ? "copy mode (zerocopy=off)" :
 		!strcmp(ap->driver, "veth") ? "copy mode (veth has no zero-copy)" :
@@ -722,6 +754,73 @@ static void port_leave(struct afxdp_port *ap)
 	pthread_mutex_unlock(&umems_lock);
 }
 
+/* Reads /sys/class/net/DEV/NAME into @buf (one line, no newline). Returns 0 or -1. */
+static int sysfs_read(const char *dev, const char *name, char *buf, size_t len)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", dev, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(buf, (int)len, f)) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+static int sysfs_write(const char *dev, const char *name, const char *value)
+{
+	char path[128];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", dev, name);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ret = fputs(value, f) < 0;
+	return fclose(f) || ret ? -1 : 0;
+}
+
+/*
+ * Preferred busy polling keeps the device's NAPI with the polling socket
+ * only while its interrupts are deferred (napi_defer_hard_irqs) under a
+ * timer (gro_flush_timeout); without them the kernel's softirq takes the
+ * work back. Set both, remembering what they were; a failure is said, with
+ * the command, and busy polling goes on without.
+ */
+static void napi_defer_set(struct afxdp_port *ap)
+{
+	if (sysfs_read(ap->dev, "napi_defer_hard_irqs", ap->saved_defer_irqs,
+		       sizeof(ap->saved_defer_irqs)) ||
+	    sysfs_read(ap->dev, "gro_flush_timeout", ap->saved_flush_timeout,
+		       sizeof(ap->saved_flush_timeout)) ||
+	    sysfs_write(ap->dev, "napi_defer_hard_irqs", AFXDP_NAPI_DEFER_IRQS) ||
+	    sysfs_write(ap->dev, "gro_flush_timeout", AFXDP_GRO_FLUSH_TIMEOUT_NS)) {
+		fprintf(stderr,
+			"afxdp %s: cannot defer the device's interrupts for busy polling (%s); the kernel "
+			"may still poll in softirq. Fix: echo %s > /sys/class/net/%s/napi_defer_hard_irqs; "
+			"echo %s > /sys/class/net/%s/gro_flush_timeout\n",
+			ap->dev, strerror(errno), AFXDP_NAPI_DEFER_IRQS, ap->dev,
+			AFXDP_GRO_FLUSH_TIMEOUT_NS, ap->dev);
+		ap->saved_defer_irqs[0] = ap->saved_flush_timeout[0] = '\0';
+	}
+}
+
+static void napi_defer_restore(struct afxdp_port *ap)
+{
+	if (ap->saved_defer_irqs[0])
+		sysfs_write(ap->dev, "napi_defer_hard_irqs", ap->saved_defer_irqs);
+	if (ap->saved_flush_timeout[0])
+		sysfs_write(ap->dev, "gro_flush_timeout", ap->saved_flush_timeout);
+	ap->saved_defer_irqs[0] = ap->saved_flush_timeout[0] = '\0';
+}
+
 static void afxdp_close(struct rxp_port *port)
 {
 	struct afxdp_port *ap = port->priv;
@@ -740,8 +839,9 @@ static void afxdp_close(struct rxp_port *port)
 			ap->um->n_sockets--;
 		}
 	}
-	/* the interface is left as we found it: no XDP program */
+	/* the interface is left as we found it: no XDP program, its NAPI settings back */
 	detach_prog(ap);
+	napi_defer_restore(ap);
 	/* the last port on the UMEM deletes it and takes back every buffer the kernel held */
 	if (ap->um)
 		umem_put(ap->um);
@@ -752,7 +852,7 @@ static void afxdp_close(struct rxp_port *port)
 static int afxdp_open(struct rxp_port *port, struct rxp_args *args, char *err, size_t errlen)
 {
 	const char *dev, *mode, *zerocopy, *other;
-	uint32_t n_queues = 1, n_dev_queues = 1;
+	uint32_t n_queues = 1, n_dev_queues = 1, busypoll_us = 0;
 	struct bpf_xdp_query_opts qopts = { .sz = sizeof(qopts) };
 	struct afxdp_port *ap;
 	bool mac_given;
@@ -764,6 +864,8 @@ static int afxdp_open(struct rxp_port *port, struct rxp_args *args, char *err, s
 	mac_given = rxp_args_get(args, "mac") != NULL;
 	if ((ret = rxp_args_mac(args, "mac", port->mac, err, errlen)) ||
 	    (ret = rxp_args_u32(args, "queues", 1, RXP_QUEUES_MAX, &n_queues, err, errlen)) ||
+	    (ret = rxp_args_u32(args, "busypoll", 0, AFXDP_BUSYPOLL_MAX_US, &busypoll_us, err,
+				errlen)) ||
 	    (ret = rxp_args_check_unused(args, AFXDP_KEYS, err, errlen)))
 		return ret;
 	if (!dev || !dev[0] || strlen(dev) >= IF_NAMESIZE) {
@@ -788,6 +890,7 @@ static int afxdp_open(struct rxp_port *port, struct rxp_args *args, char *err, s
 	port->n_queues = (uint16_t)n_queues;
 	snprintf(ap->dev, sizeof(ap->dev), "%s", dev);
 	ap->map_fd = -1;
+	ap->busypoll_us = busypoll_us;
 	ap->ifindex = (int)if_nametoindex(dev);
 	if (!ap->ifindex) {
 		snprintf(err, errlen, "dev=%s: no such interface (ip link shows the interfaces)", dev);
@@ -835,6 +938,8 @@ static int afxdp_open(struct rxp_port *port, struct rxp_args *args, char *err, s
 	}
 	if (ret)
 		goto err_close;
+	if (busypoll_us)
+		napi_defer_set(ap);
 	for (uint16_t q = 0; q < n_queues; q++) {
 		ret = open_socket(port, ap, q, zerocopy, n_dev_queues, err, errlen);
 		if (ret)
@@ -852,7 +957,7 @@ err_close:
 static unsigned afxdp_xstats(struct rxp_port *port, struct rxp_xstat *out, unsigned max)
 {
 	struct afxdp_port *ap = port->priv;
-	uint64_t wakeups = 0, kicks = 0;
+	uint64_t wakeups = 0, kicks = 0, busy_polls = 0;
 	struct xdp_statistics sum = { 0 };
 	unsigned n = 0;
 
@@ -865,6 +970,7 @@ static unsigned afxdp_xstats(struct rxp_port *port, struct rxp_xstat *out, unsig
 
 		wakeups += aq->rx_wakeups;
 		kicks += aq->tx_kicks;
+		busy_polls += aq->busy_polls;
 		if (aq->fd >= 0 && !getsockopt(aq->fd, SOL_XDP, XDP_STATISTICS, &xs, &len)) {
 			sum.rx_dropped += xs.rx_dropped;
 			sum.rx_invalid_descs += xs.rx_invalid_descs;
@@ -875,7 +981,7 @@ static unsigned afxdp_xstats(struct rxp_port *port, struct rxp_xstat *out, unsig
 		}
 	}
 	const struct rxp_xstat all[] = {
-		{ "rx_wakeups", wakeups }, { "tx_kicks", kicks },
+		{ "rx_wakeups", wakeups }, { "tx_kicks", kicks }, { "busy_polls", busy_polls },
 		{ "kernel_rx_dropped", sum.rx_dropped },
 		{ "kernel_rx_ring_full", sum.rx_ring_full },
 		{ "kernel_fill_ring_empty", sum.rx_fill_ring_empty_descs },

@@ -12,6 +12,7 @@
 #   lab_init                 SKIP (exit 0) unless namespaces can be made
 #   lab_up                   builds the lab
 #   lab_rxpath_start DRIVER [RUN-OPTIONS...]   rxpath on r0/r1 as p0/p1, waits until up
+#                            (LAB_QUEUES=N adds queues=N, LAB_PORT_OPTS=",k=v" more port options)
 #   lab_rxpath_stop          SIGTERM; returns rxpath's exit status
 #   lab_summary              prints rxpath's JSON summary line (after the stop)
 #   lab_json 'EXPR' < JSON   evaluates a Python expression over the parsed JSON `j`
@@ -139,8 +140,8 @@ lab_rxpath_start() {
 	local driver=$1; shift
 	local conf="$LAB_DIR/rxpath.conf" i
 	cat >"$conf" <<-EOF
-	port add p0 $driver:dev=r0${LAB_QUEUES:+,queues=$LAB_QUEUES}
-	port add p1 $driver:dev=r1${LAB_QUEUES:+,queues=$LAB_QUEUES}
+	port add p0 $driver:dev=r0${LAB_QUEUES:+,queues=$LAB_QUEUES}${LAB_PORT_OPTS:-}
+	port add p1 $driver:dev=r1${LAB_QUEUES:+,queues=$LAB_QUEUES}${LAB_PORT_OPTS:-}
 	addr add 10.0.1.1/24 dev p0
 	addr add 10.0.2.1/24 dev p1
 	addr add 2001:db8:1::1/64 dev p0

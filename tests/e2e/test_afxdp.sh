@@ -116,6 +116,42 @@ fi
 
 lab_udp_flood_check e2e_afxdp afxdp
 
+# Busy polling: the sockets drive the device's NAPI themselves, with its
+# interrupts deferred while they do; the device's settings come back at exit.
+napi_settings() {
+	ip netns exec "$LAB_R" cat /sys/class/net/r0/napi_defer_hard_irqs \
+		/sys/class/net/r0/gro_flush_timeout 2>/dev/null | tr '\n' ' '
+}
+napi_before=$(napi_settings)
+if LAB_PORT_OPTS=",busypoll=20" lab_rxpath_start afxdp; then
+	napi_during=$(napi_settings)
+	if grep -q 'busy polling' "$LAB_DIR/rxpath.err" && [ "$napi_during" = "2 200000 " ]; then
+		pass "afxdp busypoll=20: busy polling, interrupts deferred (napi_defer_hard_irqs, gro_flush_timeout: $napi_during)"
+	else
+		fail "afxdp busypoll=20: busy polling, interrupts deferred" "device: $napi_during" \
+			"$(grep '^afxdp ' "$LAB_DIR/rxpath.err")"
+	fi
+	ping_ok "afxdp busypoll ping h1 -> h2 (IPv4)" "$LAB_H1" 10.0.2.2
+	ping_ok "afxdp busypoll ping h2 -> h1 (IPv4)" "$LAB_H2" 10.0.1.2
+	lab_rxpath_stop
+	rc=$?
+	check "afxdp busypoll SIGTERM: rxpath exits 0" [ "$rc" -eq 0 ]
+	check "afxdp busypoll: busy polls counted" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])["ports"][0]["driver"]
+assert d["busy_polls"] > 0, d
+' "$(lab_summary)"
+	napi_after=$(napi_settings)
+	if [ "$napi_after" = "$napi_before" ]; then
+		pass "afxdp busypoll: the device's NAPI settings restored ($napi_after)"
+	else
+		fail "afxdp busypoll: the device's NAPI settings restored" "before: $napi_before, after: $napi_after"
+	fi
+	LAB_PORT_OPTS=",busypoll=20" lab_udp_flood_check e2e_afxdp_busypoll afxdp
+else
+	fail "afxdp busypoll=20 start" "rxpath did not start with busypoll=20"
+fi
+
 lab_down
 left=$(ip netns list | grep -c "^$LAB_PREFIX-")
 if [ "$left" -eq 0 ]; then
