@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# rxpath bench veth: kernel, afxdp and afpacket forwarding measured in one
-# namespace lab, ratios taken against the kernel, and the lab removed after.
+# rxpath bench veth: kernel, afxdp (also busy polling) and afpacket forwarding
+# measured in one namespace lab, ratios taken against the kernel, and the lab
+# removed after.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -41,9 +42,10 @@ fi
 check bench_veth_json python3 - "$TMP/v.json" <<'PY'
 import json, sys
 rows = json.load(open(sys.argv[1]))
-assert isinstance(rows, list) and len(rows) == 3, rows
+assert isinstance(rows, list) and len(rows) == 4, rows
 by = {r["path"]: r for r in rows}
-assert set(by) == {"kernel", "afxdp", "afpacket"}, by
+assert set(by) == {"kernel", "afxdp", "afxdp-busypoll", "afpacket"}, by
+assert all(r["sink"] == "xdp" for r in rows), rows
 k = by["kernel"]["pps"]
 for r in rows:
     for key in ("pps", "ratio_to_kernel", "pps_min", "pps_max", "reps", "frame_size"):
