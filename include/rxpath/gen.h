@@ -121,40 +121,60 @@ static inline const uint8_t *rxp_gen_next(struct rxp_gen *gen, uint16_t *len)
 }
 
 /*
- * Takes up to @n frames at once into @frames and @lens; returns how many
- * (fewer than @n only when a finite source ends). The same frames as @n
- * calls of rxp_gen_next(), with the schedule walked in registers: the
- * caller's frame copies cannot make the compiler reload it.
+ * A walk over the schedule with its state in a local: rxp_gen_walk_next()
+ * hands out the same frames as rxp_gen_next(), but the caller's frame
+ * copies (stores through byte pointers, which may alias anything) cannot
+ * make the compiler reload the schedule for every frame.
  */
-static inline uint32_t rxp_gen_next_burst(struct rxp_gen *gen, const uint8_t **frames,
-					  uint16_t *lens, uint32_t n)
+struct rxp_gen_walk {
+	const uint32_t *sched;
+	const uint8_t *is_bad;
+	const uint16_t *lens;
+	const uint8_t *frames;
+	uint32_t pos, sched_len, stride;
+	uint64_t left;		/* frames the source still has */
+};
+
+static inline void rxp_gen_walk_begin(const struct rxp_gen *gen, struct rxp_gen_walk *w)
 {
-	const uint32_t *sched = gen->sched;
-	const uint8_t *is_bad = gen->is_bad;
-	const uint8_t *base = gen->frames;
-	uint32_t pos = gen->pos, sched_len = gen->sched_len, stride = gen->stride;
-	uint32_t i;
+	w->sched = gen->sched;
+	w->is_bad = gen->is_bad;
+	w->lens = gen->lens;
+	w->frames = gen->frames;
+	w->pos = gen->pos;
+	w->sched_len = gen->sched_len;
+	w->stride = gen->stride;
+	w->left = gen->remaining;
+}
 
-	if (n > gen->remaining)
-		n = (uint32_t)gen->remaining;
-	for (i = 0; i < n; i++) {
-		uint32_t t = sched[pos];
+/* Returns the next frame and its length, or NULL when a finite source is done. */
+static inline const uint8_t *rxp_gen_walk_next(struct rxp_gen *gen, struct rxp_gen_walk *w,
+					       uint16_t *len)
+{
+	uint32_t t;
 
-		if (++pos == sched_len)
-			pos = 0;
-		if (rxp_unlikely(is_bad[t])) {
-			t = gen->n_good + gen->next_bad;
-			if (++gen->next_bad == RXP_GEN_BAD_KINDS)
-				gen->next_bad = 0;
-			gen->n_bad++;
-			gen->n_bad_kind[is_bad[t] - 1]++;
-		}
-		lens[i] = gen->lens[t];
-		frames[i] = base + (size_t)t * stride;
+	if (rxp_unlikely(!w->left))
+		return NULL;
+	w->left--;
+	t = w->sched[w->pos];
+	if (++w->pos == w->sched_len)
+		w->pos = 0;
+	if (rxp_unlikely(w->is_bad[t])) {
+		t = gen->n_good + gen->next_bad;
+		if (++gen->next_bad == RXP_GEN_BAD_KINDS)
+			gen->next_bad = 0;
+		gen->n_bad++;
+		gen->n_bad_kind[w->is_bad[t] - 1]++;
 	}
-	gen->pos = pos;
-	gen->remaining -= n;
-	return n;
+	*len = w->lens[t];
+	return w->frames + (size_t)t * w->stride;
+}
+
+/* Writes the walk's position back: the next walk or rxp_gen_next() goes on from there. */
+static inline void rxp_gen_walk_end(struct rxp_gen *gen, const struct rxp_gen_walk *w)
+{
+	gen->pos = w->pos;
+	gen->remaining = w->left;
 }
 
 static inline bool rxp_gen_done(const struct rxp_gen *gen)

@@ -112,40 +112,42 @@ static uint32_t dev_rx(struct sim_port *sp, struct sim_queue *sq)
 	uint32_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
 	uint32_t head = r->dev_head, mask = r->mask, room = sp->pool->data_room;
 	uint32_t head0 = head;
+	struct rxp_gen_walk walk;
 	struct sim_desc *desc = r->desc;
 	uint8_t *base = sp->pool->base;
 	uint64_t bytes = 0;
 
+	rxp_gen_walk_begin(&sq->gen, &walk);
 	while (head != tail) {
-		const uint8_t *frames[64];
-		uint16_t lens[64];
 		/* in runs that stop where the ring wraps, so a pointer walks the descriptors */
-		uint32_t want = RXP_MIN(RXP_MIN(tail - head, r->size - (head & mask)),
-					(uint32_t)RXP_ARRAY_SIZE(frames));
-		uint32_t got = rxp_gen_next_burst(&sq->gen, frames, lens, want);
-		struct sim_desc *d = &desc[head & mask];
+		uint32_t first = head & mask, run = RXP_MIN(tail - head, r->size - first);
+		struct sim_desc *d = &desc[first], *end = d + run;
 
-		for (uint32_t i = 0; i < got; i++) {
-			uint16_t len = lens[i];
+		while (d < end) {
+			uint16_t len;
+			const uint8_t *frame = rxp_gen_walk_next(&sq->gen, &walk, &len);
 
+			if (!frame) {
+				atomic_store_explicit(&sq->gen_done, true, memory_order_release);
+				break;
+			}
 			/* Like a NIC's buffer size register: never write past the buffer. */
 			if (rxp_unlikely(len > room)) {
 				r->dev_oversize++;
 				continue;
 			}
-			dev_copy(base + d->addr, frames[i], len);
+			dev_copy(base + d->addr, frame, len);
 			d->len = len;
 			bytes += len;
 			/* Pairs with the acquire load of status in sim_rx_burst(). */
 			atomic_store_explicit(&d->status, SIM_DESC_DONE, memory_order_release);
 			d++;
 		}
-		head += (uint32_t)(d - &desc[head & mask]);
-		if (got < want) {
-			atomic_store_explicit(&sq->gen_done, true, memory_order_release);
-			break;
-		}
+		head += (uint32_t)(d - &desc[first]);
+		if (d < end)
+			break;	/* the source ended */
 	}
+	rxp_gen_walk_end(&sq->gen, &walk);
 	if (rxp_gen_done(&sq->gen))
 		atomic_store_explicit(&sq->gen_done, true, memory_order_release);
 	r->dev_head = head;
