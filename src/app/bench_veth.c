@@ -54,6 +54,14 @@ static const char *const path_names[N_PATHS] = { "kernel", "afxdp", "afxdp-busyp
 /* each rxpath path's port spec, after "dev=rN" */
 static const char *const path_driver[N_PATHS] = { NULL, "afxdp", "afxdp", "afpacket" };
 static const char *const path_options[N_PATHS] = { NULL, "", ",busypoll=20", "" };
+/*
+ * afpacket ports get MACs of their own: frames to rxpath are then not the
+ * kernel's (PACKET_OTHERHOST), which drops them at the door instead of
+ * routing each one too. NULL: the port takes the interface's MAC.
+ */
+static const char *const path_mac[N_PATHS][2] = {
+	[PATH_AFPACKET] = { "02:72:78:00:00:01", "02:72:78:00:00:02" },
+};
 
 enum { NS_H1, NS_R, NS_H2, NS_MAX };
 
@@ -285,18 +293,20 @@ static uint16_t ip_checksum(const uint8_t *h, size_t len)
 /*
  * The trafgen packet: one 60-byte frame (64 with FCS) h1 -> h2, UDP to the
  * discard port, every byte fixed so that trafgen only copies it into its
- * ring. The UDP checksum is 0 (none, allowed in IPv4).
+ * ring. The UDP checksum is 0 (none, allowed in IPv4). It goes to
+ * @dst_mac, or to r0's MAC when NULL.
  */
-static int write_trafgen_conf(const struct veth_lab *lab, const char *path, char *err,
-			      size_t errlen)
+static int write_trafgen_conf(const struct veth_lab *lab, const char *path, const char *dst_mac,
+			      char *err, size_t errlen)
 {
 	uint8_t f[FRAME_SIZE - 4] = { 0 }, *ip = f + 14, *udp = ip + 20;
 	char mac[32];
 	uint16_t csum;
 	FILE *out;
 
-	if (sh(mac, sizeof(mac), err, errlen, "ip netns exec %s cat /sys/class/net/r0/address",
-	       lab->ns[NS_R]) || parse_mac(mac, f) ||
+	if ((dst_mac ? parse_mac(dst_mac, f) :
+	     sh(mac, sizeof(mac), err, errlen, "ip netns exec %s cat /sys/class/net/r0/address",
+		lab->ns[NS_R]) || parse_mac(mac, f)) ||
 	    sh(mac, sizeof(mac), err, errlen, "ip netns exec %s cat /sys/class/net/eth0/address",
 	       lab->ns[NS_H1]) || parse_mac(mac, f + 6)) {
 		if (!err[0])
@@ -333,8 +343,8 @@ static int write_trafgen_conf(const struct veth_lab *lab, const char *path, char
 	return 0;
 }
 
-static int write_rxpath_conf(const char *path, const char *driver, const char *options, char *err,
-			     size_t errlen)
+static int write_rxpath_conf(const char *path, const char *driver, const char *options,
+			     const char *const mac[2], char *err, size_t errlen)
 {
 	FILE *out = fopen(path, "w");
 
@@ -343,10 +353,11 @@ static int write_rxpath_conf(const char *path, const char *driver, const char *o
 		return -1;
 	}
 	fprintf(out,
-		"port add p0 %s:dev=r0%s\n"
-		"port add p1 %s:dev=r1%s\n"
+		"port add p0 %s:dev=r0%s%s%s\n"
+		"port add p1 %s:dev=r1%s%s%s\n"
 		"addr add 10.0.1.1/24 dev p0\n"
-		"addr add 10.0.2.1/24 dev p1\n", driver, options, driver, options);
+		"addr add 10.0.2.1/24 dev p1\n", driver, options, mac[0] ? ",mac=" : "",
+		mac[0] ? mac[0] : "", driver, options, mac[1] ? ",mac=" : "", mac[1] ? mac[1] : "");
 	if (fclose(out)) {
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
 		return -1;
@@ -511,7 +522,7 @@ static int rxpath_start(struct veth_lab *lab, enum veth_path p, char *err, size_
 	snprintf(conf, sizeof(conf), "%s/rxpath-%s.conf", lab->dir, path_names[p]);
 	snprintf(out, sizeof(out), "%s/rxpath.out", lab->dir);
 	snprintf(log, sizeof(log), "%s/rxpath.err", lab->dir);
-	if (write_rxpath_conf(conf, path_driver[p], path_options[p], err, errlen))
+	if (write_rxpath_conf(conf, path_driver[p], path_options[p], path_mac[p], err, errlen))
 		return -1;
 	argv[n++] = "ip";
 	argv[n++] = "netns";
@@ -599,6 +610,7 @@ static int measure(struct veth_lab *lab, enum veth_path p, const struct veth_opt
 {
 	uint64_t rx0, rx1, tx0, tx1;
 	double trx0, trx1, ttx0, ttx1;
+	char frame[128];
 	int ret = -1;
 
 	if (p == PATH_KERNEL) {
@@ -607,7 +619,13 @@ static int measure(struct veth_lab *lab, enum veth_path p, const struct veth_opt
 	} else if (rxpath_start(lab, p, err, errlen)) {
 		goto out;
 	}
-	if (warmup_ping(lab, path_names[p], err, errlen) || trafgen_start(lab, err, errlen) ||
+	snprintf(frame, sizeof(frame), "%s/frame.trafgen", lab->dir);
+	/* the hosts learn the forwarder afresh: the paths' MACs differ */
+	if (sh(NULL, 0, err, errlen, "ip -n %s neigh flush all", lab->ns[NS_H1]) ||
+	    sh(NULL, 0, err, errlen, "ip -n %s neigh flush all", lab->ns[NS_H2]) ||
+	    warmup_ping(lab, path_names[p], err, errlen) ||
+	    write_trafgen_conf(lab, frame, path_mac[p][0], err, errlen) ||
+	    trafgen_start(lab, err, errlen) ||
 	    nap(WARMUP_S) || trafgen_alive(lab, err, errlen) ||
 	    read_counter(lab, NS_H1, "eth0", "tx_packets", &tx0, &ttx0, err, errlen) ||
 	    read_counter(lab, NS_H2, "eth0", "rx_packets", &rx0, &trx0, err, errlen) ||
@@ -846,13 +864,6 @@ int cmd_bench_veth(int argc, char **argv)
 			fprintf(stderr, "%srxpath bench veth: cannot build the lab: %s\n", tty ? "\n" : "", err);
 		err[0] = '\0';
 		goto out;
-	}
-	{
-		char frame[128];
-
-		snprintf(frame, sizeof(frame), "%s/frame.trafgen", lab.dir);
-		if (write_trafgen_conf(&lab, frame, err, sizeof(err)))
-			goto out;
 	}
 	for (unsigned rep = 0; rep < o.reps; rep++) {
 		for (unsigned k = 0; k < N_PATHS; k++) {
