@@ -70,10 +70,10 @@ static inline uint16_t rxp_csum(const void *data, size_t len)
 }
 
 /*
- * Returns 0 when the IPv4 header at @hdr (@ihl 32-bit words, at least 5)
- * carries a correct checksum. Unrolled for the common 20-byte header.
+ * The unfolded one's complement sum of the IPv4 header at @hdr (@ihl 32-bit
+ * words, at least 5). Unrolled for the common 20-byte header.
  */
-static inline uint16_t rxp_ip4_csum_verify(const void *hdr, unsigned ihl)
+static inline uint64_t rxp_ip4_hdr_sum(const void *hdr, unsigned ihl)
 {
 	const uint8_t *p = hdr;
 	uint32_t w0, w1, w2, w3, w4;
@@ -88,7 +88,13 @@ static inline uint16_t rxp_ip4_csum_verify(const void *hdr, unsigned ihl)
 	sum = (uint64_t)w0 + w1 + w2 + w3 + w4;
 	if (rxp_unlikely(ihl > 5))
 		sum = rxp_csum_partial(p + 20, (ihl - 5) * 4u, sum);
-	return rxp_csum_fold(sum);
+	return sum;
+}
+
+/* Returns 0 when the IPv4 header at @hdr (@ihl 32-bit words) carries a correct checksum. */
+static inline uint16_t rxp_ip4_csum_verify(const void *hdr, unsigned ihl)
+{
+	return rxp_csum_fold(rxp_ip4_hdr_sum(hdr, ihl));
 }
 
 /*
@@ -100,18 +106,8 @@ static inline uint16_t rxp_ip4_csum_verify(const void *hdr, unsigned ihl)
  */
 static inline bool rxp_ip4_csum_ok(const void *hdr, unsigned ihl)
 {
-	const uint8_t *p = hdr;
-	uint32_t w0, w1, w2, w3, w4;
-	uint64_t sum;
+	uint64_t sum = rxp_ip4_hdr_sum(hdr, ihl);
 
-	memcpy(&w0, p, 4);
-	memcpy(&w1, p + 4, 4);
-	memcpy(&w2, p + 8, 4);
-	memcpy(&w3, p + 12, 4);
-	memcpy(&w4, p + 16, 4);
-	sum = (uint64_t)w0 + w1 + w2 + w3 + w4;
-	if (rxp_unlikely(ihl > 5))
-		sum = rxp_csum_partial(p + 20, (ihl - 5) * 4u, sum);
 	return sum != 0 && sum % 0xffff == 0;
 }
 

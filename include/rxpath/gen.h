@@ -97,34 +97,12 @@ int rxp_gen_keep_queue(struct rxp_gen *gen, uint16_t queue, uint16_t n_queues);
 /* Returns the name of a malformed-frame kind. */
 const char *rxp_gen_bad_name(enum rxp_gen_bad kind);
 
-/* Returns the next frame and its length, or NULL when a finite source is done. */
-static inline const uint8_t *rxp_gen_next(struct rxp_gen *gen, uint16_t *len)
-{
-	uint32_t t;
-
-	/* an endless source starts with UINT64_MAX frames to go */
-	if (rxp_unlikely(!gen->remaining))
-		return NULL;
-	gen->remaining--;
-	t = gen->sched[gen->pos];
-	if (++gen->pos == gen->sched_len)
-		gen->pos = 0;
-	if (rxp_unlikely(gen->is_bad[t])) {
-		t = gen->n_good + gen->next_bad;
-		if (++gen->next_bad == RXP_GEN_BAD_KINDS)
-			gen->next_bad = 0;
-		gen->n_bad++;
-		gen->n_bad_kind[gen->is_bad[t] - 1]++;
-	}
-	*len = gen->lens[t];
-	return gen->frames + (size_t)t * gen->stride;
-}
-
 /*
- * A walk over the schedule with its state in a local: rxp_gen_walk_next()
- * hands out the same frames as rxp_gen_next(), but the caller's frame
- * copies (stores through byte pointers, which may alias anything) cannot
- * make the compiler reload the schedule for every frame.
+ * A walk over the schedule with its state in a local, for a device that
+ * takes many frames at once: the caller's frame copies (stores through byte
+ * pointers, which may alias anything) cannot make the compiler reload the
+ * schedule for every frame. An endless source starts with UINT64_MAX
+ * frames to go.
  */
 struct rxp_gen_walk {
 	const uint32_t *sched;
@@ -175,6 +153,18 @@ static inline void rxp_gen_walk_end(struct rxp_gen *gen, const struct rxp_gen_wa
 {
 	gen->pos = w->pos;
 	gen->remaining = w->left;
+}
+
+/* Returns the next frame and its length, or NULL when a finite source is done. */
+static inline const uint8_t *rxp_gen_next(struct rxp_gen *gen, uint16_t *len)
+{
+	struct rxp_gen_walk w;
+	const uint8_t *frame;
+
+	rxp_gen_walk_begin(gen, &w);
+	frame = rxp_gen_walk_next(gen, &w, len);
+	rxp_gen_walk_end(gen, &w);
+	return frame;
 }
 
 static inline bool rxp_gen_done(const struct rxp_gen *gen)
