@@ -796,20 +796,31 @@ static int sysfs_write(const char *dev, const char *name, const char *value)
  */
 static void napi_defer_set(struct afxdp_port *ap)
 {
+	const char *failed = NULL;
+
 	if (sysfs_read(ap->dev, "napi_defer_hard_irqs", ap->saved_defer_irqs,
 		       sizeof(ap->saved_defer_irqs)) ||
 	    sysfs_read(ap->dev, "gro_flush_timeout", ap->saved_flush_timeout,
-		       sizeof(ap->saved_flush_timeout)) ||
-	    sysfs_write(ap->dev, "napi_defer_hard_irqs", AFXDP_NAPI_DEFER_IRQS) ||
-	    sysfs_write(ap->dev, "gro_flush_timeout", AFXDP_GRO_FLUSH_TIMEOUT_NS)) {
-		fprintf(stderr,
-			"afxdp %s: cannot defer the device's interrupts for busy polling (%s); the kernel "
-			"may still poll in softirq. Fix: echo %s > /sys/class/net/%s/napi_defer_hard_irqs; "
-			"echo %s > /sys/class/net/%s/gro_flush_timeout\n",
-			ap->dev, strerror(errno), AFXDP_NAPI_DEFER_IRQS, ap->dev,
-			AFXDP_GRO_FLUSH_TIMEOUT_NS, ap->dev);
-		ap->saved_defer_irqs[0] = ap->saved_flush_timeout[0] = '\0';
-	}
+		       sizeof(ap->saved_flush_timeout)))
+		failed = "read";
+	else if (sysfs_write(ap->dev, "napi_defer_hard_irqs", AFXDP_NAPI_DEFER_IRQS))
+		failed = "set";
+	else if (sysfs_write(ap->dev, "gro_flush_timeout", AFXDP_GRO_FLUSH_TIMEOUT_NS))
+		failed = "set";
+	if (!failed)
+		return;
+	int saved_errno = errno;
+
+	/* nothing half-changed: the first setting goes back to what it was */
+	if (ap->saved_defer_irqs[0])
+		sysfs_write(ap->dev, "napi_defer_hard_irqs", ap->saved_defer_irqs);
+	fprintf(stderr,
+		"afxdp %s: cannot %s the device's NAPI settings for busy polling (%s); the kernel "
+		"may still poll in softirq. Fix: echo %s > /sys/class/net/%s/napi_defer_hard_irqs; "
+		"echo %s > /sys/class/net/%s/gro_flush_timeout\n",
+		ap->dev, failed, strerror(saved_errno), AFXDP_NAPI_DEFER_IRQS, ap->dev,
+		AFXDP_GRO_FLUSH_TIMEOUT_NS, ap->dev);
+	ap->saved_defer_irqs[0] = ap->saved_flush_timeout[0] = '\0';
 }
 
 static void napi_defer_restore(struct afxdp_port *ap)
