@@ -53,7 +53,7 @@ static inline uint32_t rxp_ip4_dst(const struct rxp_pkt *pkt)
 	uint32_t dst;
 
 	memcpy(&dst, ip + 16, 4);
-	return __builtin_bswap32(dst);
+	return ntohl(dst);
 }
 
 #endif
