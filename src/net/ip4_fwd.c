@@ -126,27 +126,30 @@ static void fragment4(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, uint
 /*
  * First octets that need a closer look, as a source or as a destination:
  * 0/8, 127/8, 224/4 (multicast) and 240/4 (reserved, and the broadcast).
- * A bit per octet, so the common case costs two tests.
+ * A byte each: two loads test a source and a destination.
  */
-static const uint64_t special_octet[4] = {
-	0x0000000000000001ull,	/* 0 */
-	0x8000000000000000ull,	/* 127 */
-	0,
-	0xffffffff00000000ull,	/* 224..255 */
-};
-
-/* The same octets, a byte each: two loads test a source and a destination. */
 static const uint8_t special_first_octet[256] = {
 	[0] = 1, [127] = 1,
 	[224] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 	[240] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 };
 
-static inline bool is_special(uint32_t addr_host)
+/*
+ * True when the packet can take the fast path through @adj, the cached
+ * adjacency of its next hop: a neighbour cached in generation @gen, nothing
+ * unusual about the packet, and addresses (host order) that need no closer
+ * look. A source whose low 6 bits match a directed broadcast's (@bcast_low6)
+ * takes the full path, which checks it. (A gateway route never covers a
+ * connected subnet's broadcast: only the source is checked.)
+ */
+static rxp_always_inline bool fast_ok(const struct rxp_adj *adj, uint32_t gen,
+				      const struct rxp_pkt *pkt, const uint8_t *ip,
+				      uint32_t src_host, uint32_t dst_host, uint64_t bcast_low6)
 {
-	uint32_t o = addr_host >> 24;
-
-	return (special_octet[o >> 6] >> (o & 63)) & 1;
+	return adj->neigh && adj->gen == gen && !(pkt->flags & RXP_PKT_F_L2_MCAST) && ip[8] > 1 &&
+	       pkt->l3_len <= adj->mtu &&
+	       !(special_first_octet[src_host >> 24] | special_first_octet[dst_host >> 24]) &&
+	       !((bcast_low6 >> (src_host & 63)) & 1);
 }
 
 /*
@@ -157,18 +160,14 @@ static rxp_always_inline bool forward_fast(struct rxp_stack *st, struct rxp_pkt 
 					   uint32_t nh)
 {
 	const struct rxp_adj *adj;
-	uint32_t src;
 	uint16_t csum;
 
 	if (rxp_unlikely(nh >= RXP_STACK_NH_MAX))
 		return false;
 	adj = &st->adj[nh];
-	memcpy(&src, ip + 12, 4);
-	/* (a gateway route never covers a connected subnet's broadcast: only the source is checked) */
-	if (rxp_unlikely(!adj->neigh || adj->gen != rxp_neigh_gen(&st->router->neigh) ||
-			 (pkt->flags & RXP_PKT_F_L2_MCAST) || ip[8] <= 1 ||
-			 pkt->l3_len > adj->mtu || is_special(ntohl(src)) ||
-			 is_special(rxp_load_be32(ip + 16)) || rxp_router_is_bcast4(st->router, src)))
+	if (rxp_unlikely(!fast_ok(adj, rxp_neigh_gen(&st->router->neigh), pkt, ip,
+				  rxp_load_be32(ip + 12), rxp_load_be32(ip + 16),
+				  st->router->bcast4_low6)))
 		return false;
 	ip[8]--;
 	memcpy(&csum, ip + 10, 2);
@@ -316,17 +315,13 @@ void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, const uin
 		struct rxp_pkt *pkt = pkts[i];
 		uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
 		const struct rxp_adj *adj = &adjs[nh[i] & (RXP_STACK_NH_MAX - 1)];
-		uint32_t src, src_host;
 		uint16_t csum, port, l3_len;
+		uint32_t src;
 
 		memcpy(&src, ip + 12, 4);
-		src_host = ntohl(src);
-		/* as forward_fast(), the broadcast check behind its one-word filter */
-		if (rxp_unlikely(nh[i] >= RXP_STACK_NH_MAX || !adj->neigh || adj->gen != gen ||
-				 adj->hlen != RXP_ETH_HLEN || (pkt->flags & RXP_PKT_F_L2_MCAST) ||
-				 ip[8] <= 1 || pkt->l3_len > adj->mtu ||
-				 (special_first_octet[src_host >> 24] | special_first_octet[dst[i] >> 24]) ||
-				 ((bcast_low6 >> (src_host & 63)) & 1))) {
+		/* as forward_fast(), for an untagged header only */
+		if (rxp_unlikely(nh[i] >= RXP_STACK_NH_MAX || adj->hlen != RXP_ETH_HLEN ||
+				 !fast_ok(adj, gen, pkt, ip, ntohl(src), dst[i], bcast_low6))) {
 			route_slow(st, pkt, nh[i]);
 			continue;
 		}
