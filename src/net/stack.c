@@ -153,15 +153,17 @@ static void sink_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t n,
 }
 
 /*
- * The frame a router sees most, recognised in one pass with its fields in
- * registers: untagged IPv4 without options, unicast to @mac (the port's
- * address), correct header checksum, not a fragment, on a port with an
- * interface (@ifidx). Sets what rxp_eth_input() and rxp_ip4_input() would
- * set for it and returns true; anything else returns false untouched, and
- * takes the general path, which names the reason if it drops.
+ * The frames a router sees most, recognised in one pass with their fields
+ * in registers: untagged, unicast to @mac (the port's address), on a port
+ * with an interface (@ifidx), and then either IPv4 without options, with a
+ * correct header checksum, not a fragment; or IPv6 whose payload fits the
+ * frame. Sets what rxp_eth_input() and rxp_ip4_input() or rxp_ip6_input()
+ * would set and returns RXP_NEXT_IP4 (with the destination in *@dst4) or
+ * RXP_NEXT_IP6; anything else returns RXP_NEXT_DROP untouched and takes the
+ * general path, which names the reason if it drops.
  */
-static rxp_always_inline bool ip4_fast(struct rxp_pkt *pkt, const uint8_t mac[6], uint16_t ifidx,
-				       uint32_t *dst)
+static rxp_always_inline enum rxp_next ip_fast(struct rxp_pkt *pkt, const uint8_t mac[6],
+					       uint16_t ifidx, uint32_t *dst4)
 {
 	const uint8_t *f = rxp_pkt_cdata(pkt);
 	const uint8_t *ip = f + RXP_ETH_HLEN;
@@ -169,21 +171,41 @@ static rxp_always_inline bool ip4_fast(struct rxp_pkt *pkt, const uint8_t mac[6]
 	uint16_t d2, m2, type, tot_len, frag;
 
 	if (rxp_unlikely(len < RXP_ETH_HLEN + RXP_IP4_HLEN))
-		return false;
+		return RXP_NEXT_DROP;
 	memcpy(&d4, f, 4);
 	memcpy(&d2, f + 4, 2);
 	memcpy(&m4, mac, 4);
 	memcpy(&m2, mac + 4, 2);
 	memcpy(&type, f + 12, 2);
-	if (rxp_unlikely(((d4 ^ m4) | (uint32_t)(d2 ^ m2)) != 0 || type != htons(RXP_ETHERTYPE_IP4) ||
-			 ip[0] != 0x45 || !rxp_ip4_csum_ok(ip, 5)))
-		return false;
+	if (rxp_unlikely(((d4 ^ m4) | (uint32_t)(d2 ^ m2)) != 0))
+		return RXP_NEXT_DROP;
+	if (type == htons(RXP_ETHERTYPE_IP6)) {
+		uint16_t plen;
+
+		if (rxp_unlikely(len < RXP_ETH_HLEN + RXP_IP6_HLEN || (ip[0] >> 4) != 6))
+			return RXP_NEXT_DROP;
+		memcpy(&plen, ip + 4, 2);
+		plen = ntohs(plen);
+		if (rxp_unlikely(RXP_IP6_HLEN + (uint32_t)plen > len - RXP_ETH_HLEN))
+			return RXP_NEXT_DROP;
+		pkt->flags = RXP_PKT_F_IP6;
+		pkt->l3_off = RXP_ETH_HLEN;
+		pkt->vlan_tci = 0;
+		pkt->ifidx = ifidx;
+		pkt->l3_len = (uint16_t)(RXP_IP6_HLEN + plen);
+		pkt->l4_off = RXP_ETH_HLEN + RXP_IP6_HLEN;
+		pkt->l4_proto = ip[6];
+		return RXP_NEXT_IP6;
+	}
+	if (rxp_unlikely(type != htons(RXP_ETHERTYPE_IP4) || ip[0] != 0x45 ||
+			 !rxp_ip4_csum_ok(ip, 5)))
+		return RXP_NEXT_DROP;
 	memcpy(&tot_len, ip + 2, 2);
 	memcpy(&frag, ip + 6, 2);
 	tot_len = ntohs(tot_len);
 	if (rxp_unlikely(tot_len < RXP_IP4_HLEN || tot_len > len - RXP_ETH_HLEN ||
 			 (frag & htons(RXP_IP4_MF | RXP_IP4_OFFMASK))))
-		return false;
+		return RXP_NEXT_DROP;
 	pkt->flags = 0;
 	pkt->l3_off = RXP_ETH_HLEN;
 	pkt->vlan_tci = 0;
@@ -192,21 +214,24 @@ static rxp_always_inline bool ip4_fast(struct rxp_pkt *pkt, const uint8_t mac[6]
 	pkt->l4_off = RXP_ETH_HLEN + RXP_IP4_HLEN;
 	pkt->l4_proto = ip[9];
 	memcpy(&addr, ip + 16, 4);
-	*dst = ntohl(addr);
-	return true;
+	*dst4 = ntohl(addr);
+	return RXP_NEXT_IP4;
 }
 
 /*
- * Every other frame: Ethernet, then IPv4 validation for IPv4 (RXP_NEXT_L4
- * when it passes). Out of line, so that the loop around ip4_fast() keeps
- * its registers.
+ * Every other frame: Ethernet, then the network header's validation, as
+ * ip_fast() answers (RXP_NEXT_IP4 or RXP_NEXT_IP6 once it passes; ARP;
+ * RXP_NEXT_DROP with the reason set). Out of line, so that the loop around
+ * ip_fast() keeps its registers.
  */
 static rxp_noinline enum rxp_next input_general(const struct rxp_stack *st, struct rxp_pkt *pkt)
 {
 	enum rxp_next next = rxp_eth_input(st, pkt);
 
 	if (next == RXP_NEXT_IP4)
-		return rxp_ip4_input(pkt) == RXP_NEXT_L4 ? RXP_NEXT_L4 : RXP_NEXT_DROP;
+		return rxp_ip4_input(pkt) == RXP_NEXT_L4 ? RXP_NEXT_IP4 : RXP_NEXT_DROP;
+	if (next == RXP_NEXT_IP6)
+		return rxp_ip6_input(pkt) == RXP_NEXT_L4 ? RXP_NEXT_IP6 : RXP_NEXT_DROP;
 	return next;
 }
 
@@ -229,9 +254,9 @@ void rxp_stack_input_list(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 	if (rxp_unlikely(st->capture))
 		rxp_capture_rx(st->capture, pkts, n);
 	/*
-	 * Ethernet, and IPv4 validated in the same pass while the header is in
-	 * hand (its destination kept for the FIB), with the headers of packet
-	 * i + ahead prefetched while packet i is parsed.
+	 * Ethernet, and IPv4 or IPv6 validated in the same pass while the
+	 * header is in hand (an IPv4 destination kept for the FIB), with the
+	 * headers of packet i + ahead prefetched while packet i is parsed.
 	 */
 	if (lines)
 		for (uint16_t i = 0; i < RXP_MIN((uint16_t)ahead, n); i++)
@@ -241,21 +266,23 @@ void rxp_stack_input_list(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 
 	for (uint16_t i = 0; i < n; i++) {
 		struct rxp_pkt *pkt = pkts[i];
+		enum rxp_next next;
 
 		if (i < prefetch_end)
 			rxp_pkt_prefetch(pkts[i + ahead], lines);
 		bytes += pkt->len;
-		if (rxp_likely(pkt->port == fast_port) &&
-		    ip4_fast(pkt, fast_mac, (uint16_t)fast_if, &dst4[n_ip4])) {
-			ip4[n_ip4++] = pkt;
-			continue;
+		next = rxp_likely(pkt->port == fast_port) ?
+		       ip_fast(pkt, fast_mac, (uint16_t)fast_if, &dst4[n_ip4]) : RXP_NEXT_DROP;
+		if (rxp_unlikely(next == RXP_NEXT_DROP)) {
+			next = input_general(st, pkt);
+			if (next == RXP_NEXT_IP4)
+				dst4[n_ip4] = rxp_ip4_dst(pkt);
 		}
-		switch (input_general(st, pkt)) {
-		case RXP_NEXT_L4:	/* IPv4, validated */
-			dst4[n_ip4] = rxp_ip4_dst(pkt);
+		switch (next) {
+		case RXP_NEXT_IP4:	/* validated */
 			ip4[n_ip4++] = pkt;
 			break;
-		case RXP_NEXT_IP6:
+		case RXP_NEXT_IP6:	/* validated */
 			ip6[n_ip6++] = pkt;
 			break;
 		case RXP_NEXT_ARP:
@@ -279,9 +306,7 @@ void rxp_stack_input_list(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 		for (uint16_t i = 0; i < n_ip4; i++)
 			l4[n_l4++] = ip4[i];
 	for (uint16_t i = 0; i < n_ip6; i++) {
-		if (rxp_ip6_input(ip6[i]) != RXP_NEXT_L4)
-			drop[n_drop++] = ip6[i];
-		else if (st->router)
+		if (st->router)
 			rxp_ip6_route(st, ip6[i]);
 		else
 			l4[n_l4++] = ip6[i];
