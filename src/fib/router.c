@@ -530,6 +530,8 @@ int rxp_router_set_mtu(struct rxp_router *r, int ifidx, uint32_t mtu)
 	if (ifidx < 0 || (unsigned)ifidx >= r->n_ifs || mtu < 68 || mtu > 65535)
 		return -EINVAL;
 	r->ifs[ifidx].mtu = mtu;
+	/* the cached adjacencies carry the old MTU: make them look again */
+	rxp_neigh_gen_bump(&r->neigh);
 	return 0;
 }
 
