@@ -315,8 +315,9 @@ void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, const uin
 		struct rxp_pkt *pkt = pkts[i];
 		uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
 		const struct rxp_adj *adj = &adjs[nh[i] & (RXP_STACK_NH_MAX - 1)];
-		uint16_t csum, port, l3_len;
+		struct rxp_txv *txv;
 		uint32_t src;
+		uint16_t csum;
 
 		memcpy(&src, ip + 12, 4);
 		/* as forward_fast(), for an untagged header only */
@@ -325,28 +326,16 @@ void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, const uin
 			route_slow(st, pkt, nh[i]);
 			continue;
 		}
-		port = adj->port;
-		if (port != v_port) {
-			v = &st->txv[port];
-			v_port = port;
-		}
-		if (rxp_unlikely(v->n == RXP_TXV_MAX)) {
+		txv = rxp_fast_txv(st, adj, &v, &v_port);
+		if (rxp_unlikely(!txv)) {
 			route_slow(st, pkt, nh[i]);	/* its transmit flushes the full vector */
 			continue;
 		}
-		l3_len = pkt->l3_len;
 		ip[8]--;
 		memcpy(&csum, ip + 10, 2);
 		csum = rxp_csum_ttl_dec(csum);
 		memcpy(ip + 10, &csum, 2);
-		/* rxp_adj_output() for an untagged header, then rxp_tx_forward() */
-		memcpy(ip - RXP_ETH_HLEN, adj->hdr + sizeof(adj->hdr) - RXP_ETH_HLEN, RXP_ETH_HLEN);
-		pkt->data_off = (uint16_t)(ip - RXP_ETH_HLEN - rxp_pkt_buf(pkt));
-		pkt->l3_off = RXP_ETH_HLEN;
-		pkt->len = (uint16_t)(RXP_ETH_HLEN + l3_len);
-		pkt->out_port = port;
-		v->pkts[v->n++] = pkt;
-		st->tx_pending |= 1ull << port;
+		rxp_fast_emit(st, pkt, ip, adj, txv);
 		forwarded++;
 	}
 	st->stats.forwarded += forwarded;

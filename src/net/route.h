@@ -69,6 +69,9 @@ void rxp_icmp6_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, u
 /* Routes one validated IPv6 packet: local delivery (echo, ND), forward, or drop. Consumes @pkt. */
 void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt);
 
+/* The same for a vector of validated IPv6 packets. */
+void rxp_ip6_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t n);
+
 /* Handles ICMPv6 to the router (next header 58 right after the IPv6 header). Consumes @pkt. */
 void rxp_icmp6_local(struct rxp_stack *st, struct rxp_pkt *pkt);
 
@@ -184,6 +187,41 @@ static inline void rxp_adj_output(struct rxp_stack *st, struct rxp_pkt *pkt,
 		rxp_tx_enqueue(st, pkt, true);
 	else
 		rxp_tx_forward(st, pkt);
+}
+
+/*
+ * For the vector fast paths: the TX vector of @adj's port, looked up only
+ * when the port changes (*@v and *@v_port carry it from packet to packet),
+ * or NULL when that vector is full and the packet must take the full path.
+ */
+static rxp_always_inline struct rxp_txv *rxp_fast_txv(struct rxp_stack *st,
+						      const struct rxp_adj *adj,
+						      struct rxp_txv **v, unsigned *v_port)
+{
+	if (adj->port != *v_port) {
+		*v = &st->txv[adj->port];
+		*v_port = adj->port;
+	}
+	return rxp_likely((*v)->n < RXP_TXV_MAX) ? *v : NULL;
+}
+
+/*
+ * rxp_adj_output() then rxp_tx_forward() for a received packet and an
+ * untagged adjacency, with the network header at @l3 and room on @v, the
+ * adjacency port's vector. The caller counts it forwarded.
+ */
+static rxp_always_inline void rxp_fast_emit(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t *l3,
+					    const struct rxp_adj *adj, struct rxp_txv *v)
+{
+	uint16_t l3_len = pkt->l3_len;
+
+	memcpy(l3 - RXP_ETH_HLEN, adj->hdr + sizeof(adj->hdr) - RXP_ETH_HLEN, RXP_ETH_HLEN);
+	pkt->data_off = (uint16_t)(l3 - RXP_ETH_HLEN - rxp_pkt_buf(pkt));
+	pkt->l3_off = RXP_ETH_HLEN;
+	pkt->len = (uint16_t)(RXP_ETH_HLEN + l3_len);
+	pkt->out_port = adj->port;
+	v->pkts[v->n++] = pkt;
+	st->tx_pending |= 1ull << adj->port;
 }
 
 /* The fast path of rxp_neigh_output_via, inline: a cached adjacency. */

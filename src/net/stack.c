@@ -305,12 +305,11 @@ void rxp_stack_input_list(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 	else
 		for (uint16_t i = 0; i < n_ip4; i++)
 			l4[n_l4++] = ip4[i];
-	for (uint16_t i = 0; i < n_ip6; i++) {
-		if (st->router)
-			rxp_ip6_route(st, ip6[i]);
-		else
+	if (st->router)
+		rxp_ip6_route_vector(st, ip6, n_ip6);
+	else
+		for (uint16_t i = 0; i < n_ip6; i++)
 			l4[n_l4++] = ip6[i];
-	}
 	sink_vector(st, l4, n_l4, drop, &n_drop);
 	drop_vector(st, drop, n_drop);
 	rxp_stack_flush(st);
