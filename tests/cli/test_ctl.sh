@@ -186,3 +186,26 @@ if [ -x /usr/bin/tshark ]; then
 else
 	echo "SKIP capture_tshark: tshark is not installed (apt-get install tshark)"
 fi
+
+# An MTU lowered while forwarding holds at once, for packets already on the
+# fast path too: 1000-byte frames with DF set through a link cut to 576
+# bytes are all dropped as frag_needed from then on.
+sed 's/^port add sim0 .*/port add sim0 sim:proto=udp4,size=1000,flows=64,dst4=16.0.0.0\/4/' \
+	examples/router.conf >"$TMP/mtu.conf"
+"$RXPATH" run -c "$TMP/mtu.conf" --ctl "$SOCK" --interval 0 --duration 300 >/dev/null 2>&1 &
+pid=$!
+wait_ctl
+stats() {
+	echo "$(ctl --json show stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["stack"]["forwarded"])')" \
+	     "$(ctl --json show drops | python3 -c 'import json,sys; print(sum(r["packets"] for r in json.load(sys.stdin)["reasons"] if r["reason"] == "frag_needed"))')"
+}
+check mtu_set_while_forwarding ctl port set sim1 mtu 576
+read -r f0 d0 <<<"$(stats)"
+sleep 0.5
+read -r f1 d1 <<<"$(stats)"
+kill -TERM $pid; wait $pid
+if [ "$f1" -eq "$f0" ] && [ "$d1" -gt "$d0" ]; then
+	pass mtu_lowered_holds_on_the_fast_path
+else
+	fail mtu_lowered_holds_on_the_fast_path "after 'port set sim1 mtu 576': forwarded $f0 -> $f1, frag_needed $d0 -> $d1"
+fi
