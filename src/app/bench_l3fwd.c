@@ -53,6 +53,7 @@ struct l3fwd_opts {
 	uint32_t flows;
 	bool json;
 	bool per_packet;
+	unsigned budget;	/* packets per poll at most */
 	const char *capture_path;	/* NULL: no capture measurement */
 	const char *capture_filter;
 	unsigned capture_points;	/* RXP_CAPTURE_* */
@@ -78,6 +79,7 @@ static void usage(FILE *out)
 		"  --size N         frame size with FCS (default 64)\n"
 		"  --flows N        flows (default 4096)\n"
 		"  --handoff MODE   list (default) or packet\n"
+		"  --budget N       packets per poll at most, 1 to 256 (default 64, as in run)\n"
 		"  --workers LIST   worker counts to measure, e.g. 1,2 (default 1): each\n"
 		"                   worker polls its own queue of both ports (RSS spreads\n"
 		"                   the flows) on its own CPU\n"
@@ -247,6 +249,7 @@ static int build_case(struct l3fwd_case *c, const struct l3fwd_opts *o, char *er
 
 	dp_config_default(&c->cfg);
 	c->cfg.tuning.handoff = o->per_packet ? RXP_HANDOFF_PACKET : RXP_HANDOFF_LIST;
+	c->cfg.tuning.budget = (uint16_t)o->budget;
 	c->cfg.n_workers = c->workers;
 	snprintf(line, sizeof(line), "port add sim0 sim:proto=%s,size=%u,flows=%u,%s=%s,queues=%u",
 		 c->proto, o->size, o->flows, v6 ? "dst6" : "dst4", c->dst, c->workers);
@@ -305,6 +308,7 @@ int cmd_bench_l3fwd(int argc, char **argv)
 		{ "size", required_argument, NULL, 's' },
 		{ "flows", required_argument, NULL, 'f' },
 		{ "handoff", required_argument, NULL, 'H' },
+		{ "budget", required_argument, NULL, 'b' },
 		{ "workers", required_argument, NULL, 'w' },
 		{ "capture", required_argument, NULL, 'c' },
 		{ "capture-filter", required_argument, NULL, 'F' },
@@ -321,6 +325,7 @@ int cmd_bench_l3fwd(int argc, char **argv)
 	};
 	static struct l3fwd_case cases[CASES_MAX * WORKER_COUNTS_MAX];
 	struct l3fwd_opts o = { .duration = 1, .reps = 5, .size = 64, .flows = 4096,
+				.budget = RXP_BUDGET_DEFAULT,
 				.capture_points = RXP_CAPTURE_POINTS_ALL, .capture_points_text = "all",
 				.worker_counts = { 1 }, .n_worker_counts = 1 };
 	unsigned n_cases = 0, done = 0;
@@ -365,6 +370,14 @@ int cmd_bench_l3fwd(int argc, char **argv)
 				return 2;
 			}
 			o.per_packet = !strcmp(optarg, "packet");
+			break;
+		case 'b':
+			if (rxp_parse_u64(optarg, 1, RXP_BURST_MAX, &v)) {
+				fprintf(stderr, "rxpath bench l3fwd: --budget %s: expected 1 to %u\n", optarg,
+					RXP_BURST_MAX);
+				return 2;
+			}
+			o.budget = (unsigned)v;
 			break;
 		case 'w': {
 			char *list = optarg, *tok, *save = NULL;
@@ -459,11 +472,13 @@ int cmd_bench_l3fwd(int argc, char **argv)
 	if (tty)
 		fprintf(stderr, "\r%-60s\r", "");
 	if (!o.json)
-		printf("rxpath bench l3fwd: sim0 -> route -> sim1, %u-byte frames, %u flows, %s handoff\n"
+		printf("rxpath bench l3fwd: sim0 -> route -> sim1, %u-byte frames, %u flows, %s handoff, "
+		       "budget %u\n"
 		       "%u repetitions x %.2f s, interleaved; medians, spread = (max-min)/2 as %% of median;\n"
 		       "ns/pkt is per worker (workers x 1000 / Mpps)\n\n"
 		       "%-16s %7s %8s %8s %8s %8s%s\n",
-		       o.size, o.flows, o.per_packet ? "per-packet" : "list", o.reps, o.duration, "case",
+		       o.size, o.flows, o.per_packet ? "per-packet" : "list", o.budget, o.reps, o.duration,
+		       "case",
 		       "workers", "Mpps", "ns/pkt", "min", "max", o.capture_path ? "   cpu ns" : "");
 	else
 		printf("[");
@@ -480,9 +495,11 @@ int cmd_bench_l3fwd(int argc, char **argv)
 				summarize_samples(cases[k].samples, o.reps, &one, &d1, &d2);
 		if (o.json) {
 			printf("%s\n  {\"case\":\"%s\",\"frame_size\":%u,\"workers\":%u,\"handoff\":\"%s\","
+			       "\"budget\":%u,"
 			       "\"mpps\":%.4f,\"ns_per_packet\":%.3f,\"mpps_min\":%.4f,\"mpps_max\":%.4f,"
 			       "\"spread_pct\":%.2f,\"routes\":%u,\"reps\":%u",
 			       i ? "," : "", c->name, o.size, c->workers, o.per_packet ? "per-packet" : "list",
+			       o.budget,
 			       med, med > 0 ? 1000 * c->workers / med : 0, lo, hi,
 			       med > 0 ? (hi - lo) / 2 / med * 100 : 0,
 			       c->extra_routes ? rxp_lpm4_count(c->dp.router->fib4) :

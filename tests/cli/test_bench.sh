@@ -48,7 +48,7 @@ check bench_bad_size [ "$rc" -eq 2 ]
 check bench_bad_size_message grep -q -- '--sizes 10: expected' <<<"$out"
 
 # bench l3fwd and bench lpm: every case measured, the JSON fields scripts rely on.
-"$RXPATH" bench l3fwd --duration 0.02 --reps 1 --json >"$TMP/l3.json" 2>/dev/null; rc=$?
+"$RXPATH" bench l3fwd --duration 0.02 --reps 1 --budget 256 --json >"$TMP/l3.json" 2>/dev/null; rc=$?
 check bench_l3fwd_exit_0 [ "$rc" -eq 0 ]
 check bench_l3fwd_json python3 - "$TMP/l3.json" <<'PY'
 import json, sys
@@ -56,9 +56,16 @@ rows = json.load(open(sys.argv[1]))
 assert [r["case"] for r in rows] == ["ipv4", "ipv6", "ipv4-1m-routes"], rows
 for r in rows:
     assert r["frame_size"] == 64 and r["workers"] == 1 and r["mpps"] > 0, r
+    assert r["budget"] == 256, r
     assert abs(r["ns_per_packet"] - 1000 / r["mpps"]) < 0.01 * r["ns_per_packet"], r
 assert rows[2]["routes"] >= 1000000, rows[2]
 PY
+err=$("$RXPATH" bench l3fwd --budget 257 2>&1); rc=$?
+if [ "$rc" -eq 2 ] && grep -q 'expected 1 to 256' <<<"$err"; then
+	pass bench_l3fwd_budget_bounded
+else
+	fail bench_l3fwd_budget_bounded "exit $rc: $err"
+fi
 "$RXPATH" bench lpm --prefixes4 10000 --prefixes6 1000 --lookups 65536 --reps 1 --json >"$TMP/lpm.json" 2>/dev/null; rc=$?
 check bench_lpm_exit_0 [ "$rc" -eq 0 ]
 check bench_lpm_json python3 - "$TMP/lpm.json" <<'PY'
