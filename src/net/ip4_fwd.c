@@ -137,19 +137,19 @@ static const uint8_t special_first_octet[256] = {
 /*
  * True when the packet can take the fast path through @adj, the cached
  * adjacency of its next hop: a neighbour cached in generation @gen, nothing
- * unusual about the packet, and addresses (host order) that need no closer
- * look. A source whose low 6 bits match a directed broadcast's (@bcast_low6)
- * takes the full path, which checks it. (A gateway route never covers a
- * connected subnet's broadcast: only the source is checked.)
+ * unusual about the packet, addresses that need no closer look, and a
+ * source @src (network order) that is no directed broadcast of ours. (A
+ * gateway route never covers a connected subnet's broadcast: only the
+ * source is checked.)
  */
-static rxp_always_inline bool fast_ok(const struct rxp_adj *adj, uint32_t gen,
-				      const struct rxp_pkt *pkt, const uint8_t *ip,
-				      uint32_t src_host, uint32_t dst_host, uint64_t bcast_low6)
+static rxp_always_inline bool fast_ok(const struct rxp_router *r, const struct rxp_adj *adj,
+				      uint32_t gen, const struct rxp_pkt *pkt, const uint8_t *ip,
+				      uint32_t src, uint32_t dst_host)
 {
 	return adj->neigh && adj->gen == gen && !(pkt->flags & RXP_PKT_F_L2_MCAST) && ip[8] > 1 &&
 	       pkt->l3_len <= adj->mtu &&
-	       !(special_first_octet[src_host >> 24] | special_first_octet[dst_host >> 24]) &&
-	       !((bcast_low6 >> (src_host & 63)) & 1);
+	       !(special_first_octet[ntohl(src) >> 24] | special_first_octet[dst_host >> 24]) &&
+	       !rxp_router_is_bcast4(r, src);
 }
 
 /*
@@ -160,14 +160,15 @@ static rxp_always_inline bool forward_fast(struct rxp_stack *st, struct rxp_pkt 
 					   uint32_t nh)
 {
 	const struct rxp_adj *adj;
+	uint32_t src;
 	uint16_t csum;
 
 	if (rxp_unlikely(nh >= RXP_STACK_NH_MAX))
 		return false;
 	adj = &st->adj[nh];
-	if (rxp_unlikely(!fast_ok(adj, rxp_neigh_gen(&st->router->neigh), pkt, ip,
-				  rxp_load_be32(ip + 12), rxp_load_be32(ip + 16),
-				  st->router->bcast4_low6)))
+	memcpy(&src, ip + 12, 4);
+	if (rxp_unlikely(!fast_ok(st->router, adj, rxp_neigh_gen(&st->router->neigh), pkt, ip, src,
+				  rxp_load_be32(ip + 16))))
 		return false;
 	ip[8]--;
 	memcpy(&csum, ip + 10, 2);
@@ -301,7 +302,6 @@ void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, const uin
 	const struct rxp_router *r = st->router;
 	const struct rxp_adj *adjs = st->adj;
 	uint32_t gen = rxp_neigh_gen(&r->neigh);
-	uint64_t bcast_low6 = r->bcast4_low6;
 	uint32_t nh[RXP_BURST_MAX];
 	uint64_t forwarded = 0;
 	struct rxp_txv *v = NULL;	/* the TX vector of port v_port */
@@ -322,7 +322,7 @@ void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, const uin
 		memcpy(&src, ip + 12, 4);
 		/* as forward_fast(), for an untagged header only */
 		if (rxp_unlikely(nh[i] >= RXP_STACK_NH_MAX || adj->hlen != RXP_ETH_HLEN ||
-				 !fast_ok(adj, gen, pkt, ip, ntohl(src), dst[i], bcast_low6))) {
+				 !fast_ok(r, adj, gen, pkt, ip, src, dst[i]))) {
 			route_slow(st, pkt, nh[i]);
 			continue;
 		}
