@@ -12,14 +12,6 @@ if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
 	echo "SKIP access: needs root and setpriv to act as another user"
 	exit 0
 fi
-NS=
-PID=
-cleanup() {
-	[ -n "$PID" ] && kill -KILL "$PID" 2>/dev/null
-	[ -n "$NS" ] && ip netns del "$NS" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
 chmod 755 "$TMP"	# so that only the socket's own mode stands in the way
 
 # as_nobody CMD... : runs CMD as user and group nobody, no capabilities

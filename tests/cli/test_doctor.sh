@@ -19,18 +19,17 @@ if [ "$(id -u)" -ne 0 ] || ! ip netns add "rxp-doc-$$" 2>/dev/null; then
 	echo "SKIP doctor_veth: needs root and network namespaces (run the tests as root)"
 	exit 0
 fi
-ns="rxp-doc-$$"
-trap 'ip netns del "$ns" 2>/dev/null; rm -rf "$TMP"' EXIT
-ip -n "$ns" link add d0 type veth peer name d1
-ip -n "$ns" link set d0 up
-ip -n "$ns" link set d1 up
-ip -n "$ns" link set dev d1 xdpgeneric obj /usr/lib/x86_64-linux-gnu/bpf/xdpfilt_alw_all.o sec xdp 2>/dev/null
-out=$(ip netns exec "$ns" "$RXPATH" doctor d0 2>&1)
+NS="rxp-doc-$$"	# lib.sh's exit removes it
+ip -n "$NS" link add d0 type veth peer name d1
+ip -n "$NS" link set d0 up
+ip -n "$NS" link set d1 up
+ip -n "$NS" link set dev d1 xdpgeneric obj /usr/lib/x86_64-linux-gnu/bpf/xdpfilt_alw_all.o sec xdp 2>/dev/null
+out=$(ip netns exec "$NS" "$RXPATH" doctor d0 2>&1)
 check doctor_veth_driver grep -q "interface d0: driver veth" <<<"$out"
 check doctor_veth_native grep -q "interface d0: native XDP (driver veth)" <<<"$out"
 check doctor_veth_offload_fix grep -q "fix: on the PEER of d0: ethtool -K PEER tso off" <<<"$out"
 check doctor_no_prog_on_d0 grep -q "interface d0: no XDP program attached" <<<"$out"
-out=$(ip netns exec "$ns" "$RXPATH" doctor d1 2>&1)
-if ip -n "$ns" link show d1 | grep -q xdp; then
+out=$(ip netns exec "$NS" "$RXPATH" doctor d1 2>&1)
+if ip -n "$NS" link show d1 | grep -q xdp; then
 	check doctor_sees_attached_prog grep -q "interface d1: an XDP program is attached" <<<"$out"
 fi

@@ -8,14 +8,6 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 BOUND_MIB=${MEM_BOUND_MIB:-64}
-NS=
-PID=
-cleanup() {
-	[ -n "$PID" ] && kill -KILL "$PID" 2>/dev/null
-	[ -n "$NS" ] && ip netns del "$NS" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
 
 # AddressSanitizer's shadow memory and quarantine dwarf what rxpath itself uses
 SAN=0

@@ -10,15 +10,6 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 
-NS=
-cleanup() {
-	[ -n "${PID:-}" ] && kill -KILL "$PID" 2>/dev/null
-	[ -n "$NS" ] && ip netns del "$NS" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-PID=
-
 # cap_mask NAMES... : the mask of capability names as /proc prints it (16 hex digits)
 cap_mask() {
 	python3 - "$@" <<-'EOF'
