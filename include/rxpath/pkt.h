@@ -12,6 +12,8 @@
 #ifndef RXPATH_PKT_H
 #define RXPATH_PKT_H
 
+#include <stddef.h>
+#include <string.h>
 #include "rxpath/common.h"
 
 #define RXP_PKT_META_SIZE 64u
@@ -42,6 +44,34 @@ struct rxp_pkt {
 
 _Static_assert(sizeof(struct rxp_pkt) <= RXP_PKT_META_SIZE,
 	       "packet metadata must fit the first cache line of the buffer");
+
+_Static_assert(offsetof(struct rxp_pkt, len) == offsetof(struct rxp_pkt, data_off) + 2 &&
+	       offsetof(struct rxp_pkt, port) == offsetof(struct rxp_pkt, data_off) + 4 &&
+	       offsetof(struct rxp_pkt, queue) == offsetof(struct rxp_pkt, data_off) + 6,
+	       "rxp_pkt_set_rx() writes data_off, len, port and queue as one word");
+
+/*
+ * What a driver writes into every buffer it receives: data_off, port and
+ * queue are the same for a whole poll, so they are packed once
+ * (rxp_pkt_rx_meta) and written with each frame's length as one 8-byte store.
+ */
+static inline uint64_t rxp_pkt_rx_meta(uint16_t data_off, uint16_t port, uint16_t queue)
+{
+	const uint16_t f[4] = { data_off, 0, port, queue };
+	uint64_t meta;
+
+	memcpy(&meta, f, sizeof(meta));
+	return meta;
+}
+
+static inline void rxp_pkt_set_rx(struct rxp_pkt *pkt, uint64_t meta, uint16_t len)
+{
+	uint16_t f[4];
+
+	memcpy(f, &meta, sizeof(f));
+	f[1] = len;
+	memcpy((uint8_t *)pkt + offsetof(struct rxp_pkt, data_off), f, sizeof(f));
+}
 
 static inline uint8_t *rxp_pkt_buf(struct rxp_pkt *pkt)
 {

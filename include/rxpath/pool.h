@@ -15,6 +15,7 @@
 #ifndef RXPATH_POOL_H
 #define RXPATH_POOL_H
 
+#include <string.h>
 #include "rxpath/common.h"
 #include "rxpath/pkt.h"
 #include "rxpath/ring.h"
@@ -132,12 +133,14 @@ static inline uint32_t rxp_pool_alloc_burst(struct rxp_pool_cache *cache, struct
 		if (rxp_unlikely(cache->count == 0) &&
 		    rxp_pool_cache_refill(cache, n - done) == 0)
 			break;
-		/* from the top of the stack down: the buffers freed last are the hot ones */
+		/*
+		 * The top of the stack as one block: the buffers freed last are
+		 * the hot ones. A block copy, not a loop the compiler must keep
+		 * scalar because @pkts might alias the cache.
+		 */
 		uint32_t count = cache->count, take = RXP_MIN(n - done, count);
-		struct rxp_pkt *const *top = &cache->objs[count - 1];
 
-		for (uint32_t i = 0; i < take; i++)
-			pkts[done + i] = *(top - i);
+		memcpy(&pkts[done], &cache->objs[count - take], take * sizeof(*pkts));
 		cache->count = count - take;
 		cache->stats.alloc_fast += take;
 		done += take;
@@ -169,8 +172,7 @@ static inline void rxp_pool_free_bulk(struct rxp_pool_cache *cache, struct rxp_p
 			cache->objs[cache->count++] = pkts[i];
 		}
 	} else {
-		for (uint32_t i = 0; i < n; i++)
-			cache->objs[count + i] = pkts[i];
+		memcpy(&cache->objs[count], pkts, n * sizeof(*pkts));
 		cache->count = count + n;
 	}
 	cache->stats.recycle_cached += n;

@@ -16,8 +16,9 @@
 #define SIM_META_PREFETCH 4u	/* buffers ahead whose metadata line is prefetched */
 
 /*
- * One descriptor, as a device sees it: the driver writes addr (and len for TX),
- * the device writes len and then status; status is the hand-over.
+ * One descriptor, as a device sees it: the driver writes addr (and len for TX).
+ * On RX the device writes len and then status; status is the hand-over. On TX
+ * the device reports progress by head write-back instead (see done_head).
  */
 struct sim_desc {
 	uint64_t addr;		/* buffer offset in the pool region, frame start included */
@@ -37,6 +38,12 @@ struct sim_ring {
 	rxp_cache_aligned _Atomic uint32_t tail;
 	/* device side */
 	rxp_cache_aligned uint32_t dev_head;	/* next slot the device works on */
+	/*
+	 * TX head write-back (as ixgbe's TDWBAL): the device publishes how far
+	 * it has sent, so the driver reaps a whole run with one load instead
+	 * of one descriptor status a packet.
+	 */
+	_Atomic uint32_t done_head;
 	uint64_t dev_frames;
 	uint64_t dev_bytes;
 	uint64_t dev_oversize;	/* frames larger than a buffer, not written */
@@ -195,14 +202,13 @@ static uint32_t dev_tx(struct sim_port *sp, struct sim_queue *sq)
 	while (head != tail) {
 		uint32_t first = head & mask, run = RXP_MIN(tail - head, r->size - first);
 
-		for (struct sim_desc *d = &desc[first]; d < &desc[first + run]; d++) {
+		for (struct sim_desc *d = &desc[first]; d < &desc[first + run]; d++)
 			bytes += d->len;
-			/* Pairs with the acquire load of status in sim_complete(). */
-			atomic_store_explicit(&d->status, SIM_DESC_DONE, memory_order_release);
-		}
 		head += run;
 	}
 	r->dev_head = head;
+	/* Pairs with the acquire load of done_head in sim_complete(). */
+	atomic_store_explicit(&r->done_head, head, memory_order_release);
 	r->dev_frames += done;
 	r->dev_bytes += bytes;
 	return done;
@@ -271,7 +277,7 @@ static uint16_t sim_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_
 	const struct sim_desc *desc = r->desc;
 	struct rxp_pkt *const *ring_bufs = r->bufs;
 	uint32_t ntc = r->next_to_clean, mask = r->mask;
-	uint16_t port_id = q->port->id, queue_id = q->id, data_off = (uint16_t)sp->pool->data_off;
+	uint64_t rx_meta = rxp_pkt_rx_meta((uint16_t)sp->pool->data_off, q->port->id, q->id);
 	uint32_t posted;
 	uint64_t bytes = 0;
 	uint16_t i;
@@ -299,10 +305,7 @@ static uint16_t sim_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_
 			break;
 		pkt = ring_bufs[slot];
 		len = d->len;
-		pkt->len = len;
-		pkt->port = port_id;
-		pkt->queue = queue_id;
-		pkt->data_off = data_off;
+		rxp_pkt_set_rx(pkt, rx_meta, len);
 		bytes += len;
 		pkts[i] = pkt;
 	}
@@ -339,7 +342,6 @@ static uint16_t sim_tx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_
 		ring_bufs[slot] = pkt;
 		desc[slot].addr = (uint64_t)((const uint8_t *)pkt - base) + pkt->data_off;
 		desc[slot].len = len;
-		atomic_store_explicit(&desc[slot].status, 0, memory_order_relaxed);
 		bytes += len;
 	}
 	r->next_to_use = ntu + n;
@@ -356,19 +358,15 @@ static uint32_t sim_complete(struct rxp_queue *q)
 {
 	struct sim_port *sp = q->port->priv;
 	struct sim_ring *r = &sp->q[q->id].tx;
-	const struct sim_desc *desc = r->desc;
 	struct rxp_pkt *const *ring_bufs = r->bufs;
-	uint32_t ntc = r->next_to_clean, ntu = r->next_to_use, mask = r->mask, n = 0;
+	uint32_t ntc = r->next_to_clean, mask = r->mask, n;
 
 	/* inline: frames held back by a stall go once it ends, even with nothing new to send */
 	if (!sp->threaded &&
 	    rxp_unlikely(atomic_load_explicit(&sp->tx_stalled, memory_order_relaxed)))
 		dev_tx(sp, &sp->q[q->id]);
-	/* Pairs with the release store of status in dev_tx(). */
-	while (ntc + n != ntu &&
-	       (atomic_load_explicit(&desc[(ntc + n) & mask].status, memory_order_acquire) &
-		SIM_DESC_DONE))
-		n++;
+	/* Pairs with the release store of done_head in dev_tx(). */
+	n = atomic_load_explicit(&r->done_head, memory_order_acquire) - ntc;
 	/* the buffers go back straight from the ring's shadow, in at most two runs */
 	for (uint32_t left = n; left;) {
 		uint32_t first = ntc & mask, run = RXP_MIN(left, r->size - first);
