@@ -125,18 +125,25 @@ static inline void rxp_gen_walk_begin(const struct rxp_gen *gen, struct rxp_gen_
 	w->left = gen->remaining;
 }
 
-/* Returns the next frame and its length, or NULL when a finite source is done. */
-static inline const uint8_t *rxp_gen_walk_next(struct rxp_gen *gen, struct rxp_gen_walk *w,
-					       uint16_t *len)
+/*
+ * Returns how many of the next steps, @want at most, can be taken without
+ * the source ending or the schedule wrapping: a run the caller walks with
+ * rxp_gen_walk_frame() and then passes with rxp_gen_walk_skip(). 0 when a
+ * finite source is done.
+ */
+static inline uint32_t rxp_gen_walk_run(const struct rxp_gen_walk *w, uint32_t want)
 {
-	uint32_t t;
+	uint32_t run = RXP_MIN(want, w->sched_len - w->pos);
 
-	if (rxp_unlikely(!w->left))
-		return NULL;
-	w->left--;
-	t = w->sched[w->pos];
-	if (++w->pos == w->sched_len)
-		w->pos = 0;
+	return w->left < run ? (uint32_t)w->left : run;
+}
+
+/* Returns the frame of step @k of the current run, and its length. */
+static inline const uint8_t *rxp_gen_walk_frame(struct rxp_gen *gen, const struct rxp_gen_walk *w,
+						uint32_t k, uint16_t *len)
+{
+	uint32_t t = w->sched[w->pos + k];
+
 	if (rxp_unlikely(w->is_bad[t])) {
 		t = gen->n_good + gen->next_bad;
 		if (++gen->next_bad == RXP_GEN_BAD_KINDS)
@@ -146,6 +153,28 @@ static inline const uint8_t *rxp_gen_walk_next(struct rxp_gen *gen, struct rxp_g
 	}
 	*len = w->lens[t];
 	return w->frames + (size_t)t * w->stride;
+}
+
+/* Passes the @run steps just walked. */
+static inline void rxp_gen_walk_skip(struct rxp_gen_walk *w, uint32_t run)
+{
+	w->left -= run;
+	w->pos += run;
+	if (w->pos == w->sched_len)
+		w->pos = 0;
+}
+
+/* Returns the next frame and its length, or NULL when a finite source is done. */
+static inline const uint8_t *rxp_gen_walk_next(struct rxp_gen *gen, struct rxp_gen_walk *w,
+					       uint16_t *len)
+{
+	const uint8_t *frame;
+
+	if (!rxp_gen_walk_run(w, 1))
+		return NULL;
+	frame = rxp_gen_walk_frame(gen, w, 0, len);
+	rxp_gen_walk_skip(w, 1);
+	return frame;
 }
 
 /* Writes the walk's position back: the next walk or rxp_gen_next() goes on from there. */

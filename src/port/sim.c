@@ -79,7 +79,8 @@ static int ring_init(struct sim_ring *r, uint32_t size)
 	r->size = size;
 	r->mask = size - 1;
 	r->desc = aligned_alloc(RXP_CACHE_LINE, RXP_ALIGN_UP(size * sizeof(*r->desc), RXP_CACHE_LINE));
-	r->bufs = calloc(size, sizeof(*r->bufs));
+	/* past the end, room for the RX loop's look-ahead (a prefetch of NULL never faults) */
+	r->bufs = calloc(size + SIM_META_PREFETCH, sizeof(*r->bufs));
 	if (!r->desc || !r->bufs)
 		return -ENOMEM;
 	memset(r->desc, 0, size * sizeof(*r->desc));
@@ -126,18 +127,23 @@ static uint32_t dev_rx(struct sim_port *sp, struct sim_queue *sq)
 
 	rxp_gen_walk_begin(&sq->gen, &walk);
 	while (head != tail) {
-		/* in runs that stop where the ring wraps, so a pointer walks the descriptors */
-		uint32_t first = head & mask, run = RXP_MIN(tail - head, r->size - first);
-		struct sim_desc *d = &desc[first], *end = d + run;
+		/*
+		 * In runs that stop where the ring or the schedule wraps or the
+		 * source ends, so a pointer walks the descriptors and the frames
+		 * need no per-frame checks of the source.
+		 */
+		uint32_t first = head & mask;
+		uint32_t run = rxp_gen_walk_run(&walk, RXP_MIN(tail - head, r->size - first));
+		struct sim_desc *d = &desc[first];
 
-		while (d < end) {
+		if (!run) {
+			atomic_store_explicit(&sq->gen_done, true, memory_order_release);
+			break;
+		}
+		for (uint32_t k = 0; k < run; k++) {
 			uint16_t len;
-			const uint8_t *frame = rxp_gen_walk_next(&sq->gen, &walk, &len);
+			const uint8_t *frame = rxp_gen_walk_frame(&sq->gen, &walk, k, &len);
 
-			if (!frame) {
-				atomic_store_explicit(&sq->gen_done, true, memory_order_release);
-				break;
-			}
 			/* Like a NIC's buffer size register: never write past the buffer. */
 			if (rxp_unlikely(len > room)) {
 				r->dev_oversize++;
@@ -150,9 +156,8 @@ static uint32_t dev_rx(struct sim_port *sp, struct sim_queue *sq)
 			atomic_store_explicit(&d->status, SIM_DESC_DONE, memory_order_release);
 			d++;
 		}
+		rxp_gen_walk_skip(&walk, run);
 		head += (uint32_t)(d - &desc[first]);
-		if (d < end)
-			break;	/* the source ended */
 	}
 	rxp_gen_walk_end(&sq->gen, &walk);
 	if (rxp_gen_done(&sq->gen))
@@ -287,27 +292,36 @@ static uint16_t sim_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_
 	posted = r->next_to_use - ntc;
 	if (n > posted)
 		n = (uint16_t)posted;
-	for (i = 0; i < n; i++) {
-		uint32_t slot = (ntc + i) & mask;
-		const struct sim_desc *d = &desc[slot];
-		struct rxp_pkt *pkt;
-		uint16_t len;
+	/* in runs up to where the ring wraps, walked by pointer */
+	for (i = 0; i < n;) {
+		uint32_t first = (ntc + i) & mask, run = RXP_MIN((uint32_t)(n - i), r->size - first);
+		const struct sim_desc *d = &desc[first];
+		struct rxp_pkt *const *b = &ring_bufs[first];
+		uint32_t k;
 
-		/*
-		 * The metadata of a buffer posted a ring ago is cold: ask for it
-		 * early. Past the posted ones the slot holds a stale pointer or
-		 * NULL, which a prefetch may be given (it never faults).
-		 */
-		rxp_prefetchw(ring_bufs[(slot + SIM_META_PREFETCH) & mask]);
+		for (k = 0; k < run; k++) {
+			struct rxp_pkt *pkt;
+			uint16_t len;
 
-		/* Pairs with the release store of status in dev_rx(). */
-		if (!(atomic_load_explicit(&d->status, memory_order_acquire) & SIM_DESC_DONE))
+			/*
+			 * The metadata of a buffer posted a ring ago is cold: ask
+			 * for it early. Past the posted ones the slot holds a
+			 * stale pointer or NULL, which a prefetch may be given.
+			 */
+			rxp_prefetchw(b[k + SIM_META_PREFETCH]);
+
+			/* Pairs with the release store of status in dev_rx(). */
+			if (!(atomic_load_explicit(&d[k].status, memory_order_acquire) & SIM_DESC_DONE))
+				break;
+			pkt = b[k];
+			len = d[k].len;
+			rxp_pkt_set_rx(pkt, rx_meta, len);
+			bytes += len;
+			pkts[i + k] = pkt;
+		}
+		i = (uint16_t)(i + k);
+		if (k < run)
 			break;
-		pkt = ring_bufs[slot];
-		len = d->len;
-		rxp_pkt_set_rx(pkt, rx_meta, len);
-		bytes += len;
-		pkts[i] = pkt;
 	}
 	r->next_to_clean = ntc + i;
 	q->stats.rx_polls++;
@@ -334,15 +348,22 @@ static uint16_t sim_tx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_
 		q->stats.tx_ring_full += n - room;
 		n = (uint16_t)room;
 	}
-	for (i = 0; i < n; i++) {
-		uint32_t slot = (ntu + i) & mask;
-		struct rxp_pkt *pkt = pkts[i];
-		uint16_t len = pkt->len;
+	/* in runs up to where the ring wraps, walked by pointer */
+	for (i = 0; i < n;) {
+		uint32_t first = (ntu + i) & mask, run = RXP_MIN((uint32_t)(n - i), r->size - first);
+		struct sim_desc *d = &desc[first];
+		struct rxp_pkt **b = &ring_bufs[first];
 
-		ring_bufs[slot] = pkt;
-		desc[slot].addr = (uint64_t)((const uint8_t *)pkt - base) + pkt->data_off;
-		desc[slot].len = len;
-		bytes += len;
+		for (uint32_t k = 0; k < run; k++) {
+			struct rxp_pkt *pkt = pkts[i + k];
+			uint16_t len = pkt->len;
+
+			b[k] = pkt;
+			d[k].addr = (uint64_t)((const uint8_t *)pkt - base) + pkt->data_off;
+			d[k].len = len;
+			bytes += len;
+		}
+		i = (uint16_t)(i + run);
 	}
 	r->next_to_use = ntu + n;
 	/* Doorbell. Pairs with the acquire load of tail in dev_tx(). */
