@@ -225,6 +225,17 @@ static void build_l4(uint8_t *l4, uint16_t l4_len, bool tcp, uint32_t flow)
 	}
 }
 
+/* Returns the length of a good @proto frame: the frame size, or more when its headers need it. */
+static uint32_t frame_len(const struct rxp_gen_config *cfg, uint32_t proto)
+{
+	bool tcp = proto == RXP_GEN_TCP4 || proto == RXP_GEN_TCP6;
+	bool v6 = proto == RXP_GEN_UDP6 || proto == RXP_GEN_TCP6;
+	uint32_t headers = RXP_ETH_HLEN + (v6 ? RXP_IP6_HLEN : RXP_IP4_HLEN) +
+			   (tcp ? RXP_TCP_HLEN : RXP_UDP_HLEN);
+
+	return RXP_MAX(cfg->frame_size - RXP_ETH_FCS_LEN, headers);
+}
+
 /* Builds one good frame for @flow. Returns its length. */
 static uint16_t build_frame(uint8_t *f, const struct rxp_gen_config *cfg, uint32_t proto,
 			    uint32_t flow)
@@ -233,12 +244,9 @@ static uint16_t build_frame(uint8_t *f, const struct rxp_gen_config *cfg, uint32
 	bool tcp = proto == RXP_GEN_TCP4 || proto == RXP_GEN_TCP6;
 	bool v6 = proto == RXP_GEN_UDP6 || proto == RXP_GEN_TCP6;
 	uint16_t l3_hlen = v6 ? RXP_IP6_HLEN : RXP_IP4_HLEN;
-	uint16_t l4_hlen = tcp ? RXP_TCP_HLEN : RXP_UDP_HLEN;
-	uint32_t len = cfg->frame_size - RXP_ETH_FCS_LEN;
+	uint32_t len = frame_len(cfg, proto);
 	uint16_t l4_len;
 
-	/* A frame too small for its headers grows to fit them. */
-	len = RXP_MAX(len, (uint32_t)(RXP_ETH_HLEN + l3_hlen + l4_hlen));
 	l4_len = (uint16_t)(len - RXP_ETH_HLEN - l3_hlen);
 	memcpy(eth->dst, cfg->dst_mac, 6);
 	memcpy(eth->src, cfg->src_mac, 6);
@@ -474,17 +482,22 @@ static int build_templates(struct rxp_gen *gen, const struct rxp_gen_config *cfg
 		if (cfg->protos & bit)
 			protos[n_protos++] = bit;
 	/*
-	 * Templates as tight as their frames, so the device's reads stay in
-	 * cache: the frame size, or the largest set of headers a frame grows to
-	 * (Ethernet + IPv6 + TCP), or the malformed frames' size.
+	 * Templates as tight as their frames and cache-line aligned, so that
+	 * the device reads one line for a minimum-size frame: the longest of
+	 * the protocols' frames (a frame grows to fit its headers), or the
+	 * malformed frames' size.
 	 */
-	gen->stride = RXP_MAX(cfg->frame_size, RXP_ETH_HLEN + RXP_IP6_HLEN + RXP_TCP_HLEN + 0u);
+	gen->stride = 0;
+	for (uint32_t i = 0; i < n_protos; i++)
+		gen->stride = RXP_MAX(gen->stride, frame_len(cfg, protos[i]));
 	if (n_bad)
 		gen->stride = RXP_MAX(gen->stride, BAD_FRAME_SIZE + RXP_VLAN_HLEN);
 	gen->stride = RXP_ALIGN_UP(gen->stride, RXP_CACHE_LINE);
 	gen->n_good = n_good;
 	gen->n_frames = n_good + n_bad;
-	gen->frames = calloc(gen->n_frames, gen->stride);
+	gen->frames = aligned_alloc(RXP_CACHE_LINE, (size_t)gen->n_frames * gen->stride);
+	if (gen->frames)
+		memset(gen->frames, 0, (size_t)gen->n_frames * gen->stride);
 	gen->lens = calloc(gen->n_frames, sizeof(*gen->lens));
 	gen->is_bad = calloc(gen->n_frames, 1);
 	gen->sched_len = RXP_MIN(RXP_MAX(rxp_pow2_roundup(n_good), SCHED_MIN), SCHED_MAX);
