@@ -63,8 +63,8 @@ out=$("$RXPATH" run -e 'port add p0 sim:colour=red' 2>&1); rc=$?
 check run_unknown_key [ "$rc" -ne 0 ]
 check run_unknown_key_named grep -q "unknown argument 'colour'" <<<"$out"
 
-# A pool too small for the ring: refills fall short and are counted; no buffer is lost.
-out=$("$RXPATH" run -i 0 --pool 300 -e 'port add p0 sim:count=20000' 2>&1); rc=$?
+# A pool too small for the ring (256): refills fall short and are counted; no buffer is lost.
+out=$("$RXPATH" run -i 0 --pool 200 -e 'port add p0 sim:count=20000' 2>&1); rc=$?
 check run_small_pool_exit_0 [ "$rc" -eq 0 ]
 check run_small_pool_counts_short_refills grep -Eq 'refills short of buffers [1-9]' <<<"$out"
 check run_small_pool_delivers_all grep -q 'delivered 20,000 packets' <<<"$out"
