@@ -134,20 +134,24 @@ static const uint8_t special_first_octet[256] = {
 	[240] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 };
 
-/*
- * True when the packet can take the fast path through @adj, the cached
- * adjacency of its next hop: a neighbour cached in generation @gen, nothing
- * unusual about the packet, addresses that need no closer look, and a
- * source @src (network order) that is no directed broadcast of ours. (A
- * gateway route never covers a connected subnet's broadcast: only the
- * source is checked.)
- */
-static rxp_always_inline bool fast_ok(const struct rxp_router *r, const struct rxp_adj *adj,
-				      uint32_t gen, const struct rxp_pkt *pkt, const uint8_t *ip,
-				      uint32_t src, uint32_t dst_host)
+/* True when @adj, the cached adjacency of a next hop, holds a neighbour cached in generation @gen. */
+static rxp_always_inline bool adj_ok(const struct rxp_adj *adj, uint32_t gen)
 {
-	return adj->neigh && adj->gen == gen && !(pkt->flags & RXP_PKT_F_L2_MCAST) && ip[8] > 1 &&
-	       pkt->l3_len <= adj->mtu &&
+	return adj->neigh && adj->gen == gen;
+}
+
+/*
+ * True when the packet can take the fast path through @adj (which passed
+ * adj_ok): nothing unusual about the packet, addresses that need no closer
+ * look, and a source @src (network order) that is no directed broadcast of
+ * ours. (A gateway route never covers a connected subnet's broadcast: only
+ * the source is checked.)
+ */
+static rxp_always_inline bool pkt_ok(const struct rxp_router *r, const struct rxp_adj *adj,
+				     const struct rxp_pkt *pkt, const uint8_t *ip, uint32_t src,
+				     uint32_t dst_host)
+{
+	return !(pkt->flags & RXP_PKT_F_L2_MCAST) && ip[8] > 1 && pkt->l3_len <= adj->mtu &&
 	       !(special_first_octet[ntohl(src) >> 24] | special_first_octet[dst_host >> 24]) &&
 	       !rxp_router_is_bcast4(r, src);
 }
@@ -167,8 +171,8 @@ static rxp_always_inline bool forward_fast(struct rxp_stack *st, struct rxp_pkt 
 		return false;
 	adj = &st->adj[nh];
 	memcpy(&src, ip + 12, 4);
-	if (rxp_unlikely(!fast_ok(st->router, adj, rxp_neigh_gen(&st->router->neigh), pkt, ip, src,
-				  rxp_load_be32(ip + 16))))
+	if (rxp_unlikely(!adj_ok(adj, rxp_neigh_gen(&st->router->neigh)) ||
+			 !pkt_ok(st->router, adj, pkt, ip, src, rxp_load_be32(ip + 16))))
 		return false;
 	ip[8]--;
 	memcpy(&csum, ip + 10, 2);
@@ -294,7 +298,9 @@ static rxp_noinline void route_slow(struct rxp_stack *st, struct rxp_pkt *pkt, u
  *
  * The neighbour generation is read once per vector: an entry another worker
  * changes in the meantime is seen from the next vector on (the adjacency
- * holds a copy of the header, so a stale one is never unsafe).
+ * holds a copy of the header, so a stale one is never unsafe). For the same
+ * reason an adjacency checked once holds for the rest of the vector: a run
+ * of packets to one next hop checks it once.
  */
 void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, const uint32_t *dst,
 			  uint16_t n)
@@ -306,6 +312,8 @@ void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, const uin
 	uint64_t forwarded = 0;
 	struct rxp_txv *v = NULL;	/* the TX vector of port v_port */
 	unsigned v_port = UINT_MAX;
+	/* the next hop whose adjacency passed; the FIB never gives UINT32_MAX - 1 */
+	uint32_t ok_nh = UINT32_MAX - 1;
 
 	if (!n)
 		return;
@@ -321,8 +329,15 @@ void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, const uin
 
 		memcpy(&src, ip + 12, 4);
 		/* as forward_fast(), for an untagged header only */
-		if (rxp_unlikely(nh[i] >= RXP_STACK_NH_MAX || adj->hlen != RXP_ETH_HLEN ||
-				 !fast_ok(r, adj, gen, pkt, ip, src, dst[i]))) {
+		if (nh[i] != ok_nh) {
+			if (rxp_unlikely(nh[i] >= RXP_STACK_NH_MAX || adj->hlen != RXP_ETH_HLEN ||
+					 !adj_ok(adj, gen))) {
+				route_slow(st, pkt, nh[i]);
+				continue;
+			}
+			ok_nh = nh[i];
+		}
+		if (rxp_unlikely(!pkt_ok(r, adj, pkt, ip, src, dst[i]))) {
 			route_slow(st, pkt, nh[i]);
 			continue;
 		}

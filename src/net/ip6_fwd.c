@@ -194,6 +194,8 @@ void rxp_ip6_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 	uint64_t forwarded = 0;
 	struct rxp_txv *v = NULL;	/* the TX vector of port v_port */
 	unsigned v_port = UINT_MAX;
+	/* the next hop whose adjacency passed (as in rxp_ip4_route_vector); never a FIB result */
+	uint32_t ok_nh = UINT32_MAX - 1;
 
 	for (uint16_t i = 0; i < n; i++) {
 		struct rxp_pkt *pkt = pkts[i];
@@ -210,15 +212,20 @@ void rxp_ip6_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 		if (rxp_unlikely((uint8_t)(src[0] + 1) <= 1 || (uint8_t)(dst[0] + 1) <= 1 ||
 				 ip6_is_link_local(src) || ip6_is_link_local(dst) ||
 				 (pkt->flags & RXP_PKT_F_L2_MCAST) || ip[7] <= 1 ||
-				 rxp_lpm6_lookup(r->fib6, dst, &nh) || nh >= RXP_STACK_NH_MAX ||
-				 r->nh[nh].kind != RXP_NH_KIND_GATEWAY)) {	/* local, on-link */
+				 rxp_lpm6_lookup(r->fib6, dst, &nh) || nh >= RXP_STACK_NH_MAX)) {
 			rxp_ip6_route(st, pkt);
 			continue;
 		}
 		adj = &adjs[nh];
-		if (rxp_unlikely(!adj->neigh || adj->gen != gen || adj->hlen != RXP_ETH_HLEN ||
-				 pkt->l3_len > adj->mtu ||
-				 !(txv = rxp_fast_txv(st, adj, &v, &v_port)))) {
+		if (nh != ok_nh) {
+			if (rxp_unlikely(r->nh[nh].kind != RXP_NH_KIND_GATEWAY ||	/* local, on-link */
+					 !adj->neigh || adj->gen != gen || adj->hlen != RXP_ETH_HLEN)) {
+				rxp_ip6_route(st, pkt);
+				continue;
+			}
+			ok_nh = nh;
+		}
+		if (rxp_unlikely(pkt->l3_len > adj->mtu || !(txv = rxp_fast_txv(st, adj, &v, &v_port)))) {
 			rxp_ip6_route(st, pkt);
 			continue;
 		}
