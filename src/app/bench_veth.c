@@ -48,12 +48,12 @@
 #define START_TIMEOUT_S 10.0
 #define STOP_TIMEOUT_S 10.0
 
-enum veth_path { PATH_KERNEL, PATH_AFXDP, PATH_AFXDP_BUSYPOLL, PATH_AFPACKET, N_PATHS };
+enum veth_path { PATH_KERNEL, PATH_AFXDP, PATH_AFXDP_COALESCE, PATH_AFPACKET, N_PATHS };
 
-static const char *const path_names[N_PATHS] = { "kernel", "afxdp", "afxdp-busypoll", "afpacket" };
+static const char *const path_names[N_PATHS] = { "kernel", "afxdp", "afxdp-coalesce", "afpacket" };
 /* each rxpath path's port spec, after "dev=rN" */
 static const char *const path_driver[N_PATHS] = { NULL, "afxdp", "afxdp", "afpacket" };
-static const char *const path_options[N_PATHS] = { NULL, "", ",busypoll=20", "" };
+static const char *const path_options[N_PATHS] = { NULL, "", ",coalesce=200", "" };
 /*
  * afpacket ports get MACs of their own: frames to rxpath are then not the
  * kernel's (PACKET_OTHERHOST), which drops them at the door instead of
@@ -99,8 +99,9 @@ static void usage(FILE *out)
 		"Builds h1 -- r -- h2 over veth pairs in network namespaces, blasts 64-byte UDP\n"
 		"frames from h1 to h2 with trafgen (netsniff-ng) and reports the packets/s that\n"
 		"reach h2 with each forwarder in r: the kernel (ip_forward), rxpath on afxdp\n"
-		"ports (need_wakeup, and busy polling with busypoll=20), rxpath on afpacket\n"
-		"ports. Paths take turns, repetition by repetition.\n"
+		"ports (need_wakeup alone, and with coalesce=200: the NAPI takes frames in\n"
+		"batches), rxpath on afpacket ports. Paths take turns, repetition by\n"
+		"repetition.\n"
 		"The lab is removed at the end, also on error and on Ctrl-C.\n"
 		"\n"
 		"  --duration S     seconds per measurement window (default 3)\n"
@@ -682,7 +683,7 @@ static void lab_down(struct veth_lab *lab)
 	if (lab->dir[0]) {
 		static const char *const files[] = { "frame.trafgen", "trafgen.log", "rxpath.out",
 						     "rxpath.err", "rxpath-afxdp.conf",
-						     "rxpath-afxdp-busypoll.conf",
+						     "rxpath-afxdp-coalesce.conf",
 						     "rxpath-afpacket.conf" };
 
 		for (unsigned i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
@@ -878,9 +879,9 @@ int cmd_bench_veth(int argc, char **argv)
 		}
 		if (!tty)
 			fprintf(stderr, "bench veth: repetition %u/%u done: kernel %.0f, afxdp %.0f, "
-				"afxdp-busypoll %.0f, afpacket %.0f pps\n", rep + 1, o.reps,
+				"afxdp-coalesce %.0f, afpacket %.0f pps\n", rep + 1, o.reps,
 				samples[PATH_KERNEL][rep], samples[PATH_AFXDP][rep],
-				samples[PATH_AFXDP_BUSYPOLL][rep], samples[PATH_AFPACKET][rep]);
+				samples[PATH_AFXDP_COALESCE][rep], samples[PATH_AFPACKET][rep]);
 	}
 	if (tty)
 		fprintf(stderr, "\r%-70s\r", "");

@@ -73,12 +73,18 @@
 #define AFXDP_BIND_TRIES 40	/* EBUSY: a previous socket on the queue is still going away */
 #define AFXDP_BIND_WAIT_NS 50000000L
 #define AFXDP_PROG_FILE "xsk_def_xdp_prog.o"
-#define AFXDP_KEYS "dev, queues, mode, zerocopy, busypoll, mac"
+#define AFXDP_KEYS "dev, queues, mode, zerocopy, busypoll, coalesce, mac"
 #define AFXDP_BUSYPOLL_MAX_US 10000u
 #define AFXDP_BUSYPOLL_BUDGET 64	/* frames the kernel's NAPI takes per busy poll */
-/* while busy polling, the device's interrupts (veth: its NAPI kicks) stay off this long */
+/*
+ * Coalescing: after a NAPI poll that found work, the device's interrupts
+ * (veth: the kick its peer gives per frame) stay off for
+ * napi_defer_hard_irqs further polls, which the gro_flush_timeout timer
+ * runs; the NAPI then takes a batch per poll instead of a frame.
+ */
 #define AFXDP_NAPI_DEFER_IRQS "2"
-#define AFXDP_GRO_FLUSH_TIMEOUT_NS "200000"
+#define AFXDP_COALESCE_DEFAULT_US 200u	/* with busypoll=, unless coalesce= says otherwise */
+#define AFXDP_COALESCE_MAX_US 1000u	/* a veth ring (256 frames) fills in ~0.6 ms at 400 kpps */
 
 _Static_assert(RXP_AFXDP_HEADROOM == XDP_PACKET_HEADROOM,
 	       "the pool's headroom must be the kernel's XDP headroom");
@@ -111,6 +117,8 @@ struct afxdp_queue {
 	uint64_t rx_wakeups;
 	uint64_t tx_kicks;
 	uint64_t busy_polls;
+	bool napi_checked;	/* busypoll: the socket's NAPI id was looked at */
+	bool no_napi;		/* busypoll: the socket has no NAPI to poll (veth); no recvfrom */
 	struct xsk_socket *xsk;
 	bool in_map;
 };
@@ -128,7 +136,8 @@ struct afxdp_port {
 	enum xdp_attach_mode mode;
 	int map_fd;
 	uint32_t busypoll_us;	/* 0: need_wakeup only */
-	/* the device's NAPI settings before busy polling changed them, put back at close */
+	uint32_t coalesce_us;	/* 0: the device's NAPI settings are left alone */
+	/* the device's NAPI settings before coalescing changed them, put back at close */
 	char saved_defer_irqs[24];
 	char saved_flush_timeout[24];
 	struct afxdp_queue q[];
@@ -302,6 +311,30 @@ static rxp_noinline void rx_wakeup(struct afxdp_queue *aq)
 	aq->rx_wakeups++;
 }
 
+/*
+ * The first frame has come: the socket now has the NAPI id of the queue it
+ * came from, or none when the driver registers its XDP queue without one
+ * (veth does). Then busy polling has nothing to poll and the recvfrom per
+ * poll would be a system call for nothing: it stops, and the user hears why.
+ */
+static rxp_noinline void busy_poll_check(const struct afxdp_port *ap, struct afxdp_queue *aq,
+					 uint16_t qid)
+{
+	unsigned int napi_id = 0;
+	socklen_t len = sizeof(napi_id);
+
+	aq->napi_checked = true;
+	if (getsockopt(aq->fd, SOL_SOCKET, SO_INCOMING_NAPI_ID, &napi_id, &len) || napi_id)
+		return;
+	aq->no_napi = true;
+	fprintf(stderr,
+		"afxdp %s dev %s queue %u: busy polling has nothing to poll: the kernel gave the "
+		"socket no NAPI id (%s registers its XDP queue without one), so the device's NAPI "
+		"stays in softirq; coalescing still batches it (napi_defer_hard_irqs, "
+		"gro_flush_timeout %u us). No recvfrom per poll from now on.\n",
+		ap->name, ap->dev, qid, ap->driver[0] ? ap->driver : "its driver", ap->coalesce_us);
+}
+
 static rxp_noinline void tx_kick(struct afxdp_queue *aq)
 {
 	/* copy mode transmits only from sendto(); zero-copy drivers when woken */
@@ -365,7 +398,7 @@ static uint16_t afxdp_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint1
 	 * instead of in a softirq wherever the device raised it. One system
 	 * call per poll, whatever the batch.
 	 */
-	if (ap->busypoll_us) {
+	if (ap->busypoll_us && !aq->no_napi) {
 		recvfrom(aq->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
 		aq->busy_polls++;
 	}
@@ -377,6 +410,8 @@ static uint16_t afxdp_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint1
 			rx_wakeup(aq);
 		return 0;
 	}
+	if (rxp_unlikely(ap->busypoll_us && !aq->napi_checked))
+		busy_poll_check(ap, aq, q->id);
 	for (uint32_t i = 0; i < got; i++) {
 		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&aq->rx, idx + i);
 		uint64_t addr = xsk_umem__add_offset_to_addr(d->addr);
@@ -633,7 +668,7 @@ static int open_socket(struct rxp_port *port, struct afxdp_port *ap, uint16_t qi
 	};
 	struct xdp_options opts;
 	socklen_t optlen = sizeof(opts);
-	char step[64];
+	char step[64], coalesce[40] = "";
 	int ret = 0;
 
 	if (!strcmp(zerocopy, "on"))
@@ -715,9 +750,11 @@ static int open_socket(struct rxp_port *port, struct afxdp_port *ap, uint16_t qi
 	aq->base = um->pool->base;
 	aq->in_kernel = um->in_kernel;
 	aq->chunk_mask = ~(uint64_t)(um->pool->buf_size - 1);
-	fprintf(stderr, "afxdp %s dev %s queue %u: %s XDP, %s%s\n", port->name, ap->dev, qid,
+	if (ap->coalesce_us)
+		snprintf(coalesce, sizeof(coalesce), "coalescing %u us, ", ap->coalesce_us);
+	fprintf(stderr, "afxdp %s dev %s queue %u: %s XDP, %s%s%s\n", port->name, ap->dev, qid,
 		ap->mode == XDP_MODE_NATIVE ? "native" : "skb (generic)",
-		ap->busypoll_us ? "busy polling, " : "",
+		ap->busypoll_us ? "busy polling, " : "", coalesce,
 		(opts.flags & XDP_OPTIONS_ZEROCOPY) ? "zero-copy" :
 		!strcmp(zerocopy, "off") ? "copy mode (zerocopy=off)" :
 		!strcmp(ap->driver, "veth") ? "copy mode (veth has no zero-copy)" :
@@ -788,16 +825,19 @@ static int sysfs_write(const char *dev, const char *name, const char *value)
 }
 
 /*
- * Preferred busy polling keeps the device's NAPI with the polling socket
- * only while its interrupts are deferred (napi_defer_hard_irqs) under a
- * timer (gro_flush_timeout); without them the kernel's softirq takes the
- * work back. Set both, remembering what they were; a failure is said, with
- * the command, and busy polling goes on without.
+ * Coalescing (coalesce=, and busypoll=, which needs it: preferred busy
+ * polling keeps the device's NAPI with the polling socket only while its
+ * interrupts are deferred under a timer; without them the kernel's softirq
+ * takes the work back). Sets napi_defer_hard_irqs and gro_flush_timeout,
+ * remembering what they were; a failure is said, with the command, and the
+ * port goes on without.
  */
 static void napi_defer_set(struct afxdp_port *ap)
 {
 	const char *failed = NULL;
+	char timeout[24];
 
+	snprintf(timeout, sizeof(timeout), "%u", ap->coalesce_us * 1000u);
 	if (sysfs_read(ap->dev, "napi_defer_hard_irqs", ap->saved_defer_irqs,
 		       sizeof(ap->saved_defer_irqs)) ||
 	    sysfs_read(ap->dev, "gro_flush_timeout", ap->saved_flush_timeout,
@@ -805,7 +845,7 @@ static void napi_defer_set(struct afxdp_port *ap)
 		failed = "read";
 	else if (sysfs_write(ap->dev, "napi_defer_hard_irqs", AFXDP_NAPI_DEFER_IRQS))
 		failed = "set";
-	else if (sysfs_write(ap->dev, "gro_flush_timeout", AFXDP_GRO_FLUSH_TIMEOUT_NS))
+	else if (sysfs_write(ap->dev, "gro_flush_timeout", timeout))
 		failed = "set";
 	if (!failed)
 		return;
@@ -815,11 +855,11 @@ static void napi_defer_set(struct afxdp_port *ap)
 	if (ap->saved_defer_irqs[0])
 		sysfs_write(ap->dev, "napi_defer_hard_irqs", ap->saved_defer_irqs);
 	fprintf(stderr,
-		"afxdp %s: cannot %s the device's NAPI settings for busy polling (%s); the kernel "
-		"may still poll in softirq. Fix: echo %s > /sys/class/net/%s/napi_defer_hard_irqs; "
+		"afxdp %s: cannot %s the device's NAPI settings for coalescing (%s); the kernel "
+		"polls it in softirq a frame at a time. Fix: echo %s > /sys/class/net/%s/napi_defer_hard_irqs; "
 		"echo %s > /sys/class/net/%s/gro_flush_timeout\n",
 		ap->dev, failed, strerror(saved_errno), AFXDP_NAPI_DEFER_IRQS, ap->dev,
-		AFXDP_GRO_FLUSH_TIMEOUT_NS, ap->dev);
+		timeout, ap->dev);
 	ap->saved_defer_irqs[0] = ap->saved_flush_timeout[0] = '\0';
 }
 
@@ -863,7 +903,7 @@ static void afxdp_close(struct rxp_port *port)
 static int afxdp_open(struct rxp_port *port, struct rxp_args *args, char *err, size_t errlen)
 {
 	const char *dev, *mode, *zerocopy, *other;
-	uint32_t n_queues = 1, n_dev_queues = 1, busypoll_us = 0;
+	uint32_t n_queues = 1, n_dev_queues = 1, busypoll_us = 0, coalesce_us = 0;
 	struct bpf_xdp_query_opts qopts = { .sz = sizeof(qopts) };
 	struct afxdp_port *ap;
 	bool mac_given;
@@ -876,6 +916,8 @@ static int afxdp_open(struct rxp_port *port, struct rxp_args *args, char *err, s
 	if ((ret = rxp_args_mac(args, "mac", port->mac, err, errlen)) ||
 	    (ret = rxp_args_u32(args, "queues", 1, RXP_QUEUES_MAX, &n_queues, err, errlen)) ||
 	    (ret = rxp_args_u32(args, "busypoll", 0, AFXDP_BUSYPOLL_MAX_US, &busypoll_us, err,
+				errlen)) ||
+	    (ret = rxp_args_u32(args, "coalesce", 0, AFXDP_COALESCE_MAX_US, &coalesce_us, err,
 				errlen)) ||
 	    (ret = rxp_args_check_unused(args, AFXDP_KEYS, err, errlen)))
 		return ret;
@@ -902,6 +944,9 @@ static int afxdp_open(struct rxp_port *port, struct rxp_args *args, char *err, s
 	snprintf(ap->dev, sizeof(ap->dev), "%s", dev);
 	ap->map_fd = -1;
 	ap->busypoll_us = busypoll_us;
+	/* busy polling needs its interrupts deferred: coalescing comes with it */
+	ap->coalesce_us = rxp_args_get(args, "coalesce") || !busypoll_us ? coalesce_us
+									 : AFXDP_COALESCE_DEFAULT_US;
 	ap->ifindex = (int)if_nametoindex(dev);
 	if (!ap->ifindex) {
 		snprintf(err, errlen, "dev=%s: no such interface (ip link shows the interfaces)", dev);
@@ -949,7 +994,7 @@ static int afxdp_open(struct rxp_port *port, struct rxp_args *args, char *err, s
 	}
 	if (ret)
 		goto err_close;
-	if (busypoll_us)
+	if (ap->coalesce_us)
 		napi_defer_set(ap);
 	for (uint16_t q = 0; q < n_queues; q++) {
 		ret = open_socket(port, ap, q, zerocopy, n_dev_queues, err, errlen);

@@ -44,7 +44,7 @@ import json, sys
 rows = json.load(open(sys.argv[1]))
 assert isinstance(rows, list) and len(rows) == 4, rows
 by = {r["path"]: r for r in rows}
-assert set(by) == {"kernel", "afxdp", "afxdp-busypoll", "afpacket"}, by
+assert set(by) == {"kernel", "afxdp", "afxdp-coalesce", "afpacket"}, by
 assert all(r["sink"] == "xdp" for r in rows), rows
 k = by["kernel"]["pps"]
 for r in rows:

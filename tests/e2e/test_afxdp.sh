@@ -133,6 +133,9 @@ if LAB_PORT_OPTS=",busypoll=20" lab_rxpath_start afxdp; then
 	fi
 	ping_ok "afxdp busypoll ping h1 -> h2 (IPv4)" "$LAB_H1" 10.0.2.2
 	ping_ok "afxdp busypoll ping h2 -> h1 (IPv4)" "$LAB_H2" 10.0.1.2
+	# veth registers its XDP queues without a NAPI id: nothing to busy poll, and rxpath says so
+	check "afxdp busypoll on veth: no NAPI id, said once per queue" \
+		grep -q 'busy polling has nothing to poll: the kernel gave the socket no NAPI id' "$LAB_DIR/rxpath.err"
 	lab_rxpath_stop
 	rc=$?
 	check "afxdp busypoll SIGTERM: rxpath exits 0" [ "$rc" -eq 0 ]
@@ -150,6 +153,30 @@ assert d["busy_polls"] > 0, d
 	LAB_PORT_OPTS=",busypoll=20" lab_udp_flood_check e2e_afxdp_busypoll afxdp
 else
 	fail "afxdp busypoll=20 start" "rxpath did not start with busypoll=20"
+fi
+
+# Coalescing alone: the device's NAPI takes frames in batches under a 100 us timer.
+if LAB_PORT_OPTS=",coalesce=100" lab_rxpath_start afxdp; then
+	napi_during=$(napi_settings)
+	if grep -q 'coalescing 100 us' "$LAB_DIR/rxpath.err" && [ "$napi_during" = "2 100000 " ]; then
+		pass "afxdp coalesce=100: interrupts deferred (napi_defer_hard_irqs, gro_flush_timeout: $napi_during)"
+	else
+		fail "afxdp coalesce=100: interrupts deferred" "device: $napi_during" \
+			"$(grep '^afxdp ' "$LAB_DIR/rxpath.err")"
+	fi
+	ping_ok "afxdp coalesce ping h1 -> h2 (IPv4)" "$LAB_H1" 10.0.2.2
+	lab_rxpath_stop
+	rc=$?
+	check "afxdp coalesce SIGTERM: rxpath exits 0" [ "$rc" -eq 0 ]
+	napi_after=$(napi_settings)
+	if [ "$napi_after" = "$napi_before" ]; then
+		pass "afxdp coalesce: the device's NAPI settings restored ($napi_after)"
+	else
+		fail "afxdp coalesce: the device's NAPI settings restored" "before: $napi_before, after: $napi_after"
+	fi
+	LAB_PORT_OPTS=",coalesce=100" lab_udp_flood_check e2e_afxdp_coalesce afxdp
+else
+	fail "afxdp coalesce=100 start" "rxpath did not start with coalesce=100"
 fi
 
 lab_down
