@@ -234,6 +234,13 @@ static void check_iface(struct verdicts *v, const char *ifname)
 				 offl[i].flag);
 			say(v, "warn", line, fix);
 		}
+		/* measured on the veth lab: docs/performance.md */
+		snprintf(line, sizeof(line),
+			 "interface %s: veth runs its XDP receive on the sending CPU, one frame per NAPI poll, "
+			 "and its AF_XDP sockets may get no NAPI id to busy poll", ifname);
+		snprintf(fix, sizeof(fix), "port add p0 afxdp:dev=%s,coalesce=200 (frames in batches of up to 64)",
+			 ifname);
+		say(v, "warn", line, fix);
 	}
 	close(fd);
 

@@ -28,6 +28,7 @@ out=$(ip netns exec "$NS" "$RXPATH" doctor d0 2>&1)
 check doctor_veth_driver grep -q "interface d0: driver veth" <<<"$out"
 check doctor_veth_native grep -q "interface d0: native XDP (driver veth)" <<<"$out"
 check doctor_veth_offload_fix grep -q "fix: on the PEER of d0: ethtool -K PEER tso off" <<<"$out"
+check doctor_veth_coalesce_fix grep -q "fix: port add p0 afxdp:dev=d0,coalesce=200" <<<"$out"
 check doctor_no_prog_on_d0 grep -q "interface d0: no XDP program attached" <<<"$out"
 out=$(ip netns exec "$NS" "$RXPATH" doctor d1 2>&1)
 if ip -n "$NS" link show d1 | grep -q xdp; then
