@@ -116,68 +116,63 @@ fi
 
 lab_udp_flood_check e2e_afxdp afxdp
 
-# Busy polling: the sockets drive the device's NAPI themselves, with its
-# interrupts deferred while they do; the device's settings come back at exit.
+# Coalescing and busy polling: the device's NAPI settings while rxpath runs,
+# and back as they were at exit.
 napi_settings() {
 	ip netns exec "$LAB_R" cat /sys/class/net/r0/napi_defer_hard_irqs \
 		/sys/class/net/r0/gro_flush_timeout 2>/dev/null | tr '\n' ' '
 }
 napi_before=$(napi_settings)
-if LAB_PORT_OPTS=",busypoll=20" lab_rxpath_start afxdp; then
-	napi_during=$(napi_settings)
-	if grep -q 'busy polling' "$LAB_DIR/rxpath.err" && [ "$napi_during" = "2 200000 " ]; then
-		pass "afxdp busypoll=20: busy polling, interrupts deferred (napi_defer_hard_irqs, gro_flush_timeout: $napi_during)"
+
+# napi_case NAME OPTS MODE SETTINGS [WHILE_RUNNING [AFTER_STOP]]: rxpath on
+# afxdp ports with OPTS prints MODE and sets SETTINGS, routes both ways,
+# exits 0 and puts the settings back; the two functions add checks.
+napi_case() {
+	local name=$1 opts=$2 mode=$3 want=$4 while_running=${5:-} after_stop=${6:-}
+	local during after rc
+
+	if ! LAB_PORT_OPTS="$opts" lab_rxpath_start afxdp; then
+		fail "afxdp $name start" "rxpath did not start with $opts"
+		return
+	fi
+	during=$(napi_settings)
+	if grep -q "$mode" "$LAB_DIR/rxpath.err" && [ "$during" = "$want" ]; then
+		pass "afxdp $name: $mode, interrupts deferred (napi_defer_hard_irqs, gro_flush_timeout: $during)"
 	else
-		fail "afxdp busypoll=20: busy polling, interrupts deferred" "device: $napi_during" \
+		fail "afxdp $name: $mode, interrupts deferred" "device: $during" \
 			"$(grep '^afxdp ' "$LAB_DIR/rxpath.err")"
 	fi
-	ping_ok "afxdp busypoll ping h1 -> h2 (IPv4)" "$LAB_H1" 10.0.2.2
-	ping_ok "afxdp busypoll ping h2 -> h1 (IPv4)" "$LAB_H2" 10.0.1.2
-	# veth registers its XDP queues without a NAPI id: nothing to busy poll, and rxpath says so
-	check "afxdp busypoll on veth: no NAPI id, said once per queue" \
-		grep -q 'busy polling has nothing to poll: the kernel gave the socket no NAPI id' "$LAB_DIR/rxpath.err"
+	ping_ok "afxdp $name ping h1 -> h2 (IPv4)" "$LAB_H1" 10.0.2.2
+	ping_ok "afxdp $name ping h2 -> h1 (IPv4)" "$LAB_H2" 10.0.1.2
+	[ -z "$while_running" ] || "$while_running"
 	lab_rxpath_stop
 	rc=$?
-	check "afxdp busypoll SIGTERM: rxpath exits 0" [ "$rc" -eq 0 ]
+	check "afxdp $name SIGTERM: rxpath exits 0" [ "$rc" -eq 0 ]
+	[ -z "$after_stop" ] || "$after_stop"
+	after=$(napi_settings)
+	if [ "$after" = "$napi_before" ]; then
+		pass "afxdp $name: the device's NAPI settings restored ($after)"
+	else
+		fail "afxdp $name: the device's NAPI settings restored" "before: $napi_before, after: $after"
+	fi
+	LAB_PORT_OPTS="$opts" lab_udp_flood_check "e2e_afxdp_$name" afxdp
+}
+
+# veth registers its XDP queues without a NAPI id: nothing to busy poll, and rxpath says so
+busypoll_said() {
+	check "afxdp busypoll on veth: no NAPI id, said" \
+		grep -q 'busy polling has nothing to poll: the kernel gave the socket no NAPI id' "$LAB_DIR/rxpath.err"
+}
+busypoll_counted() {
 	check "afxdp busypoll: busy polls counted" python3 -c '
 import json, sys
 d = json.loads(sys.argv[1])["ports"][0]["driver"]
 assert d["busy_polls"] > 0, d
 ' "$(lab_summary)"
-	napi_after=$(napi_settings)
-	if [ "$napi_after" = "$napi_before" ]; then
-		pass "afxdp busypoll: the device's NAPI settings restored ($napi_after)"
-	else
-		fail "afxdp busypoll: the device's NAPI settings restored" "before: $napi_before, after: $napi_after"
-	fi
-	LAB_PORT_OPTS=",busypoll=20" lab_udp_flood_check e2e_afxdp_busypoll afxdp
-else
-	fail "afxdp busypoll=20 start" "rxpath did not start with busypoll=20"
-fi
-
-# Coalescing alone: the device's NAPI takes frames in batches under a 100 us timer.
-if LAB_PORT_OPTS=",coalesce=100" lab_rxpath_start afxdp; then
-	napi_during=$(napi_settings)
-	if grep -q 'coalescing 100 us' "$LAB_DIR/rxpath.err" && [ "$napi_during" = "2 100000 " ]; then
-		pass "afxdp coalesce=100: interrupts deferred (napi_defer_hard_irqs, gro_flush_timeout: $napi_during)"
-	else
-		fail "afxdp coalesce=100: interrupts deferred" "device: $napi_during" \
-			"$(grep '^afxdp ' "$LAB_DIR/rxpath.err")"
-	fi
-	ping_ok "afxdp coalesce ping h1 -> h2 (IPv4)" "$LAB_H1" 10.0.2.2
-	lab_rxpath_stop
-	rc=$?
-	check "afxdp coalesce SIGTERM: rxpath exits 0" [ "$rc" -eq 0 ]
-	napi_after=$(napi_settings)
-	if [ "$napi_after" = "$napi_before" ]; then
-		pass "afxdp coalesce: the device's NAPI settings restored ($napi_after)"
-	else
-		fail "afxdp coalesce: the device's NAPI settings restored" "before: $napi_before, after: $napi_after"
-	fi
-	LAB_PORT_OPTS=",coalesce=100" lab_udp_flood_check e2e_afxdp_coalesce afxdp
-else
-	fail "afxdp coalesce=100 start" "rxpath did not start with coalesce=100"
-fi
+}
+# busy polling brings coalescing (200 us) with it; coalescing works alone
+napi_case busypoll ",busypoll=20" "busy polling" "2 200000 " busypoll_said busypoll_counted
+napi_case coalesce ",coalesce=100" "coalescing 100 us" "2 100000 "
 
 lab_down
 left=$(ip netns list | grep -c "^$LAB_PREFIX-")
