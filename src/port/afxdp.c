@@ -314,7 +314,7 @@ static rxp_noinline void rx_wakeup(struct afxdp_queue *aq)
 /*
  * The first frame has come: the socket now has the NAPI id of the queue it
  * came from, or none when the driver registers its XDP queue without one
- * (veth does). Then busy polling has nothing to poll and the recvfrom per
+ * (veth does, Linux 6.18). Then busy polling has nothing to poll and the recvfrom per
  * poll would be a system call for nothing: it stops, and the user hears why.
  */
 static rxp_noinline void busy_poll_check(const struct afxdp_port *ap, struct afxdp_queue *aq,
@@ -329,10 +329,11 @@ static rxp_noinline void busy_poll_check(const struct afxdp_port *ap, struct afx
 	aq->no_napi = true;
 	fprintf(stderr,
 		"afxdp %s dev %s queue %u: busy polling has nothing to poll: the kernel gave the "
-		"socket no NAPI id (%s registers its XDP queue without one), so the device's NAPI "
-		"stays in softirq; coalescing still batches it (napi_defer_hard_irqs, "
-		"gro_flush_timeout %u us). No recvfrom per poll from now on.\n",
-		ap->name, ap->dev, qid, ap->driver[0] ? ap->driver : "its driver", ap->coalesce_us);
+		"socket no NAPI id (driver %s registers its XDP queue without one, as veth does, or "
+		"the kernel lacks CONFIG_NET_RX_BUSY_POLL), so the device's NAPI stays in softirq; "
+		"coalescing still batches it (napi_defer_hard_irqs, gro_flush_timeout %u us). No "
+		"recvfrom per poll from now on.\n",
+		ap->name, ap->dev, qid, ap->driver[0] ? ap->driver : "unknown", ap->coalesce_us);
 }
 
 static rxp_noinline void tx_kick(struct afxdp_queue *aq)
