@@ -328,7 +328,7 @@ uint32_t rxp_lpm4_reclaim(struct rxp_lpm4 *lpm)
 typedef uint32_t v4u32 __attribute__((vector_size(16)));
 
 /* The entry for @addr: its first-level entry, or the group's when that points to one. */
-static inline uint32_t first_level(const struct rxp_lpm4 *lpm, _Atomic uint32_t *tbl24,
+static inline uint32_t lookup_entry(const struct rxp_lpm4 *lpm, _Atomic uint32_t *tbl24,
 				   uint32_t addr)
 {
 	/* acquire: partner of the release store that publishes a group */
@@ -349,7 +349,7 @@ static inline uint32_t first_level(const struct rxp_lpm4 *lpm, _Atomic uint32_t 
  * is at hand. It stores the entries themselves, so that it stays a few
  * instructions a lookup: fewer instructions between the loads let more of
  * them into the core's window. The second turns entries into next hops
- * with no branch, which the compiler does several at a time: an entry
+ * with no branch, four at a time in vector registers: an entry
  * without a route is 0 (no depth, no flags), so a mask picks the default.
  *
  * Prefetching a whole burst first and then loading measured slower: the
@@ -368,10 +368,10 @@ void rxp_lpm4_lookup_bulk(const struct rxp_lpm4 *lpm, const uint32_t *addrs, uin
 	/* addrs[i] is read before nhs[i] is written: the two may be one array */
 	for (i = 0; i + BULK_AHEAD < n; i++) {
 		rxp_prefetch((const void *)&tbl24[addrs[i + BULK_AHEAD] >> 8]);
-		nhs[i] = first_level(lpm, tbl24, addrs[i]);
+		nhs[i] = lookup_entry(lpm, tbl24, addrs[i]);
 	}
 	for (; i < n; i++)
-		nhs[i] = first_level(lpm, tbl24, addrs[i]);
+		nhs[i] = lookup_entry(lpm, tbl24, addrs[i]);
 	/* four at a time in vector registers, then the rest */
 	const v4u32 val_mask = { RXP_LPM4_VAL_MASK, RXP_LPM4_VAL_MASK, RXP_LPM4_VAL_MASK,
 				 RXP_LPM4_VAL_MASK };
