@@ -167,11 +167,12 @@ static rxp_noinline void rx_warn(struct afp_port *ap, const struct tpacket3_hdr 
 }
 
 /*
- * Copies one frame into @pkt. Returns false when the frame is dropped
- * (counted): never writes more than max_frame bytes into a buffer.
+ * Copies one frame into @pkt at the pool's frame start and stores its length
+ * in *@out_len. Returns false when the frame is dropped (counted): never
+ * writes more than max_frame bytes into a buffer.
  */
 static inline bool rx_copy_frame(struct afp_port *ap, const struct tpacket3_hdr *h,
-				 struct rxp_pkt *pkt)
+				 struct rxp_pkt *pkt, uint16_t *out_len)
 {
 	const uint8_t *src = (const uint8_t *)h + h->tp_mac;
 	uint32_t len = h->tp_snaplen;
@@ -218,8 +219,7 @@ static inline bool rx_copy_frame(struct afp_port *ap, const struct tpacket3_hdr 
 			goto oversize;
 		memcpy(dst, src, len);
 	}
-	pkt->data_off = ap->data_off;
-	pkt->len = (uint16_t)len;
+	*out_len = (uint16_t)len;
 	return true;
 
 oversize:
@@ -231,6 +231,7 @@ oversize:
 static uint16_t afp_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_t n)
 {
 	struct afp_port *ap = q->priv;
+	uint64_t rx_meta = rxp_pkt_rx_meta(ap->data_off, q->port->id, q->id);
 	uint64_t bytes = 0;
 	uint16_t i = 0;
 
@@ -247,14 +248,14 @@ static uint16_t afp_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_
 		while (used < got && ap->rx_left) {
 			const struct tpacket3_hdr *h = (const void *)ap->rx_next;
 			struct rxp_pkt *pkt = pkts[i + used];
+			uint16_t len;
 
 			ap->rx_next += h->tp_next_offset;
 			ap->rx_left--;
-			if (rxp_unlikely(!rx_copy_frame(ap, h, pkt)))
+			if (rxp_unlikely(!rx_copy_frame(ap, h, pkt, &len)))
 				continue;	/* dropped: the buffer serves the next frame */
-			pkt->port = q->port->id;
-			pkt->queue = q->id;
-			bytes += pkt->len;
+			rxp_pkt_set_rx(pkt, rx_meta, len);
+			bytes += len;
 			used++;
 		}
 		if (rxp_unlikely(used < got))

@@ -116,7 +116,7 @@ static void read_ahead(struct pcapport *pp)
 static uint16_t pcapport_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_t n)
 {
 	struct pcapport *pp = q->port->priv;
-	struct rxp_pool *pool = q->port->pool;
+	uint64_t rx_meta = rxp_pkt_rx_meta((uint16_t)q->port->pool->data_off, q->port->id, q->id);
 	uint64_t bytes = 0;
 	uint16_t i = 0;
 
@@ -128,10 +128,7 @@ static uint16_t pcapport_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, ui
 			q->stats.rx_no_buffer++;
 			break;
 		}
-		pkt->data_off = (uint16_t)pool->data_off;
-		pkt->len = (uint16_t)pp->next_len;
-		pkt->port = q->port->id;
-		pkt->queue = q->id;
+		rxp_pkt_set_rx(pkt, rx_meta, (uint16_t)pp->next_len);
 		memcpy(rxp_pkt_data(pkt), pp->next, pp->next_len);
 		bytes += pp->next_len;
 		pkts[i++] = pkt;
