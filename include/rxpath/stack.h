@@ -58,7 +58,11 @@
 	X(IP6_SCOPE,      "ip6_beyond_scope",  "link-local source would leave its link (Destination Unreachable sent)") \
 	X(PKT_TOO_BIG,    "packet_too_big",    "IPv6 packet larger than the egress MTU (Packet Too Big sent)") \
 	X(ND_BAD,         "nd_malformed",      "Neighbor Discovery message that fails RFC 4861 validation") \
-	X(ND_NOT_FOR_US,  "nd_not_for_us",     "Neighbor Solicitation for an address that is not ours")
+	X(ND_NOT_FOR_US,  "nd_not_for_us",     "Neighbor Solicitation for an address that is not ours") \
+	X(L4_CSUM,        "l4_bad_checksum",   "UDP or TCP to the router whose checksum does not verify") \
+	X(PORT_UNREACH,   "port_unreachable",  "UDP to the router's own address that nothing takes (Port Unreachable sent)") \
+	X(TCP_RESET,      "tcp_reset",         "TCP to the router's own address that nothing takes (reset sent, unless it was one)") \
+	X(PROTO_UNREACH,  "protocol_unreachable", "to the router's own address in a protocol it does not serve (Protocol Unreachable, or Parameter Problem for IPv6, sent)")
 
 enum rxp_drop_reason {
 #define X(id, name, help) RXP_DROP_##id,

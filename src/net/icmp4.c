@@ -24,8 +24,9 @@ static bool bad_source4(uint32_t src_be)
 	return (s >> 24) == 0 || (s >> 24) == 127 || (s >> 28) >= 0xe;
 }
 
-void rxp_icmp4_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code,
-		     uint16_t next_mtu)
+/* rxp_icmp4_error(), sent from @from (network order). */
+static void icmp4_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type,
+			     uint8_t code, uint16_t next_mtu, uint32_t from)
 {
 	const uint8_t *ip = rxp_pkt_data(orig) + orig->l3_off;
 	const struct rxp_l3if *ifp = &st->router->ifs[orig->ifidx];
@@ -70,11 +71,7 @@ void rxp_icmp4_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, u
 	o[9] = RXP_IPPROTO_ICMP;
 	o[10] = 0;
 	o[11] = 0;
-	{
-		uint32_t from = rxp_l3if_source4(ifp, src);
-
-		memcpy(o + 12, &from, 4);
-	}
+	memcpy(o + 12, &from, 4);
 	memcpy(o + 16, &src, 4);
 	{
 		uint16_t c = rxp_csum(o, RXP_IP4_HLEN);
@@ -99,6 +96,26 @@ void rxp_icmp4_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, u
 	rxp_l2_prepend(pkt, ifp, src_mac, RXP_ETHERTYPE_IP4);
 	st->stats.icmp_errors++;
 	rxp_tx_enqueue(st, pkt, true);
+}
+
+void rxp_icmp4_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code,
+		     uint16_t next_mtu)
+{
+	const uint8_t *ip = rxp_pkt_cdata(orig) + orig->l3_off;
+	uint32_t src;
+
+	memcpy(&src, ip + 12, 4);
+	icmp4_error_from(st, orig, type, code, next_mtu,
+			 rxp_l3if_source4(&st->router->ifs[orig->ifidx], src));
+}
+
+void rxp_icmp4_error_local(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code)
+{
+	const uint8_t *ip = rxp_pkt_cdata(orig) + orig->l3_off;
+	uint32_t dst;
+
+	memcpy(&dst, ip + 16, 4);
+	icmp4_error_from(st, orig, type, code, 0, dst);
 }
 
 void rxp_icmp4_local(struct rxp_stack *st, struct rxp_pkt *pkt)

@@ -169,8 +169,9 @@ static bool carries_icmp6_error(const uint8_t *ip, uint32_t l3_len)
 	return true;
 }
 
-void rxp_icmp6_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code,
-		     uint32_t param)
+/* rxp_icmp6_error(), sent from @from, or from the address icmp6_source() picks when NULL. */
+static void icmp6_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type,
+			     uint8_t code, uint32_t param, const uint8_t *from)
 {
 	const struct rxp_router *r = st->router;
 	const uint8_t *ip = rxp_pkt_cdata(orig) + orig->l3_off;
@@ -206,7 +207,10 @@ void rxp_icmp6_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, u
 		return;
 	}
 	memcpy(src_mac, rxp_pkt_cdata(orig) + 6, 6);
-	icmp6_source(r, ifp, osrc, src);
+	if (from)
+		memcpy(src, from, 16);
+	else
+		icmp6_source(r, ifp, osrc, src);
 	o = rxp_pkt_data(pkt) + pkt->l3_off;
 	icmp = o + RXP_IP6_HLEN;
 	icmp[0] = type;
@@ -223,6 +227,21 @@ void rxp_icmp6_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, u
 	rxp_l2_prepend(pkt, ifp, src_mac, RXP_ETHERTYPE_IP6);
 	st->stats.icmp_errors++;
 	rxp_tx_enqueue(st, pkt, true);
+}
+
+void rxp_icmp6_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code,
+		     uint32_t param)
+{
+	icmp6_error_from(st, orig, type, code, param, NULL);
+}
+
+void rxp_icmp6_error_local(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code,
+			   uint32_t param)
+{
+	uint8_t dst[16];
+
+	memcpy(dst, rxp_pkt_cdata(orig) + orig->l3_off + 24, 16);
+	icmp6_error_from(st, orig, type, code, param, dst);
 }
 
 /* Returns true when @addr is a unicast address of one of the router's interfaces. */

@@ -20,7 +20,7 @@ static void local_deliver4(struct rxp_stack *st, struct rxp_pkt *pkt)
 	if (pkt->l4_proto == RXP_IPPROTO_ICMP)
 		rxp_icmp4_local(st, pkt);
 	else
-		rxp_sink_one(st, pkt);	/* UDP, TCP and the rest, as on a host */
+		rxp_local_l4(st, pkt);	/* UDP, TCP and the rest, as a host answers */
 }
 
 /*

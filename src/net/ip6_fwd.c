@@ -62,7 +62,7 @@ static void local_deliver6(struct rxp_stack *st, struct rxp_pkt *pkt)
 	if (pkt->l4_proto == RXP_IPPROTO_ICMP6)
 		rxp_icmp6_local(st, pkt);
 	else
-		rxp_sink_one(st, pkt);	/* UDP, TCP and the rest, as on a host */
+		rxp_local_l4(st, pkt);	/* UDP, TCP and the rest, as a host answers */
 }
 
 /* Multicast to the router: only what it has joined; never forwarded. */

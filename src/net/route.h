@@ -36,6 +36,15 @@ struct rxp_pkt *rxp_local_alloc(struct rxp_stack *st, uint16_t l3_len);
 /* The host sink for one packet: transport checks, counted by class, consumed. */
 void rxp_sink_one(struct rxp_stack *st, struct rxp_pkt *pkt);
 
+/* ---- local_l4.c ---- */
+
+/*
+ * Transport addressed to the router itself (not ICMP): to the port's host
+ * path or the sink where something takes it, else answered as a host with
+ * nothing listening answers. Consumes @pkt.
+ */
+void rxp_local_l4(struct rxp_stack *st, struct rxp_pkt *pkt);
+
 /* ---- arp.c ---- */
 
 /* Handles one ARP packet (pkt->ifidx set): answer, learn, or drop. Consumes @pkt. */
@@ -54,6 +63,13 @@ void rxp_arp_request(struct rxp_stack *st, int ifidx, uint32_t target);
 void rxp_icmp4_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code,
 		     uint16_t next_mtu);
 
+/*
+ * The same about a packet addressed to the router itself, sent from the
+ * address it was sent to, as a host answers (traceroute to the router
+ * expects its last reply from there).
+ */
+void rxp_icmp4_error_local(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code);
+
 /* Handles ICMP addressed to the router (echo). Consumes @pkt. */
 void rxp_icmp4_local(struct rxp_stack *st, struct rxp_pkt *pkt);
 
@@ -65,6 +81,10 @@ void rxp_nd_solicit(struct rxp_stack *st, int ifidx, const uint8_t target[16]);
 /* Sends an ICMPv6 error about @orig back where it came from (RFC 4443 2.4 rules). */
 void rxp_icmp6_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code,
 		     uint32_t param);
+
+/* The same about a packet to one of the router's unicast addresses, sent from it (RFC 4443 2.2). */
+void rxp_icmp6_error_local(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code,
+			   uint32_t param);
 
 /* Routes one validated IPv6 packet: local delivery (echo, ND), forward, or drop. Consumes @pkt. */
 void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt);

@@ -7,6 +7,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rxlab import check, done, run  # noqa: E402
 from scapy.all import ARP, ICMP, IP, UDP, TCP, Dot1Q, Ether, IPv6, ICMPv6EchoRequest, Raw  # noqa: E402
+from scapy.all import IPv6ExtHdrDestOpt, IPv6ExtHdrHopByHop, IPv6ExtHdrRouting  # noqa: E402
 
 R0, H1 = "02:00:00:00:00:01", "02:00:00:00:00:11"
 CONFIG = [
@@ -32,6 +33,13 @@ bases = [
     Ether(dst=R0, src=H1) / IPv6(src="2001:db8:1::2", dst="2001:db8:9::1") / UDP() / Raw(b"d" * 20),
     Ether(dst=R0, src=H1) / IPv6(src="2001:db8:1::2", dst="2001:db8:1::1") / ICMPv6EchoRequest() / Raw(b"e" * 8),
     Ether(dst=R0, src=H1) / Dot1Q(vlan=7) / IP(src="10.0.7.2", dst="10.9.1.1") / UDP() / Raw(b"f" * 20),
+    # to the router's own addresses, where nothing listens: answered as a host answers
+    Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.2.1") / UDP(sport=7, dport=33434) / Raw(b"k" * 12),
+    Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1", proto=47) / Raw(b"l" * 8),
+    Ether(dst=R0, src=H1) / IPv6(src="2001:db8:1::2", dst="2001:db8:1::1") / IPv6ExtHdrHopByHop() /
+    IPv6ExtHdrDestOpt() / TCP(flags="S") / Raw(b"m" * 4),
+    Ether(dst=R0, src=H1) / IPv6(src="2001:db8:1::2", dst="2001:db8:2::1") / IPv6ExtHdrRouting(addresses=[]) /
+    UDP() / Raw(b"n" * 8),
 ]
 
 frames = []

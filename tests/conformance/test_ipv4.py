@@ -224,12 +224,73 @@ rep = [p for p in res.sent("p0") if ICMP in p]
 check("vlan_echo_reply_tagged", len(rep) == 1 and Dot1Q in rep[0] and rep[0][Dot1Q].vlan == 100 and rep[0][IP].src == "10.0.3.1", res.sent("p0"))
 check("vlan_unknown_dropped", res.drops().get("vlan_unknown") == 1, res.drops())
 
-# --- local UDP/TCP go to the sink; frames in = forwarded + delivered + dropped ---
+# --- transport to the router with no host path: answered as a host with nothing listening ---
+def tcp_to(dst, **kw):
+    return Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst=dst) / TCP(sport=40000, dport=22, **kw)
+
+
+def tcp_ok(pkt):
+    """True when the TCP checksum verifies over the IPv4 pseudo-header."""
+    seg = bytes(pkt[IP])[pkt[IP].ihl * 4: pkt[IP].len]
+    pseudo = bytes(IP(src=pkt[IP].src, dst=pkt[IP].dst))[12:20] + bytes([0, 6]) + len(seg).to_bytes(2, "big")
+    return inet_cksum(pseudo + seg) == 0
+
+
+# traceroute's last probe, to the router's far address: Port Unreachable from that address (RFC 1122 3.2.2.1)
+probe = Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.2.1", ttl=1, id=777) / UDP(sport=50000, dport=33434) / Raw(b"traceroute")
+res = run(BASE, {"p0": [probe]})
+errs = icmp_errors(res)
+check("udp_to_router_port_unreachable", len(errs) == 1 and errs[0][ICMP].type == 3 and errs[0][ICMP].code == 3, res.sent("p0"))
+if errs:
+    e = errs[0]
+    check("port_unreachable_from_address_probed", e[IP].src == "10.0.2.1" and e[IP].dst == "10.0.1.2", e[IP].summary())
+    check("port_unreachable_checksums", ip_ok(e) and icmp_ok(e))
+    check("port_unreachable_quotes_probe", bytes(e[ICMP].payload)[:28] == bytes(probe[IP])[:28])
+    check("port_unreachable_to_sender_mac", e[Ether].dst == H1 and e[Ether].src == R0, e[Ether].summary())
+check("port_unreachable_counted", res.drops().get("port_unreachable") == 1 and res.summary["icmp_errors"] == 1,
+      (res.drops(), res.summary.get("icmp_errors")))
+
+# TCP: a SYN gets RST+ACK acknowledging it, a segment with ACK a RST from its ack number (RFC 9293 3.10.7.1)
+syn = tcp_to("10.0.1.1", flags="S", seq=1000)
+data = tcp_to("10.0.1.1", flags="PA", seq=5000, ack=777) / Raw(b"hello")
+fin = tcp_to("10.0.1.1", flags="F", seq=42) / Raw(b"abc")
+rst = tcp_to("10.0.1.1", flags="R", seq=1)
+res = run(BASE, {"p0": [syn, data, fin, rst]})
+rsts = [p for p in res.sent("p0") if TCP in p]
+check("tcp_to_router_three_resets", len(rsts) == 3, res.sent("p0"))
+if len(rsts) == 3:
+    a, b, c = rsts
+    check("tcp_syn_answered_rst_ack", a[TCP].flags == "RA" and a[TCP].seq == 0 and a[TCP].ack == 1001, (a[TCP].flags, a[TCP].seq, a[TCP].ack))
+    check("tcp_ack_answered_rst_from_ack", b[TCP].flags == "R" and b[TCP].seq == 777, (b[TCP].flags, b[TCP].seq))
+    check("tcp_fin_acknowledged_with_data", c[TCP].flags == "RA" and c[TCP].ack == 42 + 3 + 1, (c[TCP].flags, c[TCP].ack))
+    check("tcp_reset_ports_swapped", a[TCP].sport == 22 and a[TCP].dport == 40000, a.summary())
+    check("tcp_reset_addresses", a[IP].src == "10.0.1.1" and a[IP].dst == "10.0.1.2" and a[Ether].dst == H1, a.summary())
+    check("tcp_reset_checksums", all(ip_ok(p) and tcp_ok(p) for p in rsts))
+check("tcp_reset_never_answers_reset", res.drops().get("tcp_reset") == 4, res.drops())
+
+# other protocols: Protocol Unreachable; corrupted UDP dropped unanswered; broadcast frames and fragments not answered
+gre = Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1", proto=47) / Raw(b"\x00\x00\x08\x00")
+bad = Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1") / UDP(sport=1, dport=2, chksum=0x1234) / Raw(b"corrupt")
+nosum = Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1") / UDP(sport=1, dport=2, chksum=0) / Raw(b"no checksum")
+bcast = Ether(dst="ff:ff:ff:ff:ff:ff", src=H1) / IP(src="10.0.1.2", dst="10.0.1.1") / UDP(sport=1, dport=2)
+frag = Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1", flags="MF") / UDP(sport=1, dport=2, len=100) / Raw(b"x" * 24)
+res = run(BASE, {"p0": [gre, bad, nosum, bcast, frag]})
+errs = icmp_errors(res)
+codes = sorted(e[ICMP].code for e in errs)
+check("other_protocol_unreachable_and_zero_udp_checksum_answered", codes == [2, 3], [e.summary() for e in errs])
+check("protocol_unreachable_from_router", all(e[IP].src == "10.0.1.1" for e in errs), [e[IP].src for e in errs])
+d = res.drops()
+check("local_l4_drops_named", d.get("protocol_unreachable") == 1 and d.get("l4_bad_checksum") == 1 and d.get("port_unreachable") == 1, d)
+check("broadcast_and_fragment_not_answered", sum(res.summary.get("delivered", {}).values()) == 2, res.summary.get("delivered"))
+
+# --- frames in = forwarded + delivered + dropped; what the router sent adds up ---
 mix = [udp("10.9.1.1"), udp("10.0.1.1"), Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1") / TCP(), udp("10.9.1.1", ttl=1)]
 res = run(BASE, {"p0": mix})
 s = res.summary
 delivered = sum(s.get("delivered", {}).values())
 check("accounting_adds_up", s["ports"][0]["rx_packets"] == len(mix) == s["forwarded"] + delivered + sum(s["drops"].values()),
       (s["ports"][0]["rx_packets"], s["forwarded"], delivered, s["drops"]))
+check("accounting_output", s["local_out"] == s["icmp_errors"] + 1 and s["icmp_errors"] == 2,
+      (s["local_out"], s["icmp_errors"]))
 
 done()

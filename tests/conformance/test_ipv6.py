@@ -354,16 +354,62 @@ check("vlan_echo_tagged", len(rep) == 1 and Dot1Q in rep[0] and rep[0][Dot1Q].vl
 res = run(cfg, {"p0": [ns("2001:db8:1::1", src="2001:db8:3::2", vlan=100)]})
 check("vlan_ns_other_if_address_not_ours", not res.sent("p0") and res.drops().get("nd_not_for_us") == 1, res.drops())
 
-# --- local UDP/TCP go to the sink; frames in = forwarded + delivered + dropped ---
+# --- transport to the router with no host path: answered as a host with nothing listening ---
+def tcp_ok(p):
+    """True when the TCP checksum of an IPv6 packet without extension headers verifies."""
+    ip = l3(p)
+    seg = ip[40:]
+    return inet_cksum(ip[8:40] + struct.pack("!I", len(seg)) + b"\0\0\0\x06" + seg) == 0
+
+
+# traceroute6's last probe, to the router's far address: Port Unreachable from that address (RFC 4443 3.1, 2.2)
+probe = Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A1, hlim=1) / UDP(sport=50000, dport=33434) / Raw(b"traceroute6")
+res = run(BASE, {"p0": [probe]})
+errs = errors(res)
+check("udp_to_router_port_unreachable", len(errs) == 1 and icmp6(errs[0])[:2] == bytes([1, 4]), res.sent("p0"))
+if errs:
+    e = errs[0]
+    check("port_unreachable_from_address_probed", e[IPv6].src == A1 and e[IPv6].dst == HOST, e[IPv6].summary())
+    check("port_unreachable_checksum", icmp6_ok(e))
+    check("port_unreachable_quotes_probe", icmp6(e)[8:] == l3(probe), icmp6(e)[8:48])
+check("port_unreachable_counted", res.drops().get("port_unreachable") == 1, res.drops())
+
+# TCP behind a Destination Options header: RST+ACK; a reset is never answered (RFC 9293 3.10.7.1)
+syn = Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0) / IPv6ExtHdrDestOpt() / TCP(sport=40000, dport=22, flags="S", seq=7)
+rst = Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0) / TCP(sport=40000, dport=22, flags="R", seq=8)
+res = run(BASE, {"p0": [syn, rst]})
+out = [p for p in res.sent("p0") if TCP in p]
+check("tcp_to_router_one_reset", len(out) == 1, res.sent("p0"))
+if out:
+    r = out[0]
+    check("tcp_syn_answered_rst_ack", r[TCP].flags == "RA" and r[TCP].seq == 0 and r[TCP].ack == 8, (r[TCP].flags, r[TCP].ack))
+    check("tcp_reset_addresses_ports", r[IPv6].src == A0 and r[IPv6].dst == HOST and r[TCP].sport == 22 and r[TCP].dport == 40000, r.summary())
+    check("tcp_reset_checksum", tcp_ok(r))
+check("tcp_reset_counted", res.drops().get("tcp_reset") == 2, res.drops())
+
+# an unrecognized Next Header: Parameter Problem code 1 pointing at the field that named it (RFC 8200 4)
+plain = Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0, nh=253) / Raw(b"\0" * 8)
+behind = Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0) / IPv6ExtHdrHopByHop(nh=253) / Raw(b"\0" * 8)
+nothing = Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0) / IPv6ExtHdrHopByHop(nh=59)
+zero = Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0) / UDP(sport=1, dport=2, chksum=0) / Raw(b"no checksum")
+res = run(BASE, {"p0": [plain, behind, nothing, zero]})
+pp = of_type(res, "p0", 4)
+check("unknown_next_header_parameter_problem", len(pp) == 2 and all(icmp6(p)[1] == 1 and icmp6_ok(p) for p in pp), res.sent("p0"))
+check("parameter_problem_pointers", [struct.unpack("!I", icmp6(p)[4:8])[0] for p in pp] == [6, 40],
+      [icmp6(p)[4:8] for p in pp])
+check("no_next_header_and_zero_udp_checksum_unanswered", len(res.sent("p0")) == 2 and res.drops().get("l4_bad_checksum") == 1,
+      (res.sent("p0"), res.drops()))
+
+# --- frames in = forwarded + delivered + dropped; what the router sent adds up ---
 mix = [udp("2001:db8:9::5"), udp(A0), Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0) / TCP(), udp("2001:db8:9::5", hlim=1),
        echo(A0), ns(A0), ns(A0, hlim=1), udp("fe80::99"), udp("2001:db8:77::1")]
 res = run(BASE, {"p0": mix})
 s = res.summary
 delivered = sum(s.get("delivered", {}).values())
-check("sink_udp6_tcp6", s["delivered"].get("udp6") == 1 and s["delivered"].get("tcp6") == 1, s["delivered"])
+check("local_udp6_tcp6_answered", res.drops().get("port_unreachable") == 1 and res.drops().get("tcp_reset") == 1, res.drops())
 check("accounting_adds_up", s["ports"][0]["rx_packets"] == len(mix) == s["forwarded"] + delivered + sum(s["drops"].values()),
       (s["ports"][0]["rx_packets"], s["forwarded"], delivered, s["drops"]))
-check("accounting_output", s["local_out"] == s["icmp_errors"] + 2 + s["neigh_requests"] and s["icmp_errors"] == 2,
+check("accounting_output", s["local_out"] == s["icmp_errors"] + 3 + s["neigh_requests"] and s["icmp_errors"] == 3,
       (s["local_out"], s["icmp_errors"], s["neigh_requests"]))
 
 # --- hostile input: mutated and truncated ND, ICMPv6 and extension-header frames ---

@@ -52,6 +52,33 @@ else
 	fail "${T}_hoplimit1_time_exceeded6" "expected 'From 2001:db8:1::1 ... Time exceeded':" "$out"
 fi
 
+# Nothing listens on rxpath's addresses (no host path): a TCP connect is
+# refused by a reset and a UDP socket sees Port Unreachable, at once, as from
+# a host; the far-side address answers from itself (traceroute's last hop).
+refused_py='
+import socket, sys
+fam = socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET
+for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
+    s = socket.socket(fam, kind)
+    s.settimeout(2)
+    try:
+        s.connect((sys.argv[1], 33434))
+        if kind == socket.SOCK_DGRAM:
+            s.send(b"probe")
+            s.recv(100)
+        print("no refusal", kind)
+        sys.exit(1)
+    except ConnectionRefusedError:
+        pass
+'
+for addr in 10.0.2.1 2001:db8:1::1; do
+	if out=$(lab_in "$LAB_H1" python3 -c "$refused_py" "$addr" 2>&1); then
+		pass "${T}_closed_ports_refused_$addr"
+	else
+		fail "${T}_closed_ports_refused_$addr" "TCP and UDP to $addr should be refused:" "$out"
+	fi
+done
+
 if ! command -v iperf3 >/dev/null; then
 	skip "${T}_iperf3: iperf3 not installed (apt-get install iperf3)"
 else

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * UDP, TCP and other transport addressed to one of the router's own
+ * addresses. A port's host path (its TAP) takes what it can and the kernel
+ * answers; without one, nothing here listens, so the router answers as a
+ * host with no socket does: UDP gets Port Unreachable (RFC 1122 3.2.2.1,
+ * RFC 4443 3.1 code 4), TCP a reset (RFC 9293 3.10.7.1), any other
+ * protocol Protocol Unreachable (IPv4) or Parameter Problem, unrecognized
+ * Next Header (RFC 8200 4). That is what ends a traceroute to the router and
+ * refuses a connection to it at once instead of letting it time out.
+ *
+ * The transport checksum is verified first, as a host does before it
+ * answers: a corrupted segment is dropped, not answered. Replies share the
+ * ICMP rate limit, resets included, so a flood to a closed port costs at
+ * most the bucket's rate. Multicast and broadcast (never answered), and
+ * fragments (not reassembled here) go to the sink and are counted as
+ * delivered, as before.
+ */
+#include <arpa/inet.h>
+#include "rxpath/csum.h"
+#include "rxpath/host.h"
+#include "l4.h"
+#include "route.h"
+
+#define TCP_FIN 0x01
+#define TCP_SYN 0x02
+#define TCP_RST 0x04
+#define TCP_ACK 0x10
+
+#define ICMP4_UNREACH 3
+#define ICMP4_PROTO_UNREACH 2
+#define ICMP4_PORT_UNREACH 3
+#define ICMP6_UNREACH 1
+#define ICMP6_PORT_UNREACH 4
+#define ICMP6_PARAM_PROB 4
+#define ICMP6_UNKNOWN_NEXT_HDR 1
+
+#define NH_HOP_BY_HOP 0
+#define NH_ROUTING 43
+#define NH_DEST_OPTS 60
+#define NH_NONE 59
+
+/* The upper layer of an IPv6 packet to us, past the extension headers it may carry. */
+struct ip6_upper {
+	uint32_t off;		/* its header, from the IPv6 header */
+	uint32_t nh_at;		/* the Next Header byte that names it, from the IPv6 header */
+	uint8_t proto;
+};
+
+/*
+ * Walks Hop-by-Hop, Destination Options and routing headers with no
+ * segments left (RFC 8200 4.1 order is not enforced: each is stepped over
+ * wherever it sits), every length checked. Returns 1 with @u filled in,
+ * 0 when the chain holds what is not followed here (a fragment header, a
+ * routing header with segments left: the sink takes the packet as before),
+ * -1 when a header runs past the packet.
+ */
+static int ip6_upper_layer(const uint8_t *ip, uint32_t l3_len, struct ip6_upper *u)
+{
+	uint32_t off = RXP_IP6_HLEN, nh_at = 6;
+	uint8_t nh = ip[6];
+
+	for (unsigned n = 0; n < 8; n++) {
+		if (nh != NH_HOP_BY_HOP && nh != NH_DEST_OPTS && nh != NH_ROUTING) {
+			if (nh == 44)	/* Fragment */
+				return 0;
+			u->off = off;
+			u->nh_at = nh_at;
+			u->proto = nh;
+			return 1;
+		}
+		if (off + 8 > l3_len)
+			return -1;
+		if (nh == NH_ROUTING && ip[off + 3] != 0)
+			return 0;	/* segments left: this router is not the final destination */
+		nh_at = off;
+		nh = ip[off];
+		off += (ip[off + 1] + 1u) * 8u;
+		if (off > l3_len)
+			return -1;
+	}
+	return 0;	/* a chain this long is not followed */
+}
+
+/* True when the UDP or TCP checksum of @pkt (whose transport is at l4_off) verifies. */
+static bool l4_csum_ok(const struct rxp_pkt *pkt, uint32_t len)
+{
+	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
+	const uint8_t *l4 = rxp_pkt_cdata(pkt) + pkt->l4_off;
+	uint64_t sum;
+
+	if (pkt->flags & RXP_PKT_F_IP6) {
+		/* RFC 8200 8.1: a zero UDP checksum is invalid over IPv6 */
+		if (pkt->l4_proto == RXP_IPPROTO_UDP && rxp_load_be16(l4 + 6) == 0)
+			return false;
+		sum = rxp_csum_pseudo6(ip + 8, ip + 24, pkt->l4_proto, len);
+	} else {
+		uint32_t src, dst;
+
+		/* RFC 768: zero means the sender computed none */
+		if (pkt->l4_proto == RXP_IPPROTO_UDP && rxp_load_be16(l4 + 6) == 0)
+			return true;
+		memcpy(&src, ip + 12, 4);
+		memcpy(&dst, ip + 16, 4);
+		sum = rxp_csum_pseudo4(src, dst, pkt->l4_proto, (uint16_t)len);
+	}
+	return rxp_csum_fold(rxp_csum_partial(l4, len, sum)) == 0;
+}
+
+/*
+ * Answers a TCP segment to a port where nothing listens with a reset, per
+ * RFC 9293 3.10.7.1: from the segment's acknowledgment number when it
+ * carries one, else sequence 0 acknowledging all it occupied. @len is
+ * the segment's length, header included.
+ */
+static void tcp_reset(struct rxp_stack *st, const struct rxp_pkt *orig, uint32_t len)
+{
+	const uint8_t *ip = rxp_pkt_cdata(orig) + orig->l3_off;
+	const uint8_t *tcp = rxp_pkt_cdata(orig) + orig->l4_off;
+	const struct rxp_l3if *ifp = &st->router->ifs[orig->ifidx];
+	bool v6 = orig->flags & RXP_PKT_F_IP6;
+	uint32_t ip_hlen = v6 ? RXP_IP6_HLEN : RXP_IP4_HLEN;
+	uint32_t seq = 0, ack = 0;
+	uint8_t flags = TCP_RST;
+	struct rxp_pkt *pkt;
+	uint8_t *o, *t;
+	uint64_t sum;
+	uint16_t c;
+
+	if (tcp[13] & TCP_ACK) {
+		seq = rxp_load_be32(tcp + 8);
+	} else {
+		uint32_t occupied = len - (tcp[12] >> 4) * 4u;
+
+		occupied += !!(tcp[13] & TCP_SYN) + !!(tcp[13] & TCP_FIN);
+		ack = rxp_load_be32(tcp + 4) + occupied;
+		flags |= TCP_ACK;
+	}
+	if (!rxp_ratelimit_take(&st->router->icmp_limit, st->now_ns)) {
+		st->stats.icmp_ratelimited++;
+		return;
+	}
+	pkt = rxp_local_alloc(st, (uint16_t)(ip_hlen + RXP_TCP_HLEN));
+	if (!pkt) {
+		st->stats.local_out_dropped++;
+		return;
+	}
+	o = rxp_pkt_data(pkt) + pkt->l3_off;
+	t = o + ip_hlen;
+	/* ports swapped */
+	memcpy(t, tcp + 2, 2);
+	memcpy(t + 2, tcp, 2);
+	seq = htonl(seq);
+	ack = htonl(ack);
+	memcpy(t + 4, &seq, 4);
+	memcpy(t + 8, &ack, 4);
+	t[12] = (RXP_TCP_HLEN / 4) << 4;
+	t[13] = flags;
+	memset(t + 14, 0, 6);	/* window, checksum, urgent pointer */
+	if (v6) {
+		o[0] = 0x60;
+		o[1] = o[2] = o[3] = 0;
+		o[4] = 0;
+		o[5] = RXP_TCP_HLEN;
+		o[6] = RXP_IPPROTO_TCP;
+		o[7] = 64;
+		memcpy(o + 8, ip + 24, 16);	/* from the address it was sent to */
+		memcpy(o + 24, ip + 8, 16);
+		sum = rxp_csum_pseudo6(o + 8, o + 24, RXP_IPPROTO_TCP, RXP_TCP_HLEN);
+	} else {
+		uint32_t src, dst;
+
+		memcpy(&src, ip + 12, 4);
+		memcpy(&dst, ip + 16, 4);
+		o[0] = 0x45;
+		o[1] = 0;
+		o[2] = 0;
+		o[3] = RXP_IP4_HLEN + RXP_TCP_HLEN;
+		st->ip_id++;
+		o[4] = (uint8_t)(st->ip_id >> 8);
+		o[5] = (uint8_t)st->ip_id;
+		o[6] = o[7] = 0;
+		o[8] = 64;
+		o[9] = RXP_IPPROTO_TCP;
+		o[10] = o[11] = 0;
+		memcpy(o + 12, &dst, 4);
+		memcpy(o + 16, &src, 4);
+		c = rxp_csum(o, RXP_IP4_HLEN);
+		memcpy(o + 10, &c, 2);
+		sum = rxp_csum_pseudo4(dst, src, RXP_IPPROTO_TCP, RXP_TCP_HLEN);
+	}
+	c = rxp_csum_fold(rxp_csum_partial(t, RXP_TCP_HLEN, sum));
+	memcpy(t + 16, &c, 2);
+	pkt->port = orig->port;
+	pkt->ifidx = orig->ifidx;
+	/* back to the frame's sender, as the ICMP errors go */
+	rxp_l2_prepend(pkt, ifp, rxp_pkt_cdata(orig) + 6,
+		       v6 ? RXP_ETHERTYPE_IP6 : RXP_ETHERTYPE_IP4);
+	rxp_tx_enqueue(st, pkt, true);
+}
+
+/* Protocol Unreachable, or for IPv6 Parameter Problem pointing at the Next Header that named it. */
+static void proto_unreachable(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh_at)
+{
+	if (pkt->flags & RXP_PKT_F_IP6)
+		rxp_icmp6_error_local(st, pkt, ICMP6_PARAM_PROB, ICMP6_UNKNOWN_NEXT_HDR, nh_at);
+	else
+		rxp_icmp4_error_local(st, pkt, ICMP4_UNREACH, ICMP4_PROTO_UNREACH);
+	rxp_drop(st, pkt, RXP_DROP_PROTO_UNREACH);
+}
+
+void rxp_local_l4(struct rxp_stack *st, struct rxp_pkt *pkt)
+{
+	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
+	bool v6 = pkt->flags & RXP_PKT_F_IP6;
+	enum rxp_sink_class cls;
+	uint32_t nh_at = 9, len;
+
+	if (rxp_host_wants(st, pkt) || (pkt->flags & (RXP_PKT_F_FRAG | RXP_PKT_F_L2_MCAST)) ||
+	    (v6 && ip[24] == 0xff)) {
+		rxp_sink_one(st, pkt);
+		return;
+	}
+	if (v6) {
+		struct ip6_upper u;
+		int found = ip6_upper_layer(ip, pkt->l3_len, &u);
+
+		if (found < 0) {
+			rxp_drop(st, pkt, RXP_DROP_L4_TRUNCATED);
+			return;
+		}
+		if (found == 0 || u.proto == NH_NONE || u.proto == RXP_IPPROTO_ICMP6) {
+			/* not followed here, nothing to deliver, or ICMPv6 behind extension headers */
+			rxp_sink_one(st, pkt);
+			return;
+		}
+		pkt->l4_off = (uint16_t)(pkt->l3_off + u.off);
+		pkt->l4_proto = u.proto;
+		nh_at = u.nh_at;
+	}
+	if (pkt->l4_proto != RXP_IPPROTO_UDP && pkt->l4_proto != RXP_IPPROTO_TCP) {
+		proto_unreachable(st, pkt, nh_at);
+		return;
+	}
+	/* lengths and offsets, as the sink checks them */
+	if (rxp_l4_input(pkt, &cls) != RXP_NEXT_DELIVER) {
+		rxp_drop(st, pkt, (enum rxp_drop_reason)pkt->drop_reason);
+		return;
+	}
+	len = (uint32_t)pkt->l3_len - (uint32_t)(pkt->l4_off - pkt->l3_off);
+	if (pkt->l4_proto == RXP_IPPROTO_UDP)
+		len = rxp_load_be16(rxp_pkt_cdata(pkt) + pkt->l4_off + 4);
+	if (!l4_csum_ok(pkt, len)) {
+		rxp_drop(st, pkt, RXP_DROP_L4_CSUM);
+		return;
+	}
+	if (pkt->l4_proto == RXP_IPPROTO_UDP) {
+		if (v6)
+			rxp_icmp6_error_local(st, pkt, ICMP6_UNREACH, ICMP6_PORT_UNREACH, 0);
+		else
+			rxp_icmp4_error_local(st, pkt, ICMP4_UNREACH, ICMP4_PORT_UNREACH);
+		rxp_drop(st, pkt, RXP_DROP_PORT_UNREACH);
+		return;
+	}
+	/* RFC 9293 3.10.7.1: a reset is never answered */
+	if (!(rxp_pkt_cdata(pkt)[pkt->l4_off + 13] & TCP_RST))
+		tcp_reset(st, pkt, len);
+	rxp_drop(st, pkt, RXP_DROP_TCP_RESET);
+}
