@@ -62,7 +62,8 @@
 	X(L4_CSUM,        "l4_bad_checksum",   "UDP or TCP to the router whose checksum does not verify") \
 	X(PORT_UNREACH,   "port_unreachable",  "UDP to the router's own address that nothing takes (Port Unreachable sent)") \
 	X(TCP_RESET,      "tcp_reset",         "TCP to the router's own address that nothing takes (reset sent, unless it was one)") \
-	X(PROTO_UNREACH,  "protocol_unreachable", "to the router's own address in a protocol it does not serve (Protocol Unreachable, or Parameter Problem for IPv6, sent)")
+	X(PROTO_UNREACH,  "protocol_unreachable", "to the router's own address in a protocol it does not serve (Protocol Unreachable, or Parameter Problem for IPv6, sent)") \
+	X(IP4_BAD_OPTION, "ip4_bad_option",    "IPv4 option whose length or pointer is out of bounds (Parameter Problem sent)")
 
 enum rxp_drop_reason {
 #define X(id, name, help) RXP_DROP_##id,

@@ -26,7 +26,7 @@ static bool bad_source4(uint32_t src_be)
 
 /* rxp_icmp4_error(), sent from @from (network order). */
 static void icmp4_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type,
-			     uint8_t code, uint16_t next_mtu, uint32_t from)
+			     uint8_t code, uint32_t rest, uint32_t from)
 {
 	const uint8_t *ip = rxp_pkt_data(orig) + orig->l3_off;
 	const struct rxp_l3if *ifp = &st->router->ifs[orig->ifidx];
@@ -82,10 +82,10 @@ static void icmp4_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 	icmp[1] = code;
 	icmp[2] = 0;
 	icmp[3] = 0;
-	icmp[4] = 0;
-	icmp[5] = 0;
-	icmp[6] = (uint8_t)(next_mtu >> 8);
-	icmp[7] = (uint8_t)next_mtu;
+	icmp[4] = (uint8_t)(rest >> 24);
+	icmp[5] = (uint8_t)(rest >> 16);
+	icmp[6] = (uint8_t)(rest >> 8);
+	icmp[7] = (uint8_t)rest;
 	memcpy(icmp + ICMP_HLEN, ip, quote);
 	{
 		uint16_t c = rxp_csum(icmp, ICMP_HLEN + quote);
@@ -99,13 +99,13 @@ static void icmp4_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 }
 
 void rxp_icmp4_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code,
-		     uint16_t next_mtu)
+		     uint32_t rest)
 {
 	const uint8_t *ip = rxp_pkt_cdata(orig) + orig->l3_off;
 	uint32_t src;
 
 	memcpy(&src, ip + 12, 4);
-	icmp4_error_from(st, orig, type, code, next_mtu,
+	icmp4_error_from(st, orig, type, code, rest,
 			 rxp_l3if_source4(&st->router->ifs[orig->ifidx], src));
 }
 

@@ -23,6 +23,63 @@ static void local_deliver4(struct rxp_stack *st, struct rxp_pkt *pkt)
 		rxp_local_l4(st, pkt);	/* UDP, TCP and the rest, as a host answers */
 }
 
+#define IP4_OPT_RR 7		/* Record Route */
+#define IP4_OPT_TS 68		/* Timestamp */
+#define IP4_OPT_LSRR 131	/* Loose Source and Record Route */
+#define IP4_OPT_SSRR 137	/* Strict Source and Record Route */
+
+/*
+ * Returns 0 when the options of @ip (IHL @ihl bytes) are well formed, else
+ * the offset in the header of the octet at fault (RFC 791 3.1): an option
+ * whose length is below 2 or runs past the header (the option's type
+ * octet), a route option shorter than 3 or a timestamp shorter than 4 (its
+ * length octet), a pointer below the first slot (its pointer octet).
+ * Options are not acted on (they are forwarded intact), only walked.
+ */
+static unsigned options_fault(const uint8_t *ip, unsigned ihl)
+{
+	for (unsigned i = RXP_IP4_HLEN; i < ihl;) {
+		uint8_t type = ip[i];
+		unsigned olen, min_len = 2, min_ptr = 0;
+
+		if (type == IP4_OPT_EOL)
+			return 0;
+		if (type == IP4_OPT_NOP) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= ihl || ip[i + 1] < 2 || i + ip[i + 1] > ihl)
+			return i;
+		olen = ip[i + 1];
+		if (type == IP4_OPT_RR || type == IP4_OPT_LSRR || type == IP4_OPT_SSRR) {
+			min_len = 3;
+			min_ptr = 4;
+		} else if (type == IP4_OPT_TS) {
+			min_len = 4;
+			min_ptr = 5;
+		}
+		if (olen < min_len)
+			return i + 1;
+		if (min_ptr && ip[i + 2] < min_ptr)
+			return i + 2;
+		i += olen;
+	}
+	return 0;
+}
+
+bool rxp_ip4_options_ok(struct rxp_stack *st, struct rxp_pkt *pkt)
+{
+	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
+	unsigned fault = options_fault(ip, (ip[0] & 0x0fu) * 4u);
+
+	if (rxp_likely(!fault))
+		return true;
+	/* RFC 1812 4.3.3.5: Parameter Problem, the pointer at the octet in error */
+	rxp_icmp4_error(st, pkt, 12, 0, (uint32_t)fault << 24);
+	rxp_drop_as(pkt, RXP_DROP_IP4_BAD_OPTION);
+	return false;
+}
+
 /*
  * Writes the options a non-first fragment carries (those with the copied
  * flag, RFC 791 3.1) into @out, padded to 32 bits. Returns their length.

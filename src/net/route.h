@@ -58,10 +58,12 @@ void rxp_arp_request(struct rxp_stack *st, int ifidx, uint32_t target);
 /*
  * Sends an ICMPv4 error about @orig (its IP header at l3_off, as received)
  * back out of the interface it came in on, unless RFC 1812 4.3.2.7 forbids
- * it or the rate limit says no. @orig is not consumed.
+ * it or the rate limit says no. @rest is the word after the checksum: 0,
+ * the next-hop MTU (Fragmentation Needed), or the pointer in its top octet
+ * (Parameter Problem). @orig is not consumed.
  */
 void rxp_icmp4_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code,
-		     uint16_t next_mtu);
+		     uint32_t rest);
 
 /*
  * The same about a packet addressed to the router itself, sent from the
@@ -125,6 +127,13 @@ static inline bool rxp_l3if_has_addr6(const struct rxp_l3if *ifp, const uint8_t 
 }
 
 /* ---- ip4_fwd.c ---- */
+
+/*
+ * For a validated IPv4 packet with options (IHL > 5): true when they are
+ * well formed. Else answers Parameter Problem pointing at the octet in
+ * error, sets the drop reason and returns false; @pkt is not consumed.
+ */
+bool rxp_ip4_options_ok(struct rxp_stack *st, struct rxp_pkt *pkt);
 
 /* Routes one validated IPv4 packet: local delivery, forward, or drop. Consumes @pkt. */
 void rxp_ip4_route(struct rxp_stack *st, struct rxp_pkt *pkt);

@@ -218,18 +218,26 @@ static rxp_always_inline enum rxp_next ip_fast(struct rxp_pkt *pkt, const uint8_
 	return RXP_NEXT_IP4;
 }
 
+/* For the router, an IPv4 header with options has them walked before it is routed. */
+static inline bool ip4_options_ok(struct rxp_stack *st, struct rxp_pkt *pkt)
+{
+	return !st->router || pkt->l4_off - pkt->l3_off == RXP_IP4_HLEN ||
+	       rxp_ip4_options_ok(st, pkt);
+}
+
 /*
  * Every other frame: Ethernet, then the network header's validation, as
  * ip_fast() answers (RXP_NEXT_IP4 or RXP_NEXT_IP6 once it passes; ARP;
  * RXP_NEXT_DROP with the reason set). Out of line, so that the loop around
  * ip_fast() keeps its registers.
  */
-static rxp_noinline enum rxp_next input_general(const struct rxp_stack *st, struct rxp_pkt *pkt)
+static rxp_noinline enum rxp_next input_general(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
 	enum rxp_next next = rxp_eth_input(st, pkt);
 
 	if (next == RXP_NEXT_IP4)
-		return rxp_ip4_input(pkt) == RXP_NEXT_L4 ? RXP_NEXT_IP4 : RXP_NEXT_DROP;
+		return rxp_ip4_input(pkt) == RXP_NEXT_L4 && ip4_options_ok(st, pkt) ? RXP_NEXT_IP4
+										 : RXP_NEXT_DROP;
 	if (next == RXP_NEXT_IP6)
 		return rxp_ip6_input(pkt) == RXP_NEXT_L4 ? RXP_NEXT_IP6 : RXP_NEXT_DROP;
 	return next;
@@ -340,6 +348,8 @@ void rxp_stack_input_one(struct rxp_stack *st, struct rxp_pkt *pkt)
 	next = rxp_eth_input(st, pkt);
 	if (next == RXP_NEXT_IP4) {
 		next = rxp_ip4_input(pkt);
+		if (next == RXP_NEXT_L4 && !ip4_options_ok(st, pkt))
+			next = RXP_NEXT_DROP;
 		if (next == RXP_NEXT_L4 && st->router) {
 			rxp_ip4_route(st, pkt);
 			goto out;

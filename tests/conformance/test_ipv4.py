@@ -4,7 +4,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rxlab import check, done, run  # noqa: E402
-from scapy.all import ARP, ICMP, IP, UDP, Dot1Q, Ether, IPOption_NOP, Raw, TCP  # noqa: E402
+from scapy.all import ARP, ICMP, IP, UDP, Dot1Q, Ether, IPOption, IPOption_NOP, Raw, TCP  # noqa: E402
 from scapy.all import checksum as inet_cksum  # noqa: E402
 
 R0, R1 = "02:00:00:00:00:01", "02:00:00:00:00:02"
@@ -65,6 +65,41 @@ opt = Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.9.1.1", ttl=20, options
 res = run(BASE, {"p0": [opt]})
 out = [p for p in res.sent("p1") if IP in p]
 check("options_forwarded", len(out) == 1 and out[0][IP].ihl == 6 and bytes(out[0][IP])[20:24] == b"\x01" * 4 and ip_ok(out[0]), out)
+
+# well-formed options that carry data are forwarded intact too (not acted on)
+rr = bytes([7, 11, 4]) + bytes(8) + bytes([0])    # Record Route with two empty slots, then End of Options
+ts = bytes([68, 12, 5, 0]) + bytes(8)                # Timestamp, room for two
+opts = Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.9.1.1", options=[IPOption(rr), IPOption(ts)]) / UDP() / Raw(b"o")
+res = run(BASE, {"p0": [opts]})
+out = [p for p in res.sent("p1") if IP in p]
+check("options_rr_ts_forwarded_intact", len(out) == 1 and bytes(out[0][IP])[20:44] == bytes(opts[IP])[20:44] and ip_ok(out[0]), out)
+
+
+# --- malformed options: dropped with Parameter Problem pointing at the octet in error (RFC 1812 4.3.3.5) ---
+def with_options(raw, dst="10.9.1.1"):
+    """A UDP packet whose options are @raw as given (padded to 32 bits with End of Options)."""
+    raw = raw + bytes(-len(raw) % 4)
+    return Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst=dst, ihl=5 + len(raw) // 4, options=[IPOption(raw)]) / UDP() / Raw(b"p")
+
+
+bad_opts = [
+    (bytes([1, 7, 2, 0]), 22),                 # (after a No Operation) Record Route 2 long: its length octet
+    (bytes([7, 7, 3]) + bytes(4) + bytes(1), 22),  # Record Route pointer 3: its pointer octet
+    (bytes([68, 4, 4, 0]), 22),                # Timestamp pointer 4
+    (bytes([1, 1, 0x94, 9, 0, 0, 0, 0]), 22),  # Router Alert whose length runs past the header: its type octet
+    (bytes([0x82, 0, 0, 0]), 20),              # length 0
+    (bytes([1, 1, 1, 68]), 23),                # a type octet with no length after it
+]
+res = run(BASE, {"p0": [with_options(raw) for raw, _ in bad_opts] + [with_options(bytes([1, 7, 2, 0]), dst="10.0.1.1")]})
+errs = icmp_errors(res) + [p for p in res.sent("p0") if ICMP in p and p[ICMP].type == 12]
+pp = [e for e in errs if e[ICMP].type == 12]
+check("bad_options_not_forwarded", not [p for p in res.sent("p1") if IP in p], res.sent("p1"))
+check("bad_options_parameter_problem", len(pp) == len(bad_opts) + 1 and all(e[ICMP].code == 0 and icmp_ok(e) and ip_ok(e) for e in pp),
+      [e.summary() for e in errs])
+check("bad_options_pointers", [e[ICMP].ptr for e in pp] == [want for _, want in bad_opts] + [22], [e[ICMP].ptr for e in pp])
+check("bad_options_quote_header", all(bytes(e[ICMP].payload)[:20] == bytes(with_options(raw)[IP])[:20]
+                                      for e, (raw, _) in zip(pp, bad_opts)))
+check("bad_options_counted", res.drops().get("ip4_bad_option") == len(bad_opts) + 1, res.drops())
 
 # --- TTL exceeded: ICMP 11/0 from the ingress address, quoting header + at least 8 bytes ---
 expired = udp("10.9.1.1", ttl=1)
