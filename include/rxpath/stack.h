@@ -63,7 +63,8 @@
 	X(PORT_UNREACH,   "port_unreachable",  "UDP to the router's own address that nothing takes (Port Unreachable sent)") \
 	X(TCP_RESET,      "tcp_reset",         "TCP to the router's own address that nothing takes (reset sent, unless it was one)") \
 	X(PROTO_UNREACH,  "protocol_unreachable", "to the router's own address in a protocol it does not serve (Protocol Unreachable, or Parameter Problem for IPv6, sent)") \
-	X(IP4_BAD_OPTION, "ip4_bad_option",    "IPv4 option whose length or pointer is out of bounds (Parameter Problem sent)")
+	X(IP4_BAD_OPTION, "ip4_bad_option",    "IPv4 option whose length or pointer is out of bounds (Parameter Problem sent)") \
+	X(IP6_UNKNOWN_OPTION, "ip6_unknown_option", "IPv6 option to the router that it does not know and whose type says discard (RFC 8200 4.2; Parameter Problem sent when it asks)")
 
 enum rxp_drop_reason {
 #define X(id, name, help) RXP_DROP_##id,

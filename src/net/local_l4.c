@@ -7,7 +7,9 @@
  * RFC 4443 3.1 code 4), TCP a reset (RFC 9293 3.10.7.1), any other
  * protocol Protocol Unreachable (IPv4) or Parameter Problem, unrecognized
  * Next Header (RFC 8200 4). That is what ends a traceroute to the router and
- * refuses a connection to it at once instead of letting it time out.
+ * refuses a connection to it at once instead of letting it time out. The
+ * options of IPv6 Hop-by-Hop and Destination Options headers on the way are
+ * acted on as RFC 8200 4.2 says for options the router does not know.
  *
  * The transport checksum is verified first, as a host does before it
  * answers: a corrupted segment is dropped, not answered. Replies share the
@@ -34,10 +36,12 @@
 #define ICMP6_PORT_UNREACH 4
 #define ICMP6_PARAM_PROB 4
 #define ICMP6_UNKNOWN_NEXT_HDR 1
+#define ICMP6_UNKNOWN_OPTION 2
 
 #define NH_HOP_BY_HOP 0
 #define NH_ROUTING 43
 #define NH_DEST_OPTS 60
+#define NH_FRAGMENT 44
 #define NH_NONE 59
 
 /* The upper layer of an IPv6 packet to us, past the extension headers it may carry. */
@@ -47,39 +51,85 @@ struct ip6_upper {
 	uint8_t proto;
 };
 
+enum ip6_walk {
+	IP6_UPPER_FOUND,	/* @u filled in */
+	IP6_UPPER_NOT_FOLLOWED,	/* a fragment or routing header: the sink takes it as before */
+	IP6_UPPER_TRUNCATED,	/* a header or option runs past the packet */
+	IP6_UPPER_DISCARD,	/* an unrecognized option says discard (silently) */
+	IP6_UPPER_DISCARD_ICMP,	/* ... and send Parameter Problem, pointer in u->nh_at */
+};
+
 /*
- * Walks Hop-by-Hop, Destination Options and routing headers with no
- * segments left (RFC 8200 4.1 order is not enforced: each is stepped over
- * wherever it sits), every length checked. Returns 1 with @u filled in,
- * 0 when the chain holds what is not followed here (a fragment header, a
- * routing header with segments left: the sink takes the packet as before),
- * -1 when a header runs past the packet.
+ * The options of a Hop-by-Hop or Destination Options header at @off (RFC
+ * 8200 4.2): Pad1, PadN and Router Alert are understood; any other type
+ * says by its two high bits what to do with a packet that carries it:
+ * skip the option (00), discard the packet (01), discard and send
+ * Parameter Problem code 2 (10, 11; to a unicast destination here).
  */
-static int ip6_upper_layer(const uint8_t *ip, uint32_t l3_len, struct ip6_upper *u)
+static enum ip6_walk ip6_options(const uint8_t *ip, uint32_t off, uint32_t end,
+				 struct ip6_upper *u)
+{
+	for (uint32_t i = off + 2; i < end;) {
+		uint8_t type = ip[i];
+
+		if (type == 0) {	/* Pad1 */
+			i++;
+			continue;
+		}
+		if (i + 2 > end || i + 2 + ip[i + 1] > end)
+			return IP6_UPPER_TRUNCATED;
+		if (type != 1 && type != 5 && (type >> 6) != 0) {	/* not PadN, Router Alert */
+			if ((type >> 6) == 1)
+				return IP6_UPPER_DISCARD;
+			u->nh_at = i;
+			return IP6_UPPER_DISCARD_ICMP;
+		}
+		i += 2u + ip[i + 1];
+	}
+	return IP6_UPPER_FOUND;
+}
+
+/*
+ * Walks Hop-by-Hop and Destination Options headers (their options acted
+ * on) and routing headers with no segments left, every length checked, to
+ * the upper layer. RFC 8200 4.1's order is not enforced: each is stepped
+ * over wherever it sits.
+ */
+static enum ip6_walk ip6_upper_layer(const uint8_t *ip, uint32_t l3_len, struct ip6_upper *u)
 {
 	uint32_t off = RXP_IP6_HLEN, nh_at = 6;
 	uint8_t nh = ip[6];
 
 	for (unsigned n = 0; n < 8; n++) {
+		uint32_t end;
+
 		if (nh != NH_HOP_BY_HOP && nh != NH_DEST_OPTS && nh != NH_ROUTING) {
-			if (nh == 44)	/* Fragment */
-				return 0;
+			if (nh == NH_FRAGMENT)
+				return IP6_UPPER_NOT_FOLLOWED;
 			u->off = off;
 			u->nh_at = nh_at;
 			u->proto = nh;
-			return 1;
+			return IP6_UPPER_FOUND;
 		}
 		if (off + 8 > l3_len)
-			return -1;
-		if (nh == NH_ROUTING && ip[off + 3] != 0)
-			return 0;	/* segments left: this router is not the final destination */
+			return IP6_UPPER_TRUNCATED;
+		end = off + (ip[off + 1] + 1u) * 8u;
+		if (end > l3_len)
+			return IP6_UPPER_TRUNCATED;
+		if (nh == NH_ROUTING) {
+			if (ip[off + 3] != 0)
+				return IP6_UPPER_NOT_FOLLOWED;	/* segments left: not the final destination */
+		} else {
+			enum ip6_walk w = ip6_options(ip, off, end, u);
+
+			if (w != IP6_UPPER_FOUND)
+				return w;
+		}
 		nh_at = off;
 		nh = ip[off];
-		off += (ip[off + 1] + 1u) * 8u;
-		if (off > l3_len)
-			return -1;
+		off = end;
 	}
-	return 0;	/* a chain this long is not followed */
+	return IP6_UPPER_NOT_FOLLOWED;	/* a chain this long is not followed */
 }
 
 /* True when the UDP or TCP checksum of @pkt (whose transport is at l4_off) verifies. */
@@ -223,14 +273,25 @@ void rxp_local_l4(struct rxp_stack *st, struct rxp_pkt *pkt)
 	}
 	if (v6) {
 		struct ip6_upper u;
-		int found = ip6_upper_layer(ip, pkt->l3_len, &u);
 
-		if (found < 0) {
+		switch (ip6_upper_layer(ip, pkt->l3_len, &u)) {
+		case IP6_UPPER_FOUND:
+			break;
+		case IP6_UPPER_TRUNCATED:
 			rxp_drop(st, pkt, RXP_DROP_L4_TRUNCATED);
 			return;
+		case IP6_UPPER_DISCARD_ICMP:
+			rxp_icmp6_error_local(st, pkt, ICMP6_PARAM_PROB, ICMP6_UNKNOWN_OPTION, u.nh_at);
+			/* fall through */
+		case IP6_UPPER_DISCARD:
+			rxp_drop(st, pkt, RXP_DROP_IP6_UNKNOWN_OPTION);
+			return;
+		default:
+			rxp_sink_one(st, pkt);
+			return;
 		}
-		if (found == 0 || u.proto == NH_NONE || u.proto == RXP_IPPROTO_ICMP6) {
-			/* not followed here, nothing to deliver, or ICMPv6 behind extension headers */
+		if (u.proto == NH_NONE || u.proto == RXP_IPPROTO_ICMP6) {
+			/* nothing to deliver, or ICMPv6 behind extension headers */
 			rxp_sink_one(st, pkt);
 			return;
 		}

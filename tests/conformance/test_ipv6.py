@@ -11,7 +11,7 @@ from rxlab import check, done  # noqa: E402
 from scapy.all import (  # noqa: E402
     TCP, UDP, Dot1Q, Ether, ICMPv6DestUnreach, ICMPv6EchoRequest, ICMPv6ND_NA, ICMPv6ND_NS,
     ICMPv6ND_RS, ICMPv6NDOptDstLLAddr, ICMPv6NDOptSrcLLAddr, IPv6, IPv6ExtHdrDestOpt,
-    IPv6ExtHdrHopByHop, Raw,
+    IPv6ExtHdrHopByHop, Raw, HBHOptUnknown, RouterAlert,
 )
 from scapy.all import checksum as inet_cksum  # noqa: E402
 
@@ -399,6 +399,21 @@ check("parameter_problem_pointers", [struct.unpack("!I", icmp6(p)[4:8])[0] for p
       [icmp6(p)[4:8] for p in pp])
 check("no_next_header_and_zero_udp_checksum_unanswered", len(res.sent("p0")) == 2 and res.drops().get("l4_bad_checksum") == 1,
       (res.sent("p0"), res.drops()))
+
+# options it does not know, on the way to the router, act as their type says (RFC 8200 4.2)
+def dst_opt(otype, hdr=IPv6ExtHdrDestOpt):
+    return Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0) / hdr(options=[HBHOptUnknown(otype=otype, optdata=b"\0\0")]) / \
+        UDP(sport=5, dport=6) / Raw(b"opt")
+
+
+res = run(BASE, {"p0": [dst_opt(0x80), dst_opt(0xC0, IPv6ExtHdrHopByHop), dst_opt(0x40), dst_opt(0x1E),
+                         Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0) / IPv6ExtHdrHopByHop(options=[RouterAlert()]) / UDP()]})
+pp = of_type(res, "p0", 4)
+check("unknown_option_parameter_problem", len(pp) == 2 and all(icmp6(p)[1] == 2 and icmp6_ok(p) for p in pp), res.sent("p0"))
+check("unknown_option_pointer", [struct.unpack("!I", icmp6(p)[4:8])[0] for p in pp] == [42, 42], [icmp6(p)[4:8] for p in pp])
+check("unknown_option_discard_silently", res.drops().get("ip6_unknown_option") == 3, res.drops())
+check("skippable_option_and_router_alert_stepped_over", res.drops().get("port_unreachable") == 2 and len(errors(res)) == 4,
+      (res.drops(), [e.summary() for e in errors(res)]))
 
 # --- frames in = forwarded + delivered + dropped; what the router sent adds up ---
 mix = [udp("2001:db8:9::5"), udp(A0), Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0) / TCP(), udp("2001:db8:9::5", hlim=1),
