@@ -132,8 +132,7 @@ static enum ip6_walk ip6_upper_layer(const uint8_t *ip, uint32_t l3_len, struct 
 	return IP6_UPPER_NOT_FOLLOWED;	/* a chain this long is not followed */
 }
 
-/* True when the UDP or TCP checksum of @pkt (whose transport is at l4_off) verifies. */
-static bool l4_csum_ok(const struct rxp_pkt *pkt, uint32_t len)
+bool rxp_l4_sum_ok(const struct rxp_pkt *pkt, uint32_t len, uint64_t data_sum)
 {
 	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
 	const uint8_t *l4 = rxp_pkt_cdata(pkt) + pkt->l4_off;
@@ -154,7 +153,7 @@ static bool l4_csum_ok(const struct rxp_pkt *pkt, uint32_t len)
 		memcpy(&dst, ip + 16, 4);
 		sum = rxp_csum_pseudo4(src, dst, pkt->l4_proto, (uint16_t)len);
 	}
-	return rxp_csum_fold(rxp_csum_partial(l4, len, sum)) == 0;
+	return rxp_csum_fold(sum + data_sum) == 0;
 }
 
 /*
@@ -249,14 +248,31 @@ static void tcp_reset(struct rxp_stack *st, const struct rxp_pkt *orig, uint32_t
 	rxp_tx_enqueue(st, pkt, true);
 }
 
-/* Protocol Unreachable, or for IPv6 Parameter Problem pointing at the Next Header that named it. */
-static void proto_unreachable(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh_at)
+enum rxp_drop_reason rxp_local_l4_answer(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t len,
+					 uint32_t nh_at)
 {
-	if (pkt->flags & RXP_PKT_F_IP6)
-		rxp_icmp6_error_local(st, pkt, ICMP6_PARAM_PROB, ICMP6_UNKNOWN_NEXT_HDR, nh_at);
-	else
-		rxp_icmp4_error_local(st, pkt, ICMP4_UNREACH, ICMP4_PROTO_UNREACH);
-	rxp_drop(st, pkt, RXP_DROP_PROTO_UNREACH);
+	bool v6 = pkt->flags & RXP_PKT_F_IP6;
+
+	switch (pkt->l4_proto) {
+	case RXP_IPPROTO_UDP:
+		if (v6)
+			rxp_icmp6_error_local(st, pkt, ICMP6_UNREACH, ICMP6_PORT_UNREACH, 0);
+		else
+			rxp_icmp4_error_local(st, pkt, ICMP4_UNREACH, ICMP4_PORT_UNREACH);
+		return RXP_DROP_PORT_UNREACH;
+	case RXP_IPPROTO_TCP:
+		/* RFC 9293 3.10.7.1: a reset is never answered */
+		if (!(rxp_pkt_cdata(pkt)[pkt->l4_off + 13] & TCP_RST))
+			tcp_reset(st, pkt, len);
+		return RXP_DROP_TCP_RESET;
+	default:
+		/* Protocol Unreachable, or Parameter Problem at the Next Header that named it */
+		if (v6)
+			rxp_icmp6_error_local(st, pkt, ICMP6_PARAM_PROB, ICMP6_UNKNOWN_NEXT_HDR, nh_at);
+		else
+			rxp_icmp4_error_local(st, pkt, ICMP4_UNREACH, ICMP4_PROTO_UNREACH);
+		return RXP_DROP_PROTO_UNREACH;
+	}
 }
 
 void rxp_local_l4(struct rxp_stack *st, struct rxp_pkt *pkt)
@@ -299,32 +315,20 @@ void rxp_local_l4(struct rxp_stack *st, struct rxp_pkt *pkt)
 		pkt->l4_proto = u.proto;
 		nh_at = u.nh_at;
 	}
-	if (pkt->l4_proto != RXP_IPPROTO_UDP && pkt->l4_proto != RXP_IPPROTO_TCP) {
-		proto_unreachable(st, pkt, nh_at);
-		return;
-	}
-	/* lengths and offsets, as the sink checks them */
-	if (rxp_l4_input(pkt, &cls) != RXP_NEXT_DELIVER) {
-		rxp_drop(st, pkt, (enum rxp_drop_reason)pkt->drop_reason);
-		return;
-	}
 	len = (uint32_t)pkt->l3_len - (uint32_t)(pkt->l4_off - pkt->l3_off);
-	if (pkt->l4_proto == RXP_IPPROTO_UDP)
-		len = rxp_load_be16(rxp_pkt_cdata(pkt) + pkt->l4_off + 4);
-	if (!l4_csum_ok(pkt, len)) {
-		rxp_drop(st, pkt, RXP_DROP_L4_CSUM);
-		return;
+	if (pkt->l4_proto == RXP_IPPROTO_UDP || pkt->l4_proto == RXP_IPPROTO_TCP) {
+		/* lengths and offsets, as the sink checks them */
+		if (rxp_l4_input(pkt, &cls) != RXP_NEXT_DELIVER) {
+			rxp_drop(st, pkt, (enum rxp_drop_reason)pkt->drop_reason);
+			return;
+		}
+		if (pkt->l4_proto == RXP_IPPROTO_UDP)
+			len = rxp_load_be16(rxp_pkt_cdata(pkt) + pkt->l4_off + 4);
+		if (!rxp_l4_sum_ok(pkt, len,
+				   rxp_csum_partial(rxp_pkt_cdata(pkt) + pkt->l4_off, len, 0))) {
+			rxp_drop(st, pkt, RXP_DROP_L4_CSUM);
+			return;
+		}
 	}
-	if (pkt->l4_proto == RXP_IPPROTO_UDP) {
-		if (v6)
-			rxp_icmp6_error_local(st, pkt, ICMP6_UNREACH, ICMP6_PORT_UNREACH, 0);
-		else
-			rxp_icmp4_error_local(st, pkt, ICMP4_UNREACH, ICMP4_PORT_UNREACH);
-		rxp_drop(st, pkt, RXP_DROP_PORT_UNREACH);
-		return;
-	}
-	/* RFC 9293 3.10.7.1: a reset is never answered */
-	if (!(rxp_pkt_cdata(pkt)[pkt->l4_off + 13] & TCP_RST))
-		tcp_reset(st, pkt, len);
-	rxp_drop(st, pkt, RXP_DROP_TCP_RESET);
+	rxp_drop(st, pkt, rxp_local_l4_answer(st, pkt, len, nh_at));
 }

@@ -45,6 +45,23 @@ void rxp_sink_one(struct rxp_stack *st, struct rxp_pkt *pkt);
  */
 void rxp_local_l4(struct rxp_stack *st, struct rxp_pkt *pkt);
 
+/*
+ * True when the UDP or TCP checksum of @pkt verifies: @data_sum is the
+ * unfolded sum (rxp_csum_partial) of its @len transport bytes, which may
+ * lie in several fragments.
+ */
+bool rxp_l4_sum_ok(const struct rxp_pkt *pkt, uint32_t len, uint64_t data_sum);
+
+/*
+ * Answers transport @pkt to the router (checks passed; its transport header
+ * at l4_off, @len bytes of it in all) as a host with nothing listening:
+ * Port Unreachable, a reset, or for another protocol Protocol Unreachable
+ * (IPv4) or Parameter Problem pointing at offset @nh_at (IPv6). Returns the
+ * drop reason the packet is counted under; @pkt is not consumed.
+ */
+enum rxp_drop_reason rxp_local_l4_answer(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t len,
+					 uint32_t nh_at);
+
 /* ---- arp.c ---- */
 
 /* Handles one ARP packet (pkt->ifidx set): answer, learn, or drop. Consumes @pkt. */
