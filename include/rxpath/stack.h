@@ -64,7 +64,11 @@
 	X(TCP_RESET,      "tcp_reset",         "TCP to the router's own address that nothing takes (reset sent, unless it was one)") \
 	X(PROTO_UNREACH,  "protocol_unreachable", "to the router's own address in a protocol it does not serve (Protocol Unreachable, or Parameter Problem for IPv6, sent)") \
 	X(IP4_BAD_OPTION, "ip4_bad_option",    "IPv4 option whose length or pointer is out of bounds (Parameter Problem sent)") \
-	X(IP6_UNKNOWN_OPTION, "ip6_unknown_option", "IPv6 option to the router that it does not know and whose type says discard (RFC 8200 4.2; Parameter Problem sent when it asks)")
+	X(IP6_UNKNOWN_OPTION, "ip6_unknown_option", "IPv6 option to the router that it does not know and whose type says discard (RFC 8200 4.2; Parameter Problem sent when it asks)") \
+	X(REASM_TIMEOUT,  "reasm_timeout",     "fragments to the router whose datagram did not complete in time (Time Exceeded sent when the first had come)") \
+	X(REASM_OVERLAP,  "reasm_overlap",     "fragment overlapping another of its datagram: the whole datagram dropped (RFC 5722), or an exact duplicate") \
+	X(REASM_BAD,      "reasm_bad_fragment", "fragment to the router not a multiple of 8 bytes with more to come, or past 65535 bytes (IPv6: Parameter Problem sent)") \
+	X(REASM_FULL,     "reasm_full",        "no room to hold another fragment or datagram being reassembled")
 
 enum rxp_drop_reason {
 #define X(id, name, help) RXP_DROP_##id,
@@ -166,6 +170,26 @@ struct rxp_ncache_entry {
 	uint8_t mac[6];
 };
 
+/*
+ * A datagram addressed to the router that arrives in fragments: the
+ * fragments' own buffers are held, in offset order, until every byte is in
+ * (no copy into a bigger buffer). Each fragment's offset and length in the
+ * datagram's payload are in its user[0]; its payload starts at l4_off.
+ */
+#define RXP_REASM_DATAGRAMS 16	/* being reassembled at once, per worker */
+#define RXP_REASM_FRAGS 64	/* fragments one datagram may take (64 KiB over a 1280 MTU is 54) */
+#define RXP_REASM_HELD_MAX 512	/* fragment buffers held in all, per worker */
+struct rxp_reasm {
+	uint64_t deadline_ns;	/* when it is given up; 0: a free slot */
+	uint32_t id;		/* IPv4 identification or IPv6 fragment identification */
+	uint32_t end;		/* payload length of the whole datagram, once its last fragment came */
+	uint8_t family;		/* 4 or 6 */
+	uint8_t proto;		/* IPv4 protocol (part of the key) */
+	uint8_t n;		/* fragments held */
+	uint8_t src[16], dst[16];
+	struct rxp_pkt *frags[RXP_REASM_FRAGS];
+};
+
 /* Packets gathered for one egress port during a poll. */
 struct rxp_txv {
 	uint16_t n;
@@ -192,6 +216,8 @@ struct rxp_stack {
 	struct rxp_txv txv[RXP_STACK_PORTS_MAX];
 	struct rxp_adj adj[RXP_STACK_NH_MAX];	/* by next hop id */
 	struct rxp_ncache_entry ncache[RXP_NCACHE_SIZE];	/* on-link neighbours */
+	struct rxp_reasm reasm[RXP_REASM_DATAGRAMS];	/* fragments to the router (net/reasm.c) */
+	uint32_t reasm_held;		/* fragment buffers those hold */
 };
 
 /* Prepares a stack context owned by one worker. Returns 0 or -EINVAL. */
@@ -219,8 +245,9 @@ void rxp_stack_tick(struct rxp_stack *st, uint64_t now_ns);
 
 /*
  * Gives up on every neighbour still resolving: their held packets are
- * dropped and answered with Destination Unreachable, now. For the end of a
- * finite input. Returns the number of packets dropped.
+ * dropped and answered with Destination Unreachable, now; and on every
+ * datagram to the router still missing fragments (Time Exceeded). For the
+ * end of a finite input. Returns the number of packets dropped.
  */
 uint64_t rxp_stack_drain(struct rxp_stack *st);
 

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <string.h>
 #include "rxpath/csum.h"
+#include "rxpath/host.h"
 #include "l4.h"
 #include "route.h"
 
@@ -17,7 +18,10 @@
 
 static void local_deliver4(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
-	if (pkt->l4_proto == RXP_IPPROTO_ICMP)
+	if (rxp_unlikely(pkt->flags & RXP_PKT_F_FRAG) && !rxp_host_wants(st, pkt) &&
+	    !(pkt->flags & RXP_PKT_F_L2_MCAST))
+		rxp_reasm_input(st, pkt);
+	else if (pkt->l4_proto == RXP_IPPROTO_ICMP)
 		rxp_icmp4_local(st, pkt);
 	else
 		rxp_local_l4(st, pkt);	/* UDP, TCP and the rest, as a host answers */

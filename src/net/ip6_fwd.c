@@ -7,11 +7,13 @@
  */
 #include <limits.h>
 #include <string.h>
+#include "rxpath/host.h"
 #include "l4.h"
 #include "route.h"
 
 #define ICMP6_RS 133
 #define ICMP6_NS 135
+#define NH_FRAGMENT 44
 
 static const uint8_t zero16[16];
 
@@ -59,7 +61,12 @@ static bool ip6_our_group(const struct rxp_l3if *ifp, const uint8_t *dst)
 
 static void local_deliver6(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
-	if (pkt->l4_proto == RXP_IPPROTO_ICMP6)
+	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
+
+	if (rxp_unlikely(pkt->l4_proto == NH_FRAGMENT) && !rxp_host_wants(st, pkt) &&
+	    !(pkt->flags & RXP_PKT_F_L2_MCAST) && ip[24] != 0xff)
+		rxp_reasm_input(st, pkt);
+	else if (pkt->l4_proto == RXP_IPPROTO_ICMP6)
 		rxp_icmp6_local(st, pkt);
 	else
 		rxp_local_l4(st, pkt);	/* UDP, TCP and the rest, as a host answers */

@@ -382,6 +382,7 @@ void rxp_stack_tick(struct rxp_stack *st, uint64_t now_ns)
 		rxp_neigh_walk(&st->router->neigh, timer_one, &c);
 		rxp_neigh_unlock(st);
 	}
+	rxp_reasm_expire(st, false, true);
 	rxp_stack_flush(st);
 }
 
@@ -394,6 +395,7 @@ uint64_t rxp_stack_drain(struct rxp_stack *st)
 	rxp_neigh_lock(st);
 	rxp_neigh_walk(&st->router->neigh, timer_one, &c);
 	rxp_neigh_unlock(st);
+	c.dropped += rxp_reasm_expire(st, true, true);
 	rxp_stack_flush(st);
 	return c.dropped;
 }
@@ -439,5 +441,6 @@ void rxp_stack_close(struct rxp_stack *st)
 		rxp_neigh_lock(st);
 		rxp_neigh_walk(&st->router->neigh, timer_one, &c);
 		rxp_neigh_unlock(st);
+		rxp_reasm_expire(st, true, false);
 	}
 }

@@ -62,6 +62,22 @@ bool rxp_l4_sum_ok(const struct rxp_pkt *pkt, uint32_t len, uint64_t data_sum);
 enum rxp_drop_reason rxp_local_l4_answer(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t len,
 					 uint32_t nh_at);
 
+/* ---- reasm.c ---- */
+
+/*
+ * Takes a fragment addressed to the router (not multicast, no host path
+ * wanting it; IPv6 with the Fragment header right after the fixed one):
+ * held until its datagram is complete, then answered as a whole. Consumes @pkt.
+ */
+void rxp_reasm_input(struct rxp_stack *st, struct rxp_pkt *pkt);
+
+/*
+ * Gives up on the datagrams past their deadline at st->now_ns, or on all of
+ * them (@all); with @answer, Time Exceeded goes to the sender of those whose
+ * first fragment came. Returns the number of fragments dropped.
+ */
+unsigned rxp_reasm_expire(struct rxp_stack *st, bool all, bool answer);
+
 /* ---- arp.c ---- */
 
 /* Handles one ARP packet (pkt->ifidx set): answer, learn, or drop. Consumes @pkt. */

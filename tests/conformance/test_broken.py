@@ -7,7 +7,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rxlab import check, done, run  # noqa: E402
 from scapy.all import ARP, ICMP, IP, UDP, TCP, Dot1Q, Ether, IPv6, ICMPv6EchoRequest, Raw  # noqa: E402
-from scapy.all import IPv6ExtHdrDestOpt, IPv6ExtHdrHopByHop, IPv6ExtHdrRouting  # noqa: E402
+from scapy.all import IPv6ExtHdrDestOpt, IPv6ExtHdrFragment, IPv6ExtHdrHopByHop, IPv6ExtHdrRouting  # noqa: E402
 
 R0, H1 = "02:00:00:00:00:01", "02:00:00:00:00:11"
 CONFIG = [
@@ -40,6 +40,13 @@ bases = [
     IPv6ExtHdrDestOpt() / TCP(flags="S") / Raw(b"m" * 4),
     Ether(dst=R0, src=H1) / IPv6(src="2001:db8:1::2", dst="2001:db8:2::1") / IPv6ExtHdrRouting(addresses=[]) /
     UDP() / Raw(b"n" * 8),
+    # fragments to the router, which reassembles them
+    Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1", id=5, flags="MF", proto=1) / ICMP(type=8) / Raw(b"q" * 16),
+    Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1", id=5, frag=3, proto=1) / Raw(b"r" * 20),
+    Ether(dst=R0, src=H1) / IPv6(src="2001:db8:1::2", dst="2001:db8:1::1") / IPv6ExtHdrFragment(id=6, m=1, nh=58) /
+    ICMPv6EchoRequest() / Raw(b"s" * 16),
+    Ether(dst=R0, src=H1) / IPv6(src="2001:db8:1::2", dst="2001:db8:1::1") / IPv6ExtHdrFragment(id=6, offset=3, nh=58) /
+    Raw(b"t" * 20),
 ]
 
 frames = []

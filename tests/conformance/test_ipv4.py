@@ -6,6 +6,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rxlab import check, done, run  # noqa: E402
 from scapy.all import ARP, ICMP, IP, UDP, Dot1Q, Ether, IPOption, IPOption_NOP, Raw, TCP  # noqa: E402
 from scapy.all import checksum as inet_cksum  # noqa: E402
+from scapy.all import defragment, fragment  # noqa: E402
 
 R0, R1 = "02:00:00:00:00:01", "02:00:00:00:00:02"
 H1, GW = "02:00:00:00:00:11", "02:00:00:00:00:22"
@@ -303,20 +304,59 @@ if len(rsts) == 3:
     check("tcp_reset_checksums", all(ip_ok(p) and tcp_ok(p) for p in rsts))
 check("tcp_reset_never_answers_reset", res.drops().get("tcp_reset") == 4, res.drops())
 
-# other protocols: Protocol Unreachable; corrupted UDP dropped unanswered; broadcast frames and fragments not answered
+# other protocols: Protocol Unreachable; corrupted UDP dropped unanswered; broadcast frames not answered
 gre = Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1", proto=47) / Raw(b"\x00\x00\x08\x00")
 bad = Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1") / UDP(sport=1, dport=2, chksum=0x1234) / Raw(b"corrupt")
 nosum = Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1") / UDP(sport=1, dport=2, chksum=0) / Raw(b"no checksum")
 bcast = Ether(dst="ff:ff:ff:ff:ff:ff", src=H1) / IP(src="10.0.1.2", dst="10.0.1.1") / UDP(sport=1, dport=2)
-frag = Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1", flags="MF") / UDP(sport=1, dport=2, len=100) / Raw(b"x" * 24)
-res = run(BASE, {"p0": [gre, bad, nosum, bcast, frag]})
+res = run(BASE, {"p0": [gre, bad, nosum, bcast]})
 errs = icmp_errors(res)
 codes = sorted(e[ICMP].code for e in errs)
 check("other_protocol_unreachable_and_zero_udp_checksum_answered", codes == [2, 3], [e.summary() for e in errs])
 check("protocol_unreachable_from_router", all(e[IP].src == "10.0.1.1" for e in errs), [e[IP].src for e in errs])
 d = res.drops()
 check("local_l4_drops_named", d.get("protocol_unreachable") == 1 and d.get("l4_bad_checksum") == 1 and d.get("port_unreachable") == 1, d)
-check("broadcast_and_fragment_not_answered", sum(res.summary.get("delivered", {}).values()) == 2, res.summary.get("delivered"))
+check("broadcast_not_answered", sum(res.summary.get("delivered", {}).values()) == 1, res.summary.get("delivered"))
+
+# --- datagrams to the router in fragments are reassembled (RFC 1122 3.3.2) ---
+big = IP(src="10.0.1.2", dst="10.0.1.1", id=4242) / ICMP(id=7, seq=9) / Raw(bytes(range(256)) * 12)
+pieces = [Ether(dst=R0, src=H1) / f for f in fragment(big, fragsize=1200)]
+res = run(BASE, {"p0": [pieces[1], pieces[2], pieces[0]]})    # out of order
+out = [p for p in res.sent("p0") if IP in p]
+check("fragmented_echo_answered_in_fragments", len(out) == 3 and all(ip_ok(p) and len(p) <= 1234 for p in out), [p.summary() for p in out])
+whole = [p for p in defragment([p[IP] for p in out]) if ICMP in p]
+if whole:
+    w = whole[0]
+    check("fragmented_echo_reply_fields", w[ICMP].type == 0 and (w[ICMP].id, w[ICMP].seq) == (7, 9) and
+          w[IP].src == "10.0.1.1" and w[IP].dst == "10.0.1.2", w.summary())
+    check("fragmented_echo_reply_data_and_checksum", bytes(w[ICMP].payload) == bytes(big[ICMP].payload) and inet_cksum(bytes(w[ICMP])) == 0)
+else:
+    check("fragmented_echo_reply_reassembles", False, [p.summary() for p in out])
+check("fragmented_echo_counted", res.summary["delivered"].get("echo4") == 3 and not res.drops(), (res.summary["delivered"], res.drops()))
+
+# a piece missing: given up at the end of the input, Time Exceeded code 1 when the first piece came
+res = run(BASE, {"p0": [pieces[0], pieces[2]]})
+errs = icmp_errors(res)
+check("reassembly_timeout_time_exceeded", len(errs) == 1 and (errs[0][ICMP].type, errs[0][ICMP].code) == (11, 1) and
+      errs[0][IP].src == "10.0.1.1" and icmp_ok(errs[0]), [e.summary() for e in errs])
+check("reassembly_timeout_counted", res.drops().get("reasm_timeout") == 2, res.drops())
+res = run(BASE, {"p0": [pieces[1], pieces[2]]})
+check("reassembly_timeout_no_first_no_error", not icmp_errors(res) and res.drops().get("reasm_timeout") == 2, (res.sent("p0"), res.drops()))
+
+# overlapping pieces abandon the datagram (RFC 5722); an exact duplicate is dropped alone
+lap = Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1", id=4242, frag=148, flags="MF", proto=1) / Raw(b"o" * 16)
+res = run(BASE, {"p0": [pieces[0], lap, pieces[1], pieces[2]]})
+check("overlap_abandons_datagram", not res.sent("p0") and res.drops().get("reasm_overlap") == 2, (res.sent("p0"), res.drops()))
+res = run(BASE, {"p0": [pieces[0], pieces[1], pieces[1], pieces[2]]})
+check("duplicate_dropped_alone", len([p for p in res.sent("p0") if IP in p]) == 3 and res.drops().get("reasm_overlap") == 1,
+      (res.sent("p0"), res.drops()))
+
+# UDP in fragments to a closed port: one Port Unreachable, for the whole datagram
+dgram = IP(src="10.0.1.2", dst="10.0.1.1", id=77) / UDP(sport=9, dport=33434) / Raw(b"u" * 3000)
+res = run(BASE, {"p0": [Ether(dst=R0, src=H1) / f for f in fragment(dgram, fragsize=1200)]})
+errs = icmp_errors(res)
+check("fragmented_udp_port_unreachable", len(errs) == 1 and (errs[0][ICMP].type, errs[0][ICMP].code) == (3, 3), [e.summary() for e in errs])
+check("fragmented_udp_counted", res.drops().get("port_unreachable") == 3, res.drops())
 
 # --- frames in = forwarded + delivered + dropped; what the router sent adds up ---
 mix = [udp("10.9.1.1"), udp("10.0.1.1"), Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1") / TCP(), udp("10.9.1.1", ttl=1)]

@@ -11,7 +11,8 @@ from rxlab import check, done  # noqa: E402
 from scapy.all import (  # noqa: E402
     TCP, UDP, Dot1Q, Ether, ICMPv6DestUnreach, ICMPv6EchoRequest, ICMPv6ND_NA, ICMPv6ND_NS,
     ICMPv6ND_RS, ICMPv6NDOptDstLLAddr, ICMPv6NDOptSrcLLAddr, IPv6, IPv6ExtHdrDestOpt,
-    IPv6ExtHdrHopByHop, Raw, HBHOptUnknown, RouterAlert,
+    IPv6ExtHdrHopByHop, Raw, HBHOptUnknown, RouterAlert, ICMPv6EchoReply, IPv6ExtHdrFragment,
+    defragment6, fragment6,
 )
 from scapy.all import checksum as inet_cksum  # noqa: E402
 
@@ -414,6 +415,46 @@ check("unknown_option_pointer", [struct.unpack("!I", icmp6(p)[4:8])[0] for p in 
 check("unknown_option_discard_silently", res.drops().get("ip6_unknown_option") == 3, res.drops())
 check("skippable_option_and_router_alert_stepped_over", res.drops().get("port_unreachable") == 2 and len(errors(res)) == 4,
       (res.drops(), [e.summary() for e in errors(res)]))
+
+# --- datagrams to the router in fragments are reassembled (RFC 8200 4.5) ---
+big = IPv6(src=HOST, dst=A0) / IPv6ExtHdrFragment(id=0x1234) / ICMPv6EchoRequest(id=3, seq=4, data=bytes(range(256)) * 12)
+pieces = [Ether(dst=R0, src=H1) / f for f in fragment6(big, 1280)]
+res = run(BASE, {"p0": [pieces[2], pieces[0], pieces[1]]})
+out = [p for p in res.sent("p0") if IPv6ExtHdrFragment in p]
+check("fragmented_echo_answered_in_fragments", len(out) == 3 and all(len(p) <= 14 + 1280 for p in out), [p.summary() for p in out])
+whole = IPv6(bytes(defragment6([p[IPv6] for p in out]))) if len(out) == 3 else None
+if whole is not None and ICMPv6EchoReply in whole:
+    msg = bytes(whole[ICMPv6EchoReply])
+    pseudo = socket.inet_pton(socket.AF_INET6, A0) + socket.inet_pton(socket.AF_INET6, HOST) + struct.pack("!I", len(msg)) + b"\0\0\0\x3a"
+    check("fragmented_echo_reply_fields", whole[ICMPv6EchoReply].id == 3 and whole[ICMPv6EchoReply].seq == 4 and
+          whole[IPv6].src == A0 and whole[IPv6].dst == HOST, whole.summary())
+    check("fragmented_echo_reply_data_and_checksum", whole[ICMPv6EchoReply].data == bytes(range(256)) * 12 and inet_cksum(pseudo + msg) == 0)
+else:
+    check("fragmented_echo_reply_reassembles", False, [p.summary() for p in out])
+check("fragmented_echo_counted", res.summary["delivered"].get("echo6") == 3 and not res.drops(), (res.summary["delivered"], res.drops()))
+
+# a piece missing: Time Exceeded code 1 at the end of the input (the first piece came)
+res = run(BASE, {"p0": [pieces[0], pieces[1]]})
+errs = errors(res)
+check("reassembly_timeout_time_exceeded", len(errs) == 1 and icmp6(errs[0])[:2] == bytes([3, 1]) and errs[0][IPv6].src == A0 and
+      icmp6_ok(errs[0]), [e.summary() for e in errs])
+check("reassembly_timeout_counted", res.drops().get("reasm_timeout") == 2, res.drops())
+
+# RFC 8200 4.5: more to come but not a multiple of 8 bytes: Parameter Problem at the Payload Length
+odd = Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0) / IPv6ExtHdrFragment(id=5, m=1, nh=17) / Raw(b"x" * 13)
+res = run(BASE, {"p0": [odd]})
+pp = of_type(res, "p0", 4)
+check("odd_fragment_parameter_problem", len(pp) == 1 and icmp6(pp[0])[1] == 0 and struct.unpack("!I", icmp6(pp[0])[4:8])[0] == 4,
+      res.sent("p0"))
+check("odd_fragment_counted", res.drops().get("reasm_bad_fragment") == 1, res.drops())
+
+# an atomic fragment is processed alone (RFC 6946); overlapping pieces abandon the datagram (RFC 5722)
+atomic = Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0) / IPv6ExtHdrFragment(id=0x1234) / ICMPv6EchoRequest(id=1, seq=1)
+lap = Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0) / IPv6ExtHdrFragment(id=0x1234, offset=100, m=1, nh=58) / Raw(b"o" * 16)
+res = run(BASE, {"p0": [pieces[0], atomic, lap, pieces[1], pieces[2]]})
+reps = [p for p in res.sent("p0") if ICMPv6EchoReply in p]
+check("atomic_fragment_answered_alone", len(reps) == 1 and reps[0][ICMPv6EchoReply].seq == 1, res.sent("p0"))
+check("overlap_abandons_datagram", res.drops().get("reasm_overlap") == 2 and len(res.sent("p0")) == 1, (res.sent("p0"), res.drops()))
 
 # --- frames in = forwarded + delivered + dropped; what the router sent adds up ---
 mix = [udp("2001:db8:9::5"), udp(A0), Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0) / TCP(), udp("2001:db8:9::5", hlim=1),

@@ -37,6 +37,9 @@ ping_ok "${T}_ping4_h2_h1" "$LAB_H2" 10.0.1.2
 ping_ok "${T}_ping4_router" "$LAB_H1" 10.0.1.1
 ping_ok "${T}_ping6_router" "$LAB_H1" -6 2001:db8:1::1
 ping_ok "${T}_ping4_router_far_side" "$LAB_H1" 10.0.2.1
+# larger than the link: rxpath reassembles the request and answers in fragments
+ping_ok "${T}_ping4_router_fragmented" "$LAB_H1" -s 4000 10.0.1.1
+ping_ok "${T}_ping6_router_fragmented" "$LAB_H1" -6 -s 4000 2001:db8:1::1
 
 # TTL 1: the router answers Time Exceeded from the address on the way in.
 out=$(lab_in "$LAB_H1" ping -n -c 1 -t 1 -W 2 10.0.2.2 2>&1)

@@ -67,6 +67,8 @@ ping_ok "afxdp ping h1 -> h2 (IPv6)" "$LAB_H1" -6 2001:db8:2::2
 ping_ok "afxdp ping h2 -> h1 (IPv4)" "$LAB_H2" 10.0.1.2
 ping_ok "afxdp ping rxpath 10.0.1.1" "$LAB_H1" 10.0.1.1
 ping_ok "afxdp ping rxpath 2001:db8:1::1" "$LAB_H1" -6 2001:db8:1::1
+ping_ok "afxdp ping rxpath 10.0.1.1 -s 4000 (reassembled, answered in fragments)" "$LAB_H1" -s 4000 10.0.1.1
+ping_ok "afxdp ping rxpath 2001:db8:1::1 -s 4000 (reassembled)" "$LAB_H1" -6 -s 4000 2001:db8:1::1
 
 out=$(ip netns exec "$LAB_H1" ping -c 1 -t 1 -W 2 10.0.2.2 2>&1)
 if grep -qi 'Time to live exceeded' <<<"$out" && grep -q '10.0.1.1' <<<"$out"; then

@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reassembly of datagrams addressed to the router (RFC 791 3.2, RFC 1122
+ * 3.3.2, RFC 8200 4.5), so that a large ping to it is answered, and
+ * transport to it in fragments gets the answer a whole datagram gets.
+ * Routers never reassemble what they forward; a port's host path takes
+ * fragments as they come (its kernel reassembles).
+ *
+ * The fragments' buffers are held as they are, in offset order, and never
+ * copied into one: checksums are summed across them (every fragment but the
+ * last carries a multiple of 8 bytes, so each starts on a 16-bit boundary of
+ * the datagram), and an echo is answered by turning each fragment around in
+ * place, which makes a reply fragmented exactly as the request was, each
+ * piece fitting the link it came in on.
+ *
+ * Overlapping fragments abandon their datagram (RFC 5722; RFC 8200 4.5 asks
+ * it of IPv6, and IPv4 is treated the same for the same reasons); an exact
+ * duplicate is dropped alone. A datagram not complete after 30 s (IPv4, as
+ * Linux) or 60 s (IPv6, RFC 8200) is given up, with Time Exceeded code 1 when
+ * its first fragment had come. An IPv6 fragment alone (offset 0, no more to
+ * come) is processed in isolation (RFC 6946).
+ */
+#include <arpa/inet.h>
+#include "rxpath/csum.h"
+#include "route.h"
+
+#define REASM_TIMEOUT4_NS (30ull * 1000000000ull)
+#define REASM_TIMEOUT6_NS (60ull * 1000000000ull)
+#define FRAG6_HLEN 8u
+#define NH_FRAGMENT 44
+
+#define ICMP4_ECHO_REQUEST 8
+#define ICMP4_ECHO_REPLY 0
+#define ICMP4_TIME_EXCEEDED 11
+#define ICMP6_ECHO_REQUEST 128
+#define ICMP6_ECHO_REPLY 129
+#define ICMP6_TIME_EXCEEDED 3
+#define ICMP6_PARAM_PROB 4
+#define ICMP_REASM_TIME 1	/* the code, in both */
+
+static uint32_t frag_off(const struct rxp_pkt *p)
+{
+	return (uint32_t)p->user[0];
+}
+
+static uint32_t frag_len(const struct rxp_pkt *p)
+{
+	return (uint32_t)(p->user[0] >> 32);
+}
+
+/* Drops every fragment of @r under @why. */
+static void drop_all(struct rxp_stack *st, struct rxp_reasm *r, enum rxp_drop_reason why)
+{
+	for (unsigned i = 0; i < r->n; i++)
+		rxp_drop(st, r->frags[i], why);
+	r->n = 0;
+}
+
+/* Gives up on the datagram in table slot @r: its fragments dropped under @why, the slot freed. */
+static void abandon(struct rxp_stack *st, struct rxp_reasm *r, enum rxp_drop_reason why)
+{
+	st->reasm_held -= r->n;
+	drop_all(st, r, why);
+	r->end = 0;
+	r->deadline_ns = 0;
+}
+
+/* The unfolded sum of the first @limit payload bytes of @r's fragments. */
+static uint64_t payload_sum(const struct rxp_reasm *r, uint32_t limit)
+{
+	uint64_t sum = 0;
+
+	for (unsigned i = 0; i < r->n && limit; i++) {
+		const struct rxp_pkt *p = r->frags[i];
+		uint32_t len = RXP_MIN(frag_len(p), limit);
+
+		sum = rxp_csum_partial(rxp_pkt_cdata(p) + p->l4_off, len, sum);
+		limit -= len;
+	}
+	return sum;
+}
+
+/*
+ * Echo reply to a reassembled echo request: every fragment turned around in
+ * place (addresses swapped, a fresh hop count; IPv4 gets one new
+ * identification for the reply), the first one's type changed and the
+ * checksum recomputed over the whole message, all sent back to the frame's
+ * sender. RFC 792, RFC 4443 4.2.
+ */
+static void echo_reply(struct rxp_stack *st, struct rxp_reasm *r)
+{
+	struct rxp_pkt *first = r->frags[0];
+	uint8_t *icmp = rxp_pkt_data(first) + first->l4_off;
+	bool v6 = r->family == 6;
+	uint16_t id = ++st->ip_id, c;
+
+	icmp[0] = v6 ? ICMP6_ECHO_REPLY : ICMP4_ECHO_REPLY;
+	icmp[2] = 0;
+	icmp[3] = 0;
+	for (unsigned i = 0; i < r->n; i++) {
+		struct rxp_pkt *p = r->frags[i];
+		uint8_t *ip = rxp_pkt_data(p) + p->l3_off;
+		uint8_t a[16];
+
+		if (v6) {
+			memcpy(a, ip + 8, 16);
+			memcpy(ip + 8, ip + 24, 16);
+			memcpy(ip + 24, a, 16);
+			ip[1] &= 0xf0;	/* the flow label is the sender's own */
+			ip[2] = 0;
+			ip[3] = 0;
+			ip[7] = 64;
+		} else {
+			memcpy(a, ip + 12, 4);
+			memcpy(ip + 12, ip + 16, 4);
+			memcpy(ip + 16, a, 4);
+			ip[4] = (uint8_t)(id >> 8);
+			ip[5] = (uint8_t)id;
+			ip[8] = 64;
+			ip[10] = 0;
+			ip[11] = 0;
+			c = rxp_csum(ip, (ip[0] & 0x0fu) * 4u);
+			memcpy(ip + 10, &c, 2);
+		}
+	}
+	if (v6) {
+		const uint8_t *ip = rxp_pkt_cdata(first) + first->l3_off;
+
+		c = rxp_csum_fold(rxp_csum_pseudo6(ip + 8, ip + 24, RXP_IPPROTO_ICMP6, r->end) +
+				  payload_sum(r, r->end));
+	} else {
+		c = rxp_csum_fold(payload_sum(r, r->end));
+	}
+	memcpy(icmp + 2, &c, 2);
+	for (unsigned i = 0; i < r->n; i++) {
+		struct rxp_pkt *p = r->frags[i];
+		const struct rxp_l3if *ifp = &st->router->ifs[p->ifidx];
+		uint8_t dst_mac[6];
+
+		memcpy(dst_mac, rxp_pkt_cdata(p) + 6, 6);
+		st->stats.delivered[v6 ? RXP_SINK_ECHO6 : RXP_SINK_ECHO4]++;
+		rxp_l2_prepend(p, ifp, dst_mac, v6 ? RXP_ETHERTYPE_IP6 : RXP_ETHERTYPE_IP4);
+		rxp_tx_enqueue(st, p, true);
+	}
+	r->n = 0;
+}
+
+/* Counts every fragment of @r as delivered (@cls) and frees them. */
+static void deliver_all(struct rxp_stack *st, struct rxp_reasm *r, enum rxp_sink_class cls)
+{
+	for (unsigned i = 0; i < r->n; i++) {
+		st->stats.delivered[cls]++;
+		st->stats.delivered_bytes += r->frags[i]->len;
+		rxp_pool_free(st->cache, r->frags[i]);
+	}
+	r->n = 0;
+}
+
+/*
+ * A complete datagram (@r, out of the table and its fragments no longer
+ * counted as held): what the router does with it as a whole; every
+ * fragment is consumed. The transport header must lie in the first fragment (RFC 7112
+ * asks it of IPv6; anything else is not worth the trouble).
+ */
+static void complete(struct rxp_stack *st, struct rxp_reasm *r)
+{
+	struct rxp_pkt *first = r->frags[0];
+	const uint8_t *l4 = rxp_pkt_cdata(first) + first->l4_off;
+	uint32_t head = frag_len(first), nh_at = r->family == 6 ? RXP_IP6_HLEN : 9;
+	bool v6 = r->family == 6;
+	uint8_t proto = v6 ? rxp_pkt_cdata(first)[first->l3_off + RXP_IP6_HLEN] : r->proto;
+	uint32_t len = r->end;
+
+	first->l4_proto = proto;
+	if ((!v6 && proto == RXP_IPPROTO_ICMP) || (v6 && proto == RXP_IPPROTO_ICMP6)) {
+		uint64_t sum = payload_sum(r, r->end);
+
+		if (v6) {
+			const uint8_t *ip = rxp_pkt_cdata(first) + first->l3_off;
+
+			sum += rxp_csum_pseudo6(ip + 8, ip + 24, RXP_IPPROTO_ICMP6, r->end);
+		}
+		if (head < 8 || rxp_csum_fold(sum) != 0) {
+			drop_all(st, r, RXP_DROP_ICMP_BAD);
+			return;
+		}
+		if (l4[0] == (v6 ? ICMP6_ECHO_REQUEST : ICMP4_ECHO_REQUEST))
+			echo_reply(st, r);
+		else	/* other ICMP to us: taken, as whole ones are without a host path */
+			deliver_all(st, r, v6 ? RXP_SINK_OTHER6 : RXP_SINK_OTHER4);
+		return;
+	}
+	if (v6 && (proto == 0 || proto == 43 || proto == NH_FRAGMENT || proto == 59 || proto == 60)) {
+		/* extension headers after the fragment header, or nothing: not followed here */
+		drop_all(st, r, RXP_DROP_LOCAL_UNHANDLED);
+		return;
+	}
+	if (proto == RXP_IPPROTO_UDP) {
+		if (head < RXP_UDP_HLEN) {
+			drop_all(st, r, RXP_DROP_L4_TRUNCATED);
+			return;
+		}
+		len = rxp_load_be16(l4 + 4);
+		if (len < RXP_UDP_HLEN || len > r->end) {
+			drop_all(st, r, RXP_DROP_UDP_LEN);
+			return;
+		}
+	} else if (proto == RXP_IPPROTO_TCP) {
+		if (head < RXP_TCP_HLEN) {
+			drop_all(st, r, RXP_DROP_L4_TRUNCATED);
+			return;
+		}
+		if ((l4[12] >> 4) * 4u < RXP_TCP_HLEN || (l4[12] >> 4) * 4u > head) {
+			drop_all(st, r, RXP_DROP_TCP_OFFSET);
+			return;
+		}
+	}
+	if ((proto == RXP_IPPROTO_UDP || proto == RXP_IPPROTO_TCP) &&
+	    !rxp_l4_sum_ok(first, len, payload_sum(r, len))) {
+		drop_all(st, r, RXP_DROP_L4_CSUM);
+		return;
+	}
+	drop_all(st, r, rxp_local_l4_answer(st, first, len, nh_at));
+}
+
+/* The slot of the datagram @p belongs to, a new one if none, or NULL when all are taken. */
+static struct rxp_reasm *find_slot(struct rxp_stack *st, uint8_t family, uint32_t id,
+				   uint8_t proto, const uint8_t *src, const uint8_t *dst)
+{
+	unsigned alen = family == 6 ? 16 : 4;
+	struct rxp_reasm *free_slot = NULL;
+
+	for (unsigned i = 0; i < RXP_REASM_DATAGRAMS; i++) {
+		struct rxp_reasm *r = &st->reasm[i];
+
+		if (!r->deadline_ns) {
+			if (!free_slot)
+				free_slot = r;
+			continue;
+		}
+		if (r->family == family && r->id == id && r->proto == proto &&
+		    !memcmp(r->src, src, alen) && !memcmp(r->dst, dst, alen))
+			return r;
+	}
+	if (!free_slot)
+		return NULL;
+	memset(free_slot->src, 0, sizeof(free_slot->src));
+	memset(free_slot->dst, 0, sizeof(free_slot->dst));
+	memcpy(free_slot->src, src, alen);
+	memcpy(free_slot->dst, dst, alen);
+	free_slot->family = family;
+	free_slot->id = id;
+	free_slot->proto = proto;
+	free_slot->n = 0;
+	free_slot->end = 0;
+	/* the poll loop's clock; never 0, which marks a free slot */
+	free_slot->deadline_ns = RXP_MAX(st->now_ns, 1) +
+				 (family == 6 ? REASM_TIMEOUT6_NS : REASM_TIMEOUT4_NS);
+	return free_slot;
+}
+
+/*
+ * Adds @pkt (@off and @len of the payload, @more to come after it) to @r.
+ * Returns true when the datagram is now complete.
+ */
+static bool add_fragment(struct rxp_stack *st, struct rxp_reasm *r, struct rxp_pkt *pkt,
+			 uint32_t off, uint32_t len, bool more)
+{
+	uint32_t end = off + len, covered = 0;
+	unsigned at = r->n;
+
+	for (unsigned i = 0; i < r->n; i++) {
+		uint32_t o = frag_off(r->frags[i]), l = frag_len(r->frags[i]);
+
+		if (off < o + l && o < end) {
+			rxp_drop(st, pkt, RXP_DROP_REASM_OVERLAP);
+			if (o != off || l != len)	/* not a duplicate: the datagram goes too */
+				abandon(st, r, RXP_DROP_REASM_OVERLAP);
+			return false;
+		}
+		if (o > off && at == r->n)
+			at = i;
+	}
+	/* a last fragment fixes the length: everything must fit in it, once */
+	if ((!more && ((r->end && r->end != end) ||
+		       (r->n && frag_off(r->frags[r->n - 1]) + frag_len(r->frags[r->n - 1]) > end))) ||
+	    (more && r->end && end > r->end)) {
+		rxp_drop(st, pkt, RXP_DROP_REASM_BAD);
+		abandon(st, r, RXP_DROP_REASM_BAD);
+		return false;
+	}
+	if (r->n == RXP_REASM_FRAGS || st->reasm_held >= RXP_REASM_HELD_MAX) {
+		rxp_drop(st, pkt, RXP_DROP_REASM_FULL);
+		if (r->n == RXP_REASM_FRAGS)
+			abandon(st, r, RXP_DROP_REASM_FULL);
+		else if (!r->n)
+			r->deadline_ns = 0;	/* a slot taken for nothing */
+		return false;
+	}
+	pkt->user[0] = off | (uint64_t)len << 32;
+	memmove(&r->frags[at + 1], &r->frags[at], (r->n - at) * sizeof(r->frags[0]));
+	r->frags[at] = pkt;
+	r->n++;
+	st->reasm_held++;
+	if (!more)
+		r->end = end;
+	if (!r->end)
+		return false;
+	for (unsigned i = 0; i < r->n; i++) {
+		if (frag_off(r->frags[i]) != covered)
+			return false;
+		covered += frag_len(r->frags[i]);
+	}
+	return covered == r->end;
+}
+
+void rxp_reasm_input(struct rxp_stack *st, struct rxp_pkt *pkt)
+{
+	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
+	bool v6 = pkt->flags & RXP_PKT_F_IP6;
+	uint32_t off, len, id;
+	uint8_t proto = 0;
+	struct rxp_reasm *r;
+	bool more;
+
+	if (v6) {
+		const uint8_t *fh = ip + RXP_IP6_HLEN;
+
+		if (pkt->l3_len < RXP_IP6_HLEN + FRAG6_HLEN) {
+			rxp_drop(st, pkt, RXP_DROP_L4_TRUNCATED);
+			return;
+		}
+		off = rxp_load_be16(fh + 2) & 0xfff8u;
+		more = fh[3] & 1;
+		id = rxp_load_be32(fh + 4);
+		len = pkt->l3_len - RXP_IP6_HLEN - FRAG6_HLEN;
+		pkt->l4_off = (uint16_t)(pkt->l3_off + RXP_IP6_HLEN + FRAG6_HLEN);
+		/* RFC 8200 4.5: Parameter Problem at the Payload Length, or at the Fragment Offset */
+		if ((more && (len % 8 || !len)) || off + len > 65535) {
+			rxp_icmp6_error_local(st, pkt, ICMP6_PARAM_PROB, 0,
+					      off + len > 65535 ? RXP_IP6_HLEN + 2 : 4);
+			rxp_drop(st, pkt, RXP_DROP_REASM_BAD);
+			return;
+		}
+		if (!off && !more) {
+			/* RFC 6946: an atomic fragment is processed alone, never with others */
+			struct rxp_reasm alone = { .family = 6, .end = len, .n = 1 };
+
+			pkt->user[0] = (uint64_t)len << 32;
+			alone.frags[0] = pkt;
+			complete(st, &alone);
+			return;
+		}
+	} else {
+		uint32_t ihl = (ip[0] & 0x0fu) * 4u, frag = rxp_load_be16(ip + 6);
+
+		off = (frag & RXP_IP4_OFFMASK) * 8u;
+		more = frag & RXP_IP4_MF;
+		id = rxp_load_be16(ip + 4);
+		proto = ip[9];
+		len = pkt->l3_len - ihl;
+		if (more && (len % 8 || !len)) {
+			rxp_drop(st, pkt, RXP_DROP_REASM_BAD);
+			return;
+		}
+	}
+	r = find_slot(st, v6 ? 6 : 4, id, proto, ip + (v6 ? 8 : 12), ip + (v6 ? 24 : 16));
+	if (!r) {
+		rxp_drop(st, pkt, RXP_DROP_REASM_FULL);
+		return;
+	}
+	if (add_fragment(st, r, pkt, off, len, more)) {
+		/* out of the table first: what complete() sends may come back here */
+		struct rxp_reasm done = *r;
+
+		r->n = 0;
+		r->end = 0;
+		r->deadline_ns = 0;
+		st->reasm_held -= done.n;
+		complete(st, &done);
+	}
+}
+
+unsigned rxp_reasm_expire(struct rxp_stack *st, bool all, bool answer)
+{
+	unsigned dropped = 0;
+
+	for (unsigned i = 0; i < RXP_REASM_DATAGRAMS; i++) {
+		struct rxp_reasm *r = &st->reasm[i];
+
+		if (!r->deadline_ns || (!all && st->now_ns < r->deadline_ns))
+			continue;
+		/* RFC 792, RFC 8200 4.5: Time Exceeded, code 1, when the first fragment came */
+		if (answer && r->n && frag_off(r->frags[0]) == 0) {
+			if (r->family == 6)
+				rxp_icmp6_error_local(st, r->frags[0], ICMP6_TIME_EXCEEDED,
+						      ICMP_REASM_TIME, 0);
+			else
+				rxp_icmp4_error_local(st, r->frags[0], ICMP4_TIME_EXCEEDED,
+						      ICMP_REASM_TIME);
+		}
+		dropped += r->n;
+		abandon(st, r, RXP_DROP_REASM_TIMEOUT);
+	}
+	return dropped;
+}
