@@ -67,7 +67,7 @@
 	X(IP6_UNKNOWN_OPTION, "ip6_unknown_option", "IPv6 option to the router that it does not know and whose type says discard (RFC 8200 4.2; Parameter Problem sent when it asks)") \
 	X(REASM_TIMEOUT,  "reasm_timeout",     "fragments to the router whose datagram did not complete in time (Time Exceeded sent when the first had come)") \
 	X(REASM_OVERLAP,  "reasm_overlap",     "fragment overlapping another of its datagram: the whole datagram dropped (RFC 5722), or an exact duplicate") \
-	X(REASM_BAD,      "reasm_bad_fragment", "fragment to the router not a multiple of 8 bytes with more to come, or past 65535 bytes (IPv6: Parameter Problem sent)") \
+	X(REASM_BAD,      "reasm_bad_fragment", "fragment to the router not a multiple of 8 bytes with more to come, past 65535 bytes, or (IPv6) a first one without its upper-layer header (IPv6: Parameter Problem sent)") \
 	X(REASM_FULL,     "reasm_full",        "no room to hold another fragment or datagram being reassembled")
 
 enum rxp_drop_reason {

@@ -314,6 +314,20 @@ static bool add_fragment(struct rxp_stack *st, struct rxp_reasm *r, struct rxp_p
 	return covered == r->end;
 }
 
+/* The length of the upper-layer header @proto names, as far as it is known here. */
+static uint32_t upper_header_len(uint8_t proto)
+{
+	switch (proto) {
+	case RXP_IPPROTO_TCP:
+		return RXP_TCP_HLEN;
+	case RXP_IPPROTO_UDP:
+	case RXP_IPPROTO_ICMP6:
+		return 8;
+	default:
+		return 0;
+	}
+}
+
 void rxp_reasm_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
 	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
@@ -339,6 +353,12 @@ void rxp_reasm_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 		if ((more && (len % 8 || !len)) || off + len > 65535) {
 			rxp_icmp6_error_local(st, pkt, ICMP6_PARAM_PROB, 0,
 					      off + len > 65535 ? RXP_IP6_HLEN + 2 : 4);
+			rxp_drop(st, pkt, RXP_DROP_REASM_BAD);
+			return;
+		}
+		/* RFC 8200 4.5 (RFC 7112): a first fragment must hold the upper-layer header */
+		if (!off && len < upper_header_len(fh[0])) {
+			rxp_icmp6_error_local(st, pkt, ICMP6_PARAM_PROB, 3, 0);
 			rxp_drop(st, pkt, RXP_DROP_REASM_BAD);
 			return;
 		}

@@ -447,6 +447,12 @@ pp = of_type(res, "p0", 4)
 check("odd_fragment_parameter_problem", len(pp) == 1 and icmp6(pp[0])[1] == 0 and struct.unpack("!I", icmp6(pp[0])[4:8])[0] == 4,
       res.sent("p0"))
 check("odd_fragment_counted", res.drops().get("reasm_bad_fragment") == 1, res.drops())
+# RFC 8200 4.5: a first fragment without the whole upper-layer header: Parameter Problem code 3
+short = Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0) / IPv6ExtHdrFragment(id=7, m=1, nh=6) / Raw(b"y" * 8)
+res = run(BASE, {"p0": [short]})
+pp = of_type(res, "p0", 4)
+check("first_fragment_short_parameter_problem", len(pp) == 1 and icmp6(pp[0])[1] == 3 and res.drops().get("reasm_bad_fragment") == 1,
+      (res.sent("p0"), res.drops()))
 
 # an atomic fragment is processed alone (RFC 6946); overlapping pieces abandon the datagram (RFC 5722)
 atomic = Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0) / IPv6ExtHdrFragment(id=0x1234) / ICMPv6EchoRequest(id=1, seq=1)
