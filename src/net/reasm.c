@@ -159,8 +159,9 @@ static void deliver_all(struct rxp_stack *st, struct rxp_reasm *r, enum rxp_sink
 /*
  * A complete datagram (@r, out of the table and its fragments no longer
  * counted as held): what the router does with it as a whole; every
- * fragment is consumed. The transport header must lie in the first fragment (RFC 7112
- * asks it of IPv6; anything else is not worth the trouble).
+ * fragment is consumed. The transport header must lie in the first
+ * fragment (RFC 7112 asks it of IPv6; anything else is not worth the
+ * trouble).
  */
 static void complete(struct rxp_stack *st, struct rxp_reasm *r)
 {
@@ -223,7 +224,7 @@ static void complete(struct rxp_stack *st, struct rxp_reasm *r)
 	drop_all(st, r, rxp_local_l4_answer(st, first, len, nh_at));
 }
 
-/* The slot of the datagram @p belongs to, a new one if none, or NULL when all are taken. */
+/* The slot of the datagram with this key, a new one if none, or NULL when all are taken. */
 static struct rxp_reasm *find_slot(struct rxp_stack *st, uint8_t family, uint32_t id,
 				   uint8_t proto, const uint8_t *src, const uint8_t *dst)
 {
