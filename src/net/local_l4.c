@@ -14,9 +14,9 @@
  * The transport checksum is verified first, as a host does before it
  * answers: a corrupted segment is dropped, not answered. Replies share the
  * ICMP rate limit, resets included, so a flood to a closed port costs at
- * most the bucket's rate. Multicast and broadcast (never answered), and
- * fragments (not reassembled here) go to the sink and are counted as
- * delivered, as before.
+ * most the bucket's rate. Multicast and broadcast (never answered) go to
+ * the sink and are counted as delivered, as before; fragments are
+ * reassembled first (reasm.c), which answers through rxp_local_l4_answer().
  */
 #include <arpa/inet.h>
 #include "rxpath/csum.h"
@@ -53,7 +53,8 @@ struct ip6_upper {
 
 enum ip6_walk {
 	IP6_UPPER_FOUND,	/* @u filled in */
-	IP6_UPPER_NOT_FOLLOWED,	/* a fragment or routing header: the sink takes it as before */
+	IP6_UPPER_NOT_FOLLOWED,	/* a fragment header not right after the fixed one, or a
+				 * routing header with segments left: the sink takes it */
 	IP6_UPPER_TRUNCATED,	/* a header or option runs past the packet */
 	IP6_UPPER_DISCARD,	/* an unrecognized option says discard (silently) */
 	IP6_UPPER_DISCARD_ICMP,	/* ... and send Parameter Problem, pointer in u->nh_at */
