@@ -22,6 +22,27 @@
 #define RXP_IPPROTO_UDP    17
 #define RXP_IPPROTO_ICMP6  58
 
+/* IPv6 extension headers (RFC 8200 4), as Next Header values */
+#define RXP_IPPROTO_HOPOPTS  0
+#define RXP_IPPROTO_ROUTING  43
+#define RXP_IPPROTO_FRAGMENT 44
+#define RXP_IPPROTO_AH       51
+#define RXP_IPPROTO_NONE     59	/* No Next Header */
+#define RXP_IPPROTO_DSTOPTS  60
+
+/* ICMP (RFC 792) and ICMPv6 (RFC 4443) message types */
+#define RXP_ICMP_ECHO_REPLY     0
+#define RXP_ICMP_DEST_UNREACH   3
+#define RXP_ICMP_ECHO_REQUEST   8
+#define RXP_ICMP_TIME_EXCEEDED  11
+#define RXP_ICMP_PARAM_PROB     12
+#define RXP_ICMP6_DEST_UNREACH  1
+#define RXP_ICMP6_PKT_TOO_BIG   2
+#define RXP_ICMP6_TIME_EXCEEDED 3
+#define RXP_ICMP6_PARAM_PROB    4
+#define RXP_ICMP6_ECHO_REQUEST  128
+#define RXP_ICMP6_ECHO_REPLY    129
+
 #define RXP_IP4_HLEN 20
 #define RXP_IP6_HLEN 40
 #define RXP_UDP_HLEN 8

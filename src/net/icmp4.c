@@ -6,8 +6,6 @@
 #include "rxpath/host.h"
 #include "route.h"
 
-#define ICMP_ECHO_REPLY 0
-#define ICMP_ECHO_REQUEST 8
 #define ICMP_HLEN 8
 
 /* Types that are errors (RFC 1812 4.3.2.7: never answer an error with an error). */
@@ -142,16 +140,16 @@ void rxp_icmp4_local(struct rxp_stack *st, struct rxp_pkt *pkt)
 		rxp_drop(st, pkt, RXP_DROP_ICMP_BAD);
 		return;
 	}
-	if (icmp[0] != ICMP_ECHO_REQUEST || (pkt->flags & RXP_PKT_F_L2_MCAST)) {
+	if (icmp[0] != RXP_ICMP_ECHO_REQUEST || (pkt->flags & RXP_PKT_F_L2_MCAST)) {
 		/* other ICMP to us (errors about what we sent, echo to broadcast): the host's, if any */
 		st->stats.delivered[RXP_SINK_OTHER4]++;
 		rxp_host_take(st, pkt);
 		return;
 	}
 	/* Echo reply in place: same id, sequence and data (RFC 792). */
-	icmp[0] = ICMP_ECHO_REPLY;
+	icmp[0] = RXP_ICMP_ECHO_REPLY;
 	memcpy(&c, icmp + 2, 2);
-	c = rxp_csum_update16(c, htons(ICMP_ECHO_REQUEST << 8), htons(ICMP_ECHO_REPLY << 8));
+	c = rxp_csum_update16(c, htons(RXP_ICMP_ECHO_REQUEST << 8), htons(RXP_ICMP_ECHO_REPLY << 8));
 	if (rxp_unlikely(c == 0)) {
 		/*
 		 * RFC 1624 eqn. 3 cannot tell a message of all zeros (whose

@@ -6,19 +6,9 @@
 #include "route.h"
 
 #define ICMP6_HLEN 8u
-#define ICMP6_PKT_TOO_BIG 2
-#define ICMP6_PARAM_PROB 4
-#define ICMP6_ECHO_REQUEST 128
-#define ICMP6_ECHO_REPLY 129
 #define ICMP6_ND_FIRST 133	/* Router Solicitation .. */
 #define ICMP6_REDIRECT 137	/* .. Redirect */
 #define IP6_MIN_MTU 1280u	/* RFC 8200 5 */
-
-#define NH_HOP_BY_HOP 0
-#define NH_ROUTING 43
-#define NH_FRAGMENT 44
-#define NH_AH 51
-#define NH_DEST_OPTS 60
 
 static const uint8_t zero16[16];
 
@@ -139,21 +129,21 @@ static bool carries_icmp6_error(const uint8_t *ip, uint32_t l3_len)
 			if (off >= l3_len)
 				return true;
 			return ip[off] < 128 || ip[off] == ICMP6_REDIRECT;
-		case NH_HOP_BY_HOP:
-		case NH_ROUTING:
-		case NH_DEST_OPTS:
+		case RXP_IPPROTO_HOPOPTS:
+		case RXP_IPPROTO_ROUTING:
+		case RXP_IPPROTO_DSTOPTS:
 			if (off + 2 > l3_len)
 				return true;
 			nh = ip[off];
 			off += (ip[off + 1] + 1u) * 8u;
 			break;
-		case NH_AH:
+		case RXP_IPPROTO_AH:
 			if (off + 2 > l3_len)
 				return true;
 			nh = ip[off];
 			off += (ip[off + 1] + 2u) * 4u;
 			break;
-		case NH_FRAGMENT:
+		case RXP_IPPROTO_FRAGMENT:
 			if (off + 8 > l3_len)
 				return true;
 			nh = ip[off];
@@ -177,7 +167,7 @@ static void icmp6_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 	const uint8_t *ip = rxp_pkt_cdata(orig) + orig->l3_off;
 	const uint8_t *osrc = ip + 8, *odst = ip + 24;
 	const struct rxp_l3if *ifp = &r->ifs[orig->ifidx];
-	bool to_group_ok = type == ICMP6_PKT_TOO_BIG || (type == ICMP6_PARAM_PROB && code == 2);
+	bool to_group_ok = type == RXP_ICMP6_PKT_TOO_BIG || (type == RXP_ICMP6_PARAM_PROB && code == 2);
 	uint8_t src_mac[6], src[16];
 	struct rxp_pkt *pkt;
 	uint32_t quote;
@@ -277,7 +267,7 @@ static void echo_reply(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t *ip, u
 	ip[2] = 0;
 	ip[3] = 0;
 	ip[7] = 64;
-	icmp[0] = ICMP6_ECHO_REPLY;
+	icmp[0] = RXP_ICMP6_ECHO_REPLY;
 	icmp[2] = 0;
 	icmp[3] = 0;
 	c = rxp_icmp6_csum(ip, icmp, icmp_len);
@@ -299,7 +289,7 @@ void rxp_icmp6_local(struct rxp_stack *st, struct rxp_pkt *pkt)
 		rxp_drop(st, pkt, RXP_DROP_ICMP_BAD);
 		return;
 	}
-	if (icmp[0] == ICMP6_ECHO_REQUEST) {
+	if (icmp[0] == RXP_ICMP6_ECHO_REQUEST) {
 		echo_reply(st, pkt, ip, icmp, icmp_len);
 		return;
 	}

@@ -13,7 +13,6 @@
 
 #define ICMP6_RS 133
 #define ICMP6_NS 135
-#define NH_FRAGMENT 44
 
 static const uint8_t zero16[16];
 
@@ -63,7 +62,7 @@ static void local_deliver6(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
 	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
 
-	if (rxp_unlikely(pkt->l4_proto == NH_FRAGMENT) && !rxp_host_wants(st, pkt) &&
+	if (rxp_unlikely(pkt->l4_proto == RXP_IPPROTO_FRAGMENT) && !rxp_host_wants(st, pkt) &&
 	    !(pkt->flags & RXP_PKT_F_L2_MCAST) && ip[24] != 0xff)
 		rxp_reasm_input(st, pkt);
 	else if (pkt->l4_proto == RXP_IPPROTO_ICMP6)

@@ -29,20 +29,12 @@
 #define TCP_RST 0x04
 #define TCP_ACK 0x10
 
-#define ICMP4_UNREACH 3
+/* codes of Destination Unreachable and Parameter Problem */
 #define ICMP4_PROTO_UNREACH 2
 #define ICMP4_PORT_UNREACH 3
-#define ICMP6_UNREACH 1
 #define ICMP6_PORT_UNREACH 4
-#define ICMP6_PARAM_PROB 4
 #define ICMP6_UNKNOWN_NEXT_HDR 1
 #define ICMP6_UNKNOWN_OPTION 2
-
-#define NH_HOP_BY_HOP 0
-#define NH_ROUTING 43
-#define NH_DEST_OPTS 60
-#define NH_FRAGMENT 44
-#define NH_NONE 59
 
 /* The upper layer of an IPv6 packet to us, past the extension headers it may carry. */
 struct ip6_upper {
@@ -104,8 +96,8 @@ static enum ip6_walk ip6_upper_layer(const uint8_t *ip, uint32_t l3_len, struct 
 	for (unsigned n = 0; n < 8; n++) {
 		uint32_t end;
 
-		if (nh != NH_HOP_BY_HOP && nh != NH_DEST_OPTS && nh != NH_ROUTING) {
-			if (nh == NH_FRAGMENT)
+		if (nh != RXP_IPPROTO_HOPOPTS && nh != RXP_IPPROTO_DSTOPTS && nh != RXP_IPPROTO_ROUTING) {
+			if (nh == RXP_IPPROTO_FRAGMENT)
 				return IP6_UPPER_NOT_FOLLOWED;
 			u->off = off;
 			u->nh_at = nh_at;
@@ -117,7 +109,7 @@ static enum ip6_walk ip6_upper_layer(const uint8_t *ip, uint32_t l3_len, struct 
 		end = off + (ip[off + 1] + 1u) * 8u;
 		if (end > l3_len)
 			return IP6_UPPER_TRUNCATED;
-		if (nh == NH_ROUTING) {
+		if (nh == RXP_IPPROTO_ROUTING) {
 			if (ip[off + 3] != 0)
 				return IP6_UPPER_NOT_FOLLOWED;	/* segments left: not the final destination */
 		} else {
@@ -257,9 +249,9 @@ enum rxp_drop_reason rxp_local_l4_answer(struct rxp_stack *st, struct rxp_pkt *p
 	switch (pkt->l4_proto) {
 	case RXP_IPPROTO_UDP:
 		if (v6)
-			rxp_icmp6_error_local(st, pkt, ICMP6_UNREACH, ICMP6_PORT_UNREACH, 0);
+			rxp_icmp6_error_local(st, pkt, RXP_ICMP6_DEST_UNREACH, ICMP6_PORT_UNREACH, 0);
 		else
-			rxp_icmp4_error_local(st, pkt, ICMP4_UNREACH, ICMP4_PORT_UNREACH);
+			rxp_icmp4_error_local(st, pkt, RXP_ICMP_DEST_UNREACH, ICMP4_PORT_UNREACH);
 		return RXP_DROP_PORT_UNREACH;
 	case RXP_IPPROTO_TCP:
 		/* RFC 9293 3.10.7.1: a reset is never answered */
@@ -269,9 +261,9 @@ enum rxp_drop_reason rxp_local_l4_answer(struct rxp_stack *st, struct rxp_pkt *p
 	default:
 		/* Protocol Unreachable, or Parameter Problem at the Next Header that named it */
 		if (v6)
-			rxp_icmp6_error_local(st, pkt, ICMP6_PARAM_PROB, ICMP6_UNKNOWN_NEXT_HDR, nh_at);
+			rxp_icmp6_error_local(st, pkt, RXP_ICMP6_PARAM_PROB, ICMP6_UNKNOWN_NEXT_HDR, nh_at);
 		else
-			rxp_icmp4_error_local(st, pkt, ICMP4_UNREACH, ICMP4_PROTO_UNREACH);
+			rxp_icmp4_error_local(st, pkt, RXP_ICMP_DEST_UNREACH, ICMP4_PROTO_UNREACH);
 		return RXP_DROP_PROTO_UNREACH;
 	}
 }
@@ -298,7 +290,7 @@ void rxp_local_l4(struct rxp_stack *st, struct rxp_pkt *pkt)
 			rxp_drop(st, pkt, RXP_DROP_L4_TRUNCATED);
 			return;
 		case IP6_UPPER_DISCARD_ICMP:
-			rxp_icmp6_error_local(st, pkt, ICMP6_PARAM_PROB, ICMP6_UNKNOWN_OPTION, u.nh_at);
+			rxp_icmp6_error_local(st, pkt, RXP_ICMP6_PARAM_PROB, ICMP6_UNKNOWN_OPTION, u.nh_at);
 			/* fall through */
 		case IP6_UPPER_DISCARD:
 			rxp_drop(st, pkt, RXP_DROP_IP6_UNKNOWN_OPTION);
@@ -307,7 +299,7 @@ void rxp_local_l4(struct rxp_stack *st, struct rxp_pkt *pkt)
 			rxp_sink_one(st, pkt);
 			return;
 		}
-		if (u.proto == NH_NONE || u.proto == RXP_IPPROTO_ICMP6) {
+		if (u.proto == RXP_IPPROTO_NONE || u.proto == RXP_IPPROTO_ICMP6) {
 			/* nothing to deliver, or ICMPv6 behind extension headers */
 			rxp_sink_one(st, pkt);
 			return;

@@ -27,15 +27,7 @@
 #define REASM_TIMEOUT4_NS (30ull * 1000000000ull)
 #define REASM_TIMEOUT6_NS (60ull * 1000000000ull)
 #define FRAG6_HLEN 8u
-#define NH_FRAGMENT 44
 
-#define ICMP4_ECHO_REQUEST 8
-#define ICMP4_ECHO_REPLY 0
-#define ICMP4_TIME_EXCEEDED 11
-#define ICMP6_ECHO_REQUEST 128
-#define ICMP6_ECHO_REPLY 129
-#define ICMP6_TIME_EXCEEDED 3
-#define ICMP6_PARAM_PROB 4
 #define ICMP_REASM_TIME 1	/* the code, in both */
 
 static uint32_t frag_off(const struct rxp_pkt *p)
@@ -92,9 +84,16 @@ static void echo_reply(struct rxp_stack *st, struct rxp_reasm *r)
 	struct rxp_pkt *first = r->frags[0];
 	uint8_t *icmp = rxp_pkt_data(first) + first->l4_off;
 	bool v6 = r->family == 6;
-	uint16_t id = ++st->ip_id, c;
+	uint16_t id, c;
 
-	icmp[0] = v6 ? ICMP6_ECHO_REPLY : ICMP4_ECHO_REPLY;
+	/* a piece larger than the link's MTU came in: the same piece cannot go back */
+	for (unsigned i = 0; i < r->n; i++)
+		if (r->frags[i]->l3_len > st->router->ifs[r->frags[i]->ifidx].mtu) {
+			drop_all(st, r, RXP_DROP_LOCAL_UNHANDLED);
+			return;
+		}
+	id = ++st->ip_id;
+	icmp[0] = v6 ? RXP_ICMP6_ECHO_REPLY : RXP_ICMP_ECHO_REPLY;
 	icmp[2] = 0;
 	icmp[3] = 0;
 	for (unsigned i = 0; i < r->n; i++) {
@@ -185,13 +184,13 @@ static void complete(struct rxp_stack *st, struct rxp_reasm *r)
 			drop_all(st, r, RXP_DROP_ICMP_BAD);
 			return;
 		}
-		if (l4[0] == (v6 ? ICMP6_ECHO_REQUEST : ICMP4_ECHO_REQUEST))
+		if (l4[0] == (v6 ? RXP_ICMP6_ECHO_REQUEST : RXP_ICMP_ECHO_REQUEST))
 			echo_reply(st, r);
 		else	/* other ICMP to us: taken, as whole ones are without a host path */
 			deliver_all(st, r, v6 ? RXP_SINK_OTHER6 : RXP_SINK_OTHER4);
 		return;
 	}
-	if (v6 && (proto == 0 || proto == 43 || proto == NH_FRAGMENT || proto == 59 || proto == 60)) {
+	if (v6 && (proto == 0 || proto == 43 || proto == RXP_IPPROTO_FRAGMENT || proto == 59 || proto == 60)) {
 		/* extension headers after the fragment header, or nothing: not followed here */
 		drop_all(st, r, RXP_DROP_LOCAL_UNHANDLED);
 		return;
@@ -352,14 +351,14 @@ void rxp_reasm_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 		pkt->l4_off = (uint16_t)(pkt->l3_off + RXP_IP6_HLEN + FRAG6_HLEN);
 		/* RFC 8200 4.5: Parameter Problem at the Payload Length, or at the Fragment Offset */
 		if ((more && (len % 8 || !len)) || off + len > 65535) {
-			rxp_icmp6_error_local(st, pkt, ICMP6_PARAM_PROB, 0,
+			rxp_icmp6_error_local(st, pkt, RXP_ICMP6_PARAM_PROB, 0,
 					      off + len > 65535 ? RXP_IP6_HLEN + 2 : 4);
 			rxp_drop(st, pkt, RXP_DROP_REASM_BAD);
 			return;
 		}
 		/* RFC 8200 4.5 (RFC 7112): a first fragment must hold the upper-layer header */
 		if (!off && len < upper_header_len(fh[0])) {
-			rxp_icmp6_error_local(st, pkt, ICMP6_PARAM_PROB, 3, 0);
+			rxp_icmp6_error_local(st, pkt, RXP_ICMP6_PARAM_PROB, 3, 0);
 			rxp_drop(st, pkt, RXP_DROP_REASM_BAD);
 			return;
 		}
@@ -414,10 +413,10 @@ unsigned rxp_reasm_expire(struct rxp_stack *st, bool all, bool answer)
 		/* RFC 792, RFC 8200 4.5: Time Exceeded, code 1, when the first fragment came */
 		if (answer && r->n && frag_off(r->frags[0]) == 0) {
 			if (r->family == 6)
-				rxp_icmp6_error_local(st, r->frags[0], ICMP6_TIME_EXCEEDED,
+				rxp_icmp6_error_local(st, r->frags[0], RXP_ICMP6_TIME_EXCEEDED,
 						      ICMP_REASM_TIME, 0);
 			else
-				rxp_icmp4_error_local(st, r->frags[0], ICMP4_TIME_EXCEEDED,
+				rxp_icmp4_error_local(st, r->frags[0], RXP_ICMP_TIME_EXCEEDED,
 						      ICMP_REASM_TIME);
 		}
 		dropped += r->n;

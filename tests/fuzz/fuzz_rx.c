@@ -18,10 +18,12 @@
  * length is cut to the bytes left and to the largest frame.
  *
  * After every poll and at the end it checks, and aborts on a violation:
- *  - packets: in = delivered + dropped + forwarded + held for a neighbour;
+ *  - packets: in = delivered + dropped + forwarded + held for a neighbour
+ *    or for reassembly;
  *  - transmit: frames the ports sent = forwarded (fragmented ones as their
  *    fragments) + made by the router;
- *  - buffers: each is free, posted on an RX ring or held, exactly once;
+ *  - buffers: each is free, posted on an RX ring or held (by a neighbour or
+ *    for reassembly), exactly once;
  *  - every frame sent is well formed (lengths, IPv4 header checksum, TTL,
  *    MTU, checksums of the ICMP messages the router made, source MAC);
  *  - every capture record is well formed, and as many as were counted.
@@ -421,7 +423,29 @@ NO_COVERAGE static void mark_held(void *arg, struct rxp_neigh *n)
 		mark(n->held[i], "held");
 }
 
-/* Every buffer must be free, posted for receive, or held for a neighbour: exactly once. */
+/* The fragments held for reassembly: as many as the stack counts, each where it belongs. */
+NO_COVERAGE static uint64_t reasm_held(void)
+{
+	const struct rxp_stack *st = &F.dp.stack;
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < RXP_REASM_DATAGRAMS; i++) {
+		const struct rxp_reasm *r = &st->reasm[i];
+
+		if (!r->deadline_ns && r->n)
+			die("a free reassembly slot holds %u fragments", r->n);
+		for (unsigned k = 0; k + 1 < r->n; k++)
+			if ((uint32_t)r->frags[k]->user[0] + (uint32_t)(r->frags[k]->user[0] >> 32) >
+			    (uint32_t)r->frags[k + 1]->user[0])
+				die("reassembly: fragments out of order or overlapping");
+		n += r->n;
+	}
+	if (n != st->reasm_held)
+		die("reassembly holds %lu fragments but counts %u", (unsigned long)n, st->reasm_held);
+	return n;
+}
+
+/* Every buffer must be free, posted for receive, or held (neighbour, reassembly): exactly once. */
 NO_COVERAGE static void audit_buffers(const char *when)
 {
 	struct rxp_pool *pool = F.dp.pool;
@@ -434,6 +458,9 @@ NO_COVERAGE static void audit_buffers(const char *when)
 	for (uint32_t i = 0; i < F.dp.cache.count; i++)
 		mark(F.dp.cache.objs[i], "cache");
 	rxp_neigh_walk(&F.dp.router->neigh, mark_held, NULL);
+	for (unsigned i = 0; i < RXP_REASM_DATAGRAMS; i++)
+		for (unsigned k = 0; k < F.dp.stack.reasm[i].n; k++)
+			mark(F.dp.stack.reasm[i].frags[k], "reassembly");
 	for (uint32_t i = 0; i < pool->n_bufs; i++)
 		if (!F.seen[i])
 			die("%s: buffer %u is lost", when, i);
@@ -446,7 +473,8 @@ NO_COVERAGE static void check_counters(const char *when, bool audit)
 	const struct rxp_stack_stats *s = &st->stats;
 	struct held_count h = held();
 	uint64_t in = s->in_packets + s->drops[RXP_DROP_NO_BUFFER];
-	uint64_t out = rxp_stack_delivered_total(s) + s->dropped + s->forwarded + h.rx;
+	uint64_t frags = reasm_held();
+	uint64_t out = rxp_stack_delivered_total(s) + s->dropped + s->forwarded + h.rx + frags;
 
 	if (s->dropped != rxp_stack_drops_total(s))
 		die("%s: dropped %lu but the reasons add up to %lu", when, (unsigned long)s->dropped,
@@ -461,9 +489,10 @@ NO_COVERAGE static void check_counters(const char *when, bool audit)
 			    (unsigned long)sum, (unsigned long)s->drops[r]);
 	}
 	if (in != out)
-		die("%s: %lu packets in, but delivered %lu + dropped %lu + forwarded %lu + held %lu",
-		    when, (unsigned long)in, (unsigned long)rxp_stack_delivered_total(s),
-		    (unsigned long)s->dropped, (unsigned long)s->forwarded, (unsigned long)h.rx);
+		die("%s: %lu packets in, but delivered %lu + dropped %lu + forwarded %lu + held %lu"
+		    " + reassembling %lu", when, (unsigned long)in,
+		    (unsigned long)rxp_stack_delivered_total(s), (unsigned long)s->dropped,
+		    (unsigned long)s->forwarded, (unsigned long)h.rx, (unsigned long)frags);
 	/*
 	 * What the router made (replies, errors, requests, fragments) all left;
 	 * a forwarded packet left as itself, or as two fragments or more.
@@ -778,7 +807,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	complete_tx();
 	check_counters("after the drain", true);
 	capture_stop();
-	if (held().rx || held().local)
+	if (held().rx || held().local || reasm_held())
 		die("packets still held after the drain");
 	reset();
 	return 0;

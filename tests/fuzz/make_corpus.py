@@ -13,6 +13,8 @@ from scapy.all import (ARP, ICMP, IP, TCP, UDP, Dot1Q, Ether, IPv6, IPv6ExtHdrFr
                        IPv6ExtHdrHopByHop, ICMPv6EchoRequest, ICMPv6ND_NA, ICMPv6ND_NS,
                        ICMPv6ND_RA, ICMPv6ND_Redirect, ICMPv6ND_RS, ICMPv6NDOptDstLLAddr, ICMPv6NDOptSrcLLAddr, Raw)
 from scapy.layers.inet import IPOption_NOP, IPOption_RR, IPOption_LSRR  # noqa: E402
+from scapy.layers.inet import fragment  # noqa: E402
+from scapy.layers.inet6 import fragment6  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -104,6 +106,17 @@ rx["ip4_received_fragments"] = inp(
     rec(ip4(0, "10.0.1.2", "10.0.1.1", flags=0, frag=6, id=8) / payload(40)),
     rec(ip4(0, "10.0.1.2", "10.5.1.1", flags="MF", frag=100, id=9) / payload(1200)),
     rec(ip4(0, "10.0.1.2", "10.9.1.1", flags=0, frag=8190, id=10) / payload(100)))
+# datagrams to the router in fragments: reassembled, answered as a whole
+rx["reasm_ip4_echo"] = inp(*[rec(e(0) / f) for f in reversed(fragment(
+    IP(src="10.0.1.2", dst="10.0.1.1", id=11) / ICMP(type=8) / payload(1100), fragsize=400))])
+rx["reasm_ip6_echo"] = inp(*[rec(e(0) / f) for f in fragment6(
+    IPv6(src="2001:db8:1::2", dst="2001:db8:1::1") / IPv6ExtHdrFragment(id=12) /
+    ICMPv6EchoRequest(data=b"e" * 1400), 1280)])
+rx["reasm_ip4_overlap_udp"] = inp(
+    rec(ip4(0, "10.0.1.2", "10.0.1.1", flags="MF", frag=0, id=13) / UDP(len=48) / payload(32)),
+    rec(ip4(0, "10.0.1.2", "10.0.1.1", flags=0, frag=4, id=13, proto=17) / payload(16)),
+    rec(ip4(0, "10.0.1.2", "10.0.1.1", flags="MF", frag=0, id=14) / UDP(len=48) / payload(32)),
+    rec(ip4(0, "10.0.1.2", "10.0.1.1", flags=0, frag=5, id=14, proto=17) / payload(8), clock=S10))
 rx["ip4_to_vlan_gateway"] = inp(rec(ip4(0, "10.0.1.2", "10.7.1.1") / UDP() / payload(20)))
 
 # -- ARP --
