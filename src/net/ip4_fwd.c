@@ -15,6 +15,10 @@
 #define IP4_OPT_EOL 0
 #define IP4_OPT_NOP 1
 #define IP4_OPT_COPIED 0x80
+#define IP4_OPT_RR 7		/* Record Route */
+#define IP4_OPT_TS 68		/* Timestamp */
+#define IP4_OPT_LSRR 131	/* Loose Source and Record Route */
+#define IP4_OPT_SSRR 137	/* Strict Source and Record Route */
 
 static void local_deliver4(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
@@ -26,11 +30,6 @@ static void local_deliver4(struct rxp_stack *st, struct rxp_pkt *pkt)
 	else
 		rxp_local_l4(st, pkt);	/* UDP, TCP and the rest, as a host answers */
 }
-
-#define IP4_OPT_RR 7		/* Record Route */
-#define IP4_OPT_TS 68		/* Timestamp */
-#define IP4_OPT_LSRR 131	/* Loose Source and Record Route */
-#define IP4_OPT_SSRR 137	/* Strict Source and Record Route */
 
 /*
  * Returns 0 when the options of @ip (IHL @ihl bytes) are well formed, else
@@ -79,7 +78,7 @@ bool rxp_ip4_options_ok(struct rxp_stack *st, struct rxp_pkt *pkt)
 	if (rxp_likely(!fault))
 		return true;
 	/* RFC 1812 4.3.3.5: Parameter Problem, the pointer at the octet in error */
-	rxp_icmp4_error(st, pkt, 12, 0, (uint32_t)fault << 24);
+	rxp_icmp4_error(st, pkt, RXP_ICMP_PARAM_PROB, 0, (uint32_t)fault << 24);
 	rxp_drop_as(pkt, RXP_DROP_IP4_BAD_OPTION);
 	return false;
 }
