@@ -299,14 +299,21 @@ void rxp_local_l4(struct rxp_stack *st, struct rxp_pkt *pkt)
 			rxp_sink_one(st, pkt);
 			return;
 		}
-		if (u.proto == RXP_IPPROTO_NONE || u.proto == RXP_IPPROTO_ICMP6) {
-			/* nothing to deliver, or ICMPv6 behind extension headers */
-			rxp_sink_one(st, pkt);
+		if (u.proto == RXP_IPPROTO_NONE) {
+			rxp_sink_one(st, pkt);	/* nothing to deliver */
 			return;
 		}
 		pkt->l4_off = (uint16_t)(pkt->l3_off + u.off);
 		pkt->l4_proto = u.proto;
 		nh_at = u.nh_at;
+		if (u.proto == RXP_IPPROTO_ICMP6) {
+			/* an echo request behind extension headers is answered; the rest as before */
+			if (u.off < pkt->l3_len && ip[u.off] == RXP_ICMP6_ECHO_REQUEST)
+				rxp_icmp6_local(st, pkt);
+			else
+				rxp_sink_one(st, pkt);
+			return;
+		}
 	}
 	len = (uint32_t)pkt->l3_len - (uint32_t)(pkt->l4_off - pkt->l3_off);
 	if (pkt->l4_proto == RXP_IPPROTO_UDP || pkt->l4_proto == RXP_IPPROTO_TCP) {

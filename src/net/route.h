@@ -127,7 +127,7 @@ void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt);
 /* The same for a vector of validated IPv6 packets. */
 void rxp_ip6_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t n);
 
-/* Handles ICMPv6 to the router (next header 58 right after the IPv6 header). Consumes @pkt. */
+/* Handles ICMPv6 to the router (its header at l4_off). Consumes @pkt. */
 void rxp_icmp6_local(struct rxp_stack *st, struct rxp_pkt *pkt);
 
 /* Handles one Neighbor Discovery message (types 133-137, checksum verified). Consumes @pkt. */

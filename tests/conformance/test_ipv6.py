@@ -401,6 +401,20 @@ check("parameter_problem_pointers", [struct.unpack("!I", icmp6(p)[4:8])[0] for p
 check("no_next_header_and_zero_udp_checksum_unanswered", len(res.sent("p0")) == 2 and res.drops().get("l4_bad_checksum") == 1,
       (res.sent("p0"), res.drops()))
 
+# an echo request behind extension headers is answered, the headers kept
+behind = Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0) / IPv6ExtHdrDestOpt() / ICMPv6EchoRequest(id=9, seq=2, data=b"ext")
+res = run(BASE, {"p0": [behind]})
+reps = [p for p in res.sent("p0") if ICMPv6EchoReply in p]
+if reps:
+    r = reps[0]
+    again = r.copy()
+    del again[ICMPv6EchoReply].cksum
+    check("echo_behind_extension_headers_answered", r[IPv6].src == A0 and r[IPv6].dst == HOST and IPv6ExtHdrDestOpt in r and
+          (r[ICMPv6EchoReply].id, r[ICMPv6EchoReply].seq, r[ICMPv6EchoReply].data) == (9, 2, b"ext") and
+          IPv6(bytes(again[IPv6]))[ICMPv6EchoReply].cksum == r[ICMPv6EchoReply].cksum, r.show2(dump=True))
+else:
+    check("echo_behind_extension_headers_answered", False, res.sent("p0"))
+
 # options it does not know, on the way to the router, act as their type says (RFC 8200 4.2)
 def dst_opt(otype, hdr=IPv6ExtHdrDestOpt):
     return Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0) / hdr(options=[HBHOptUnknown(otype=otype, optdata=b"\0\0")]) / \
