@@ -27,9 +27,13 @@
  *
  * Queues: with queues=N the port opens N sockets on the device, joined in
  * one PACKET_FANOUT group that spreads frames by flow hash (the kernel's
- * RSS for AF_PACKET; fragments reassembled first so a flow stays on one
- * queue). Each queue has its own rings; each worker polls and transmits on
- * its own.
+ * RSS for AF_PACKET). The kernel's flow hash leaves the ports out of every
+ * fragment, so the fragments of a datagram all land on one queue (where
+ * the router reassembles what is addressed to it). No
+ * PACKET_FANOUT_FLAG_DEFRAG: it would have the kernel reassemble what the
+ * router only forwards, into frames larger than the link and the ring's
+ * slots, which were lost. Each queue has its own rings; each worker polls
+ * and transmits on its own.
  *
  * Context: one thread polls each queue.
  */
@@ -664,7 +668,7 @@ static int sock_open(struct afp_port *ap, struct rxp_port *port, unsigned ifinde
 					 sizeof(ap->fanout_arg))) {
 		e = errno;
 		return step_err(e, err, errlen, "setsockopt(PACKET_FANOUT, hash)", e == EINVAL ?
-				"this kernel lacks PACKET_FANOUT_FLAG_DEFRAG (Linux 3.10 or later); use queues=1" :
+				"this kernel lacks PACKET_FANOUT (Linux 3.1 or later); use queues=1" :
 				"cannot join the queues' fanout group");
 	}
 	ap->qdisc_bypass = bypass;
@@ -747,7 +751,7 @@ static int afp_open(struct rxp_port *port, struct rxp_args *args, char *err, siz
 		/* a group id of our own: the pid and the port, so two rxpaths never share one */
 		ap->fanout_arg = n_queues == 1 ? 0 :
 			((uint32_t)(getpid() * 64 + port->id) & 0xffff) |
-			(uint32_t)(PACKET_FANOUT_HASH | PACKET_FANOUT_FLAG_DEFRAG) << 16;
+			(uint32_t)PACKET_FANOUT_HASH << 16;
 		ap->max_frame = port->pool->max_frame;
 		ap->data_off = (uint16_t)port->pool->data_off;
 		ap->tx_frames = txring;

@@ -3,7 +3,8 @@
 # Two workers on real interfaces: veths with two queue pairs; AF_XDP with one
 # socket per queue, AF_PACKET with two sockets in a PACKET_FANOUT group (flow
 # hash); each worker on its own CPU. Several TCP flows spread over both
-# queues; ping and iperf3 go through; counters add up; a clean SIGTERM.
+# queues; ping (also in fragments) and iperf3 go through; counters add up; a
+# clean SIGTERM.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/e2e/lab.sh
@@ -26,6 +27,10 @@ run_case() {
 	check "${T}_two_workers" grep -q '"event":"start","workers":2' "$LAB_DIR/rxpath.log"
 	check "${T}_ping4" lab_in "$LAB_H1" ping -n -c 3 -i 0.2 -w 5 10.0.2.2
 	check "${T}_ping6" lab_in "$LAB_H1" ping -6 -n -c 3 -i 0.2 -w 5 2001:db8:2::2
+	# larger than the link: fragments forwarded, and reassembled when they are for rxpath
+	check "${T}_ping4_fragmented_through" lab_in "$LAB_H1" ping -n -c 3 -i 0.2 -w 5 -s 3000 10.0.2.2
+	check "${T}_ping4_fragmented_to_rxpath" lab_in "$LAB_H1" ping -n -c 3 -i 0.2 -w 5 -s 3000 10.0.1.1
+	check "${T}_ping6_fragmented_through" lab_in "$LAB_H1" ping -6 -n -c 3 -i 0.2 -w 5 -s 3000 2001:db8:2::2
 	lab_bg "$LAB_H2" iperf3 -s -1 -p 5201 >/dev/null 2>&1
 	sleep 0.5
 	out=$(lab_in "$LAB_H1" iperf3 -c 10.0.2.2 -p 5201 -t 3 -P 8 -J 2>&1)
