@@ -13,7 +13,8 @@ cleanup() {
 trap cleanup EXIT
 
 pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1"; shift; for l in "$@"; do echo "  $l"; done; }
+# every line of every detail indented: tests/run.sh shows only indented lines under a FAIL
+fail() { echo "FAIL $1"; shift; for l in "$@"; do printf '%s\n' "$l" | sed 's/^/  /'; done; }
 
 # check NAME CONDITION-COMMAND... : PASS when the command succeeds
 check() {

@@ -32,7 +32,8 @@ LAB_PIDS=()
 LAB_IS_UP=0
 
 pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1"; shift; for l in "$@"; do echo "  $l"; done; }
+# every line of every detail indented: tests/run.sh shows only indented lines under a FAIL
+fail() { echo "FAIL $1"; shift; for l in "$@"; do printf '%s\n' "$l" | sed 's/^/  /'; done; }
 skip() { echo "SKIP $1"; }
 
 # check NAME COMMAND... : PASS when the command succeeds
