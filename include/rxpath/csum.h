@@ -169,4 +169,19 @@ static inline uint64_t rxp_csum_pseudo6(const uint8_t src[16], const uint8_t dst
 	return rxp_csum_partial(tail, 8, sum);
 }
 
+/*
+ * The unfolded pseudo-header sum for @len bytes of transport @proto under
+ * the IPv4 or IPv6 (@v6) header at @ip, its addresses as they stand.
+ */
+static inline uint64_t rxp_csum_pseudo_ip(const uint8_t *ip, bool v6, uint8_t proto, uint32_t len)
+{
+	uint32_t src, dst;
+
+	if (v6)
+		return rxp_csum_pseudo6(ip + 8, ip + 24, proto, len);
+	memcpy(&src, ip + 12, 4);
+	memcpy(&dst, ip + 16, 4);
+	return rxp_csum_pseudo4(src, dst, proto, (uint16_t)len);
+}
+
 #endif

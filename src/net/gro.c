@@ -102,7 +102,7 @@ static enum seg_kind parse_seg(struct rxp_pkt *pkt, struct gro_seg *s)
 	s->payload = (uint16_t)(l4_len - s->tcp_hlen);
 	s->seq = rxp_load_be32(s->tcp + 4);
 	s->flags = s->tcp[13];
-	if (rxp_csum_fold(rxp_csum_partial(s->tcp, l4_len, rxp_tcp_pseudo(s->ip, s->v6, l4_len))))
+	if (rxp_csum_fold(rxp_csum_partial(s->tcp, l4_len, rxp_csum_pseudo_ip(s->ip, s->v6, RXP_IPPROTO_TCP, l4_len))))
 		return SEG_TCP_BAD;
 	return SEG_TCP;
 }
@@ -130,7 +130,7 @@ static void write_plain(struct rxp_host *h, struct rxp_pkt *pkt)
  */
 static void set_partial(const struct gro_seg *s, uint32_t tcp_len, struct rxp_vnet_hdr *vh)
 {
-	uint16_t c = (uint16_t)~rxp_csum_fold(rxp_tcp_pseudo(s->ip, s->v6, tcp_len));
+	uint16_t c = (uint16_t)~rxp_csum_fold(rxp_csum_pseudo_ip(s->ip, s->v6, RXP_IPPROTO_TCP, tcp_len));
 
 	memcpy(s->tcp + RXP_TCP_CSUM_OFF, &c, 2);
 	vh->flags = RXP_VNET_F_NEEDS_CSUM;

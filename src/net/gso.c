@@ -155,7 +155,7 @@ static void output_tso(struct rxp_stack *st, struct rxp_host *h, const struct rx
 			stcp[13] &= (uint8_t)~RXP_TCP_F_CWR;
 		stcp[RXP_TCP_CSUM_OFF] = 0;
 		stcp[RXP_TCP_CSUM_OFF + 1] = 0;
-		c = rxp_csum_fold(rxp_csum_partial(stcp, tcp_len, rxp_tcp_pseudo(sip, v6, tcp_len)));
+		c = rxp_csum_fold(rxp_csum_partial(stcp, tcp_len, rxp_csum_pseudo_ip(sip, v6, RXP_IPPROTO_TCP, tcp_len)));
 		memcpy(stcp + RXP_TCP_CSUM_OFF, &c, 2);
 		h->stats.gso_segments++;
 		host_send(st, h, pkt);

@@ -129,24 +129,12 @@ bool rxp_l4_sum_ok(const struct rxp_pkt *pkt, uint32_t len, uint64_t data_sum)
 {
 	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
 	const uint8_t *l4 = rxp_pkt_cdata(pkt) + pkt->l4_off;
-	uint64_t sum;
+	bool v6 = pkt->flags & RXP_PKT_F_IP6;
 
-	if (pkt->flags & RXP_PKT_F_IP6) {
-		/* RFC 8200 8.1: a zero UDP checksum is invalid over IPv6 */
-		if (pkt->l4_proto == RXP_IPPROTO_UDP && rxp_load_be16(l4 + 6) == 0)
-			return false;
-		sum = rxp_csum_pseudo6(ip + 8, ip + 24, pkt->l4_proto, len);
-	} else {
-		uint32_t src, dst;
-
-		/* RFC 768: zero means the sender computed none */
-		if (pkt->l4_proto == RXP_IPPROTO_UDP && rxp_load_be16(l4 + 6) == 0)
-			return true;
-		memcpy(&src, ip + 12, 4);
-		memcpy(&dst, ip + 16, 4);
-		sum = rxp_csum_pseudo4(src, dst, pkt->l4_proto, (uint16_t)len);
-	}
-	return rxp_csum_fold(sum + data_sum) == 0;
+	/* a zero UDP checksum: none computed (RFC 768), invalid over IPv6 (RFC 8200 8.1) */
+	if (pkt->l4_proto == RXP_IPPROTO_UDP && rxp_load_be16(l4 + 6) == 0)
+		return !v6;
+	return rxp_csum_fold(rxp_csum_pseudo_ip(ip, v6, pkt->l4_proto, len) + data_sum) == 0;
 }
 
 /*
@@ -208,7 +196,6 @@ static void tcp_reset(struct rxp_stack *st, const struct rxp_pkt *orig, uint32_t
 		o[7] = 64;
 		memcpy(o + 8, ip + 24, 16);	/* from the address it was sent to */
 		memcpy(o + 24, ip + 8, 16);
-		sum = rxp_csum_pseudo6(o + 8, o + 24, RXP_IPPROTO_TCP, RXP_TCP_HLEN);
 	} else {
 		uint32_t src, dst;
 
@@ -229,8 +216,8 @@ static void tcp_reset(struct rxp_stack *st, const struct rxp_pkt *orig, uint32_t
 		memcpy(o + 16, &src, 4);
 		c = rxp_csum(o, RXP_IP4_HLEN);
 		memcpy(o + 10, &c, 2);
-		sum = rxp_csum_pseudo4(dst, src, RXP_IPPROTO_TCP, RXP_TCP_HLEN);
 	}
+	sum = rxp_csum_pseudo_ip(o, v6, RXP_IPPROTO_TCP, RXP_TCP_HLEN);
 	c = rxp_csum_fold(rxp_csum_partial(t, RXP_TCP_HLEN, sum));
 	memcpy(t + 16, &c, 2);
 	pkt->port = orig->port;

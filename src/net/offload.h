@@ -29,18 +29,6 @@ void rxp_gro_flush(struct rxp_stack *st, struct rxp_host *h);
 void rxp_gso_output(struct rxp_stack *st, struct rxp_host *h, const struct rxp_vnet_hdr *vh,
 		    uint8_t *frame, uint32_t len);
 
-/* Returns the unfolded TCP pseudo-header sum for @tcp_len bytes under the IP header @ip. */
-static inline uint64_t rxp_tcp_pseudo(const uint8_t *ip, bool v6, uint32_t tcp_len)
-{
-	uint32_t src, dst;
-
-	if (v6)
-		return rxp_csum_pseudo6(ip + 8, ip + 24, RXP_IPPROTO_TCP, tcp_len);
-	memcpy(&src, ip + 12, 4);
-	memcpy(&dst, ip + 16, 4);
-	return rxp_csum_pseudo4(src, dst, RXP_IPPROTO_TCP, (uint16_t)tcp_len);
-}
-
 static inline void rxp_store_be16(uint8_t *p, uint16_t v)
 {
 	p[0] = (uint8_t)(v >> 8);
