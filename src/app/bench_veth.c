@@ -47,6 +47,13 @@
 #define WARMUP_S 0.5		/* sender running before the window opens */
 #define START_TIMEOUT_S 10.0
 #define STOP_TIMEOUT_S 10.0
+/*
+ * trafgen gives up when its TX ring cannot be flushed (EAGAIN: the veth
+ * peer's 256-frame ring is full, e.g. while r's NAPI waits out a coalescing
+ * timer on a busy host). That is the sender's failure, not the forwarder's:
+ * the window is measured again, this many times at most.
+ */
+#define SENDER_RETRIES 2
 
 enum veth_path { PATH_KERNEL, PATH_AFXDP, PATH_AFXDP_COALESCE, PATH_AFPACKET, N_PATHS };
 
@@ -74,6 +81,7 @@ struct veth_lab {
 	int sender_cpu;
 	bool kernel_on;		/* addresses and forwarding on in r */
 	pid_t trafgen;		/* also its process group */
+	bool sender_died;	/* trafgen exited during the last window */
 	pid_t rxpath;
 };
 
@@ -102,7 +110,9 @@ static void usage(FILE *out)
 		"ports (need_wakeup alone, and with coalesce=200: the NAPI takes frames in\n"
 		"batches), rxpath on afpacket ports. Paths take turns, repetition by\n"
 		"repetition.\n"
-		"The lab is removed at the end, also on error and on Ctrl-C.\n"
+		"A window in which trafgen gives up (its TX ring full: EAGAIN) is measured\n"
+		"again, twice at most. The lab is removed at the end, also on error and on\n"
+		"Ctrl-C.\n"
 		"\n"
 		"  --duration S     seconds per measurement window (default 3)\n"
 		"  --reps N         repetitions of every path (default 5)\n"
@@ -474,6 +484,7 @@ static int trafgen_alive(struct veth_lab *lab, char *err, size_t errlen)
 	if (waitpid(lab->trafgen, &st, WNOHANG) != lab->trafgen)
 		return 0;
 	lab->trafgen = 0;
+	lab->sender_died = true;
 	snprintf(log, sizeof(log), "%s/trafgen.log", lab->dir);
 	log_tail(log, tail, sizeof(tail));
 	snprintf(err, errlen, "trafgen in %s exited (status %d)%s%s", lab->ns[NS_H1],
@@ -874,8 +885,17 @@ int cmd_bench_veth(int argc, char **argv)
 			if (tty)
 				fprintf(stderr, "\r%-70s\rbench veth: %2u/%u  %-9s repetition %u/%u ", "",
 					++done, N_PATHS * o.reps, path_names[p], rep + 1, o.reps);
-			if (measure(&lab, p, &o, &samples[p][rep], &sent[p][rep], err, sizeof(err)))
-				goto out;
+			for (unsigned tries = 0;; tries++) {
+				lab.sender_died = false;
+				if (!measure(&lab, p, &o, &samples[p][rep], &sent[p][rep], err,
+					     sizeof(err)))
+					break;
+				if (!lab.sender_died || tries == SENDER_RETRIES || stop_signal)
+					goto out;
+				fprintf(stderr, "%sbench veth: %s: %s; measuring that window again\n",
+					tty ? "\n" : "", path_names[p], err);
+				err[0] = '\0';
+			}
 		}
 		if (!tty)
 			fprintf(stderr, "bench veth: repetition %u/%u done: kernel %.0f, afxdp %.0f, "
