@@ -33,6 +33,7 @@
 /* ICMP (RFC 792) and ICMPv6 (RFC 4443) message types */
 #define RXP_ICMP_ECHO_REPLY     0
 #define RXP_ICMP_DEST_UNREACH   3
+#define RXP_ICMP_REDIRECT       5
 #define RXP_ICMP_ECHO_REQUEST   8
 #define RXP_ICMP_TIME_EXCEEDED  11
 #define RXP_ICMP_PARAM_PROB     12
@@ -42,6 +43,7 @@
 #define RXP_ICMP6_PARAM_PROB    4
 #define RXP_ICMP6_ECHO_REQUEST  128
 #define RXP_ICMP6_ECHO_REPLY    129
+#define RXP_ICMP6_REDIRECT      137
 
 #define RXP_IP4_HLEN 20
 #define RXP_IP6_HLEN 40

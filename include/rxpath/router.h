@@ -43,6 +43,7 @@ struct rxp_l3if {
 	uint16_t vlan;		/* 802.1Q VLAN id; 0 for the port itself */
 	uint32_t mtu;		/* IP MTU */
 	uint8_t mac[6];
+	bool no_redirects;	/* `port set NAME redirects off` */
 	uint8_t n_addr4, n_addr6;
 	uint32_t addr4[RXP_IF_ADDRS];	/* network order */
 	uint8_t plen4[RXP_IF_ADDRS];

@@ -113,6 +113,7 @@ struct rxp_stack_stats {
 	uint64_t local_out_dropped;	/* of those, lost to a full ring or a missing queue */
 	uint64_t icmp_errors;	/* ICMP errors sent */
 	uint64_t icmp_ratelimited;	/* ICMP errors suppressed by the rate limit */
+	uint64_t redirects;	/* ICMP / ND Redirects sent (also counted as ICMP errors) */
 	uint64_t neigh_requests;	/* ARP requests / neighbor solicitations sent */
 };
 
@@ -151,6 +152,7 @@ struct rxp_adj {
 	const struct rxp_neigh *neigh;	/* NULL: nothing cached */
 	uint32_t gen;		/* the neighbour table's generation when cached */
 	uint16_t port;		/* egress port */
+	uint16_t ifidx;		/* egress L3 interface: the ingress one means a redirect */
 	uint32_t mtu;		/* egress interface MTU */
 	uint8_t hlen;		/* 14, or 18 with a VLAN tag */
 	uint8_t hdr[18];	/* the header, right-aligned: it ends where the IP header starts */

@@ -211,6 +211,10 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 		r->icmp_limit.burst = c->burst;
 		r->icmp_limit.tokens = c->burst;
 		break;
+	case DP_CMD_REDIRECTS:
+		/* read by the workers' slow path only; a stale value costs one redirect more or less */
+		r->ifs[ifidx].no_redirects = !c->redirects;
+		break;
 	case DP_CMD_HOST:
 		if (dp->n_workers > 1) {
 			snprintf(err, errlen, "%s: a host path (TAP) needs --workers 1 for now", c->where);
@@ -324,6 +328,7 @@ void dp_stack_stats(struct dp *dp, struct rxp_stack_stats *out)
 		out->local_out_dropped += s->local_out_dropped;
 		out->icmp_errors += s->icmp_errors;
 		out->icmp_ratelimited += s->icmp_ratelimited;
+		out->redirects += s->redirects;
 		out->neigh_requests += s->neigh_requests;
 	}
 }

@@ -41,6 +41,7 @@ enum dp_cmd_kind {
 	DP_CMD_MTU,
 	DP_CMD_ICMP_RATE,
 	DP_CMD_HOST,		/* port set NAME host on|off [gro on|off] [name TAP] */
+	DP_CMD_REDIRECTS,	/* port set NAME redirects on|off */
 };
 
 /* One router command, parsed; applied when the datapath opens, or while it runs. */
@@ -58,6 +59,7 @@ struct dp_cmd {
 	double rate, burst;
 	bool kernel;			/* from kernel sync: never overrides or removes a static route */
 	bool host_on, host_gro;
+	bool redirects;
 	char host_name[RXP_TAP_NAME_MAX];	/* empty: the default name */
 };
 

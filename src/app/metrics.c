@@ -72,6 +72,8 @@ static const struct counter_def stack_counters[] = {
 	STACK_COUNTER(icmp_errors, "rxpath_icmp_errors_total", "ICMP errors sent."),
 	STACK_COUNTER(icmp_ratelimited, "rxpath_icmp_ratelimited_total",
 		      "ICMP errors held back by the rate limit."),
+	STACK_COUNTER(redirects, "rxpath_redirects_total",
+		      "ICMP and ND Redirects sent (also in rxpath_icmp_errors_total)."),
 	STACK_COUNTER(neigh_requests, "rxpath_neigh_requests_total",
 		      "ARP requests and neighbour solicitations sent."),
 };

@@ -41,6 +41,9 @@ static void cmd_key(const struct dp_cmd *c, char *key, size_t len)
 	case DP_CMD_HOST:
 		snprintf(key, len, "host %s", c->dev);
 		break;
+	case DP_CMD_REDIRECTS:
+		snprintf(key, len, "redirects %s", c->dev);
+		break;
 	}
 }
 
@@ -89,7 +92,8 @@ static bool same_effect(const struct dp_cmd *a, const struct dp_cmd *b)
 	       a->plen == b->plen && a->has_gw == b->has_gw && !memcmp(a->addr, b->addr, 16) &&
 	       !memcmp(a->gw, b->gw, 16) && !memcmp(a->mac, b->mac, 6) && a->mtu == b->mtu &&
 	       a->rate == b->rate && a->burst == b->burst && a->host_on == b->host_on &&
-	       a->host_gro == b->host_gro && !strcmp(a->host_name, b->host_name);
+	       a->host_gro == b->host_gro && !strcmp(a->host_name, b->host_name) &&
+	       a->redirects == b->redirects;
 }
 
 /* The undo of an add: the matching del. */
@@ -101,6 +105,16 @@ static struct dp_cmd undo(const struct dp_cmd *c)
 		 c->kind == DP_CMD_ROUTE_ADD ? DP_CMD_ROUTE_DEL : DP_CMD_NEIGH_DEL;
 	if (d.kind == DP_CMD_ROUTE_DEL)
 		d.dev[0] = '\0';
+	snprintf(d.where, sizeof(d.where), "reload (was %.80s)", c->where);
+	return d;
+}
+
+/* A `port set NAME redirects` gone from the file: redirects on again, as by default. */
+static struct dp_cmd redirects_default(const struct dp_cmd *c)
+{
+	struct dp_cmd d = *c;
+
+	d.redirects = true;
 	snprintf(d.where, sizeof(d.where), "reload (was %.80s)", c->where);
 	return d;
 }
@@ -126,7 +140,8 @@ long reload_diff(const struct dp_config *old, const struct dp_config *new, struc
 	na = end_state(old, &a);
 	nb = end_state(new, &b);
 	dels = calloc((size_t)(na > 0 ? na : 0) + 1, sizeof(*dels));
-	adds = calloc((size_t)(nb > 0 ? nb : 0) + 1, sizeof(*adds));
+	/* room for the new state and for a default restored per old setting */
+	adds = calloc((size_t)(na > 0 ? na : 0) + (size_t)(nb > 0 ? nb : 0) + 1, sizeof(*adds));
 	if (na < 0 || nb < 0 || !dels || !adds)
 		goto out;
 	for (long i = 0, j = 0; i < na || j < nb;) {
@@ -136,6 +151,8 @@ long reload_diff(const struct dp_config *old, const struct dp_config *new, struc
 			if (a[i].cmd->kind == DP_CMD_ADDR_ADD || a[i].cmd->kind == DP_CMD_ROUTE_ADD ||
 			    a[i].cmd->kind == DP_CMD_NEIGH_ADD)
 				dels[n_dels++] = undo(a[i].cmd);
+			else if (a[i].cmd->kind == DP_CMD_REDIRECTS)	/* back to the default */
+				adds[n_adds++] = redirects_default(a[i].cmd);
 			i++;
 		} else if (c > 0) {	/* new in the file */
 			adds[n_adds++] = *b[j++].cmd;

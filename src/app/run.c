@@ -237,7 +237,7 @@ static void report_summary_text(struct dp *dp, double elapsed)
 	struct dp_totals t;
 	const struct rxp_stack_stats *ss = &t.stack;
 	const struct rxp_pool_stats *ps = &t.pool;
-	char a[32], b[32], c[32], d[32], e[32], f[32], g[32];
+	char a[32], b[32], c[32], d[32], e[32], f[32], g[32], h[32];
 
 	dp_totals(dp, &t);
 	printf("\nsummary over %.2f s\n", elapsed);
@@ -261,9 +261,11 @@ static void report_summary_text(struct dp *dp, double elapsed)
 	dp_host_print(dp, stdout, false);
 	if (dp->router)
 		printf("  forwarded %s packets (%s fragments made); sent by the router %s "
-		       "(ICMP errors %s, %s held back by the rate limit; neighbour requests %s; lost %s)\n",
+		       "(ICMP errors %s, of them redirects %s, %s held back by the rate limit; "
+		       "neighbour requests %s; lost %s)\n",
 		       fmt_count(a, sizeof(a), ss->forwarded), fmt_count(b, sizeof(b), ss->fragments),
 		       fmt_count(c, sizeof(c), ss->local_out), fmt_count(d, sizeof(d), ss->icmp_errors),
+		       fmt_count(h, sizeof(h), ss->redirects),
 		       fmt_count(e, sizeof(e), ss->icmp_ratelimited),
 		       fmt_count(f, sizeof(f), ss->neigh_requests),
 		       fmt_count(g, sizeof(g), ss->local_out_dropped));
@@ -339,10 +341,12 @@ static void report_summary_json(struct dp *dp, double elapsed)
 		printf("%s\"%s\":%llu", r ? "," : "", rxp_drop_name((enum rxp_drop_reason)r),
 		       (unsigned long long)ss->drops[r]);
 	printf("},\"forwarded\":%llu,\"fragments\":%llu,\"local_out\":%llu,\"local_out_dropped\":%llu,"
-	       "\"icmp_errors\":%llu,\"icmp_ratelimited\":%llu,\"neigh_requests\":%llu",
+	       "\"icmp_errors\":%llu,\"icmp_ratelimited\":%llu,\"redirects\":%llu,"
+	       "\"neigh_requests\":%llu",
 	       (unsigned long long)ss->forwarded, (unsigned long long)ss->fragments,
 	       (unsigned long long)ss->local_out, (unsigned long long)ss->local_out_dropped,
 	       (unsigned long long)ss->icmp_errors, (unsigned long long)ss->icmp_ratelimited,
+	       (unsigned long long)ss->redirects,
 	       (unsigned long long)ss->neigh_requests);
 	dp_host_print(dp, stdout, true);
 	printf(",\"pool\":{\"alloc_fast\":%llu,\"alloc_slow\":%llu,\"alloc_empty\":%llu,"

@@ -23,7 +23,7 @@ static bool bad_source4(uint32_t src_be)
 }
 
 /* rxp_icmp4_error(), sent from @from (network order). */
-static void icmp4_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type,
+static bool icmp4_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type,
 			     uint8_t code, uint32_t rest, uint32_t from)
 {
 	const uint8_t *ip = rxp_pkt_data(orig) + orig->l3_off;
@@ -40,18 +40,18 @@ static void icmp4_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 	if ((orig->flags & RXP_PKT_F_FRAG_NTH) || (orig->flags & RXP_PKT_F_L2_MCAST) ||
 	    bad_source4(src) || dst == 0xffffffffu || (ntohl(dst) >> 28) == 0xe || !ifp->n_addr4 ||
 	    rxp_router_is_bcast4(st->router, src) || rxp_router_is_bcast4(st->router, dst))
-		return;
+		return false;
 	if (ip[9] == RXP_IPPROTO_ICMP && orig->l3_len >= ihl + 1 && icmp_type_is_error(ip[ihl]))
-		return;
+		return false;
 	if (!rxp_ratelimit_take(&st->router->icmp_limit, st->now_ns)) {
 		st->stats.icmp_ratelimited++;
-		return;
+		return false;
 	}
 	quote = RXP_MIN((uint32_t)orig->l3_len, (uint32_t)RXP_ICMP_QUOTE_MAX);
 	pkt = rxp_local_alloc(st, (uint16_t)(RXP_IP4_HLEN + ICMP_HLEN + quote));
 	if (!pkt) {
 		st->stats.local_out_dropped++;
-		return;
+		return false;
 	}
 	o = rxp_pkt_data(pkt) + pkt->l3_off;
 	icmp = o + RXP_IP4_HLEN;
@@ -94,16 +94,17 @@ static void icmp4_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 	rxp_l2_prepend(pkt, ifp, src_mac, RXP_ETHERTYPE_IP4);
 	st->stats.icmp_errors++;
 	rxp_tx_enqueue(st, pkt, true);
+	return true;
 }
 
-void rxp_icmp4_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code,
+bool rxp_icmp4_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code,
 		     uint32_t rest)
 {
 	const uint8_t *ip = rxp_pkt_cdata(orig) + orig->l3_off;
 	uint32_t src;
 
 	memcpy(&src, ip + 12, 4);
-	icmp4_error_from(st, orig, type, code, rest,
+	return icmp4_error_from(st, orig, type, code, rest,
 			 rxp_l3if_source4(&st->router->ifs[orig->ifidx], src));
 }
 
@@ -113,7 +114,7 @@ void rxp_icmp4_error_local(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t t
 	uint32_t dst;
 
 	memcpy(&dst, ip + 16, 4);
-	icmp4_error_from(st, orig, type, code, 0, dst);
+	(void)icmp4_error_from(st, orig, type, code, 0, dst);
 }
 
 void rxp_icmp4_local(struct rxp_stack *st, struct rxp_pkt *pkt)

@@ -194,6 +194,57 @@ static const uint8_t special_first_octet[256] = {
 	[240] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 };
 
+/* True when the header carries a Loose or Strict Source Route option (RFC 791 3.1). */
+static bool source_routed(const uint8_t *ip)
+{
+	unsigned ihl = (ip[0] & 0x0fu) * 4u;
+
+	for (unsigned i = RXP_IP4_HLEN; i < ihl;) {
+		uint8_t type = ip[i];
+
+		if (type == 0)			/* End of Option List */
+			break;
+		if (type == 1) {		/* No Operation */
+			i++;
+			continue;
+		}
+		if (type == 131 || type == 137)	/* LSRR, SSRR */
+			return true;
+		if (i + 1 >= ihl || ip[i + 1] < 2)
+			break;			/* malformed: the options check drops these first */
+		i += ip[i + 1];
+	}
+	return false;
+}
+
+/*
+ * RFC 1812 4.3.3.2 and 5.2.7.2: a packet about to leave by the interface it
+ * came in on, from a source on the same subnet as its next hop @next
+ * (network order), earns the source a Redirect for Host (5/1) naming that
+ * next hop; the packet is forwarded all the same. Never about a
+ * source-routed packet, and not on an interface set `redirects off`. The
+ * ICMP error rules and the rate limit apply as to any error.
+ */
+static rxp_noinline void maybe_redirect4(struct rxp_stack *st, struct rxp_pkt *pkt,
+					 const uint8_t *ip, uint32_t next)
+{
+	const struct rxp_l3if *ifp = &st->router->ifs[pkt->ifidx];
+	uint32_t src, mask;
+	int i;
+
+	if (ifp->no_redirects)
+		return;
+	memcpy(&src, ip + 12, 4);
+	i = rxp_l3if_subnet4(ifp, src);
+	if (i < 0 || src == next)
+		return;
+	mask = ifp->plen4[i] ? htonl(~0u << (32 - ifp->plen4[i])) : 0;
+	if (((src ^ next) & mask) || source_routed(ip))
+		return;
+	if (rxp_icmp4_error(st, pkt, RXP_ICMP_REDIRECT, 1, ntohl(next)))
+		st->stats.redirects++;
+}
+
 /* True when @adj, the cached adjacency of a next hop, holds a neighbour cached in generation @gen. */
 static rxp_always_inline bool adj_ok(const struct rxp_adj *adj, uint32_t gen)
 {
@@ -205,13 +256,15 @@ static rxp_always_inline bool adj_ok(const struct rxp_adj *adj, uint32_t gen)
  * adj_ok): nothing unusual about the packet, addresses that need no closer
  * look, and a source @src (network order) that is no directed broadcast of
  * ours. (A gateway route never covers a connected subnet's broadcast: only
- * the source is checked.)
+ * the source is checked.) A packet leaving by the interface it came in on
+ * takes the full path, which decides on a redirect.
  */
 static rxp_always_inline bool pkt_ok(const struct rxp_router *r, const struct rxp_adj *adj,
 				     const struct rxp_pkt *pkt, const uint8_t *ip, uint32_t src,
 				     uint32_t dst_host)
 {
 	return !(pkt->flags & RXP_PKT_F_L2_MCAST) && ip[8] > 1 && pkt->l3_len <= adj->mtu &&
+	       pkt->ifidx != adj->ifidx &&
 	       !(special_first_octet[ntohl(src) >> 24] | special_first_octet[dst_host >> 24]) &&
 	       !rxp_router_is_bcast4(r, src);
 }
@@ -316,14 +369,16 @@ static rxp_always_inline void route_nh(struct rxp_stack *st, struct rxp_pkt *pkt
 		rxp_drop(st, pkt, RXP_DROP_FRAG_NEEDED);
 		return;
 	}
+	next = dst;
+	if (nhp->kind == RXP_NH_KIND_GATEWAY)
+		memcpy(&next, nhp->gw, 4);
+	if (rxp_unlikely(nhp->ifidx == pkt->ifidx))
+		maybe_redirect4(st, pkt, ip, next);	/* quotes the header as it came */
 	/* TTL - 1, and the checksum updated for it, not recomputed (RFC 1624) */
 	ip[8]--;
 	memcpy(&csum, ip + 10, 2);
 	csum = rxp_csum_ttl_dec(csum);
 	memcpy(ip + 10, &csum, 2);
-	next = dst;
-	if (nhp->kind == RXP_NH_KIND_GATEWAY)
-		memcpy(&next, nhp->gw, 4);
 	if (rxp_unlikely(pkt->l3_len > out->mtu)) {
 		fragment4(st, pkt, nhp->ifidx, next, out->mtu);
 		return;

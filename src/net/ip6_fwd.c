@@ -175,12 +175,14 @@ void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 		rxp_drop(st, pkt, RXP_DROP_PKT_TOO_BIG);
 		return;
 	}
+	next = nhp->kind == RXP_NH_KIND_GATEWAY ? nhp->gw : dst;
+	if (rxp_unlikely(nhp->ifidx == pkt->ifidx))
+		rxp_nd_maybe_redirect(st, pkt, next);	/* quotes the packet as it came */
 	ip[7]--;	/* no header checksum in IPv6 (RFC 8200 3) */
 	if (nhp->kind == RXP_NH_KIND_GATEWAY) {
 		rxp_output_via(st, pkt, nh);
 		return;
 	}
-	next = dst;
 	rxp_neigh_output(st, pkt, nhp->ifidx, 6, next);
 }
 
@@ -231,7 +233,9 @@ void rxp_ip6_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 			}
 			ok_nh = nh;
 		}
-		if (rxp_unlikely(pkt->l3_len > adj->mtu || !(txv = rxp_fast_txv(st, adj, &v, &v_port)))) {
+		/* leaving by the interface it came in on: rxp_ip6_route() decides on a redirect */
+		if (rxp_unlikely(pkt->l3_len > adj->mtu || pkt->ifidx == adj->ifidx ||
+				 !(txv = rxp_fast_txv(st, adj, &v, &v_port)))) {
 			rxp_ip6_route(st, pkt);
 			continue;
 		}

@@ -2,8 +2,8 @@
 /*
  * Neighbor Discovery (RFC 4861) on Ethernet (RFC 2464): answer
  * solicitations for the router's addresses, learn from solicitations and
- * advertisements, solicit next hops. Router and Redirect messages are
- * validated and taken, but the router neither sends nor acts on them.
+ * advertisements, solicit next hops, send Redirects. Router messages and
+ * Redirects from others are validated and taken, but not acted on.
  */
 #include <string.h>
 #include "rxpath/host.h"
@@ -17,8 +17,12 @@
 #define ND_HOP_LIMIT 255	/* RFC 4861 6.1, 7.1, 8.1: proves the sender is on the link */
 #define ND_NS_LEN 24		/* type .. target address */
 #define ND_NA_LEN 24
+#define ND_REDIRECT_LEN 40	/* type .. destination address */
 #define ND_OPT_SLLA 1
 #define ND_OPT_TLLA 2
+#define ND_OPT_REDIRECTED 4	/* Redirected Header (RFC 4861 4.6.3) */
+#define ND_OPT_REDIRECTED_HLEN 8
+#define IP6_MIN_MTU 1280
 #define ND_OPT_LLA_LEN 8	/* an Ethernet address option is one 8-byte unit (RFC 2464 8) */
 #define NA_F_ROUTER 0x80
 #define NA_F_SOLICITED 0x40
@@ -201,6 +205,105 @@ void rxp_nd_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 	}
 	st->stats.delivered[RXP_SINK_ND]++;
 	rxp_pool_free(st->cache, pkt);
+}
+
+/* True for fe80::/10. */
+static bool is_link_local(const uint8_t *a)
+{
+	return a[0] == 0xfe && (a[1] & 0xc0) == 0x80;
+}
+
+/* True when @a is a neighbour on @ifp: link-local, or on one of its prefixes. */
+static bool on_link6(const struct rxp_l3if *ifp, const uint8_t *a)
+{
+	if (is_link_local(a))
+		return true;
+	for (unsigned i = 0; i < ifp->n_addr6; i++) {
+		unsigned plen = ifp->plen6[i], bytes = plen / 8, bits = plen % 8;
+
+		if (is_link_local(ifp->addr6[i]) || memcmp(ifp->addr6[i], a, bytes))
+			continue;
+		if (!bits || !((ifp->addr6[i][bytes] ^ a[bytes]) & (uint8_t)(0xff00u >> bits)))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The rules of RFC 4861 8.2: redirects on for the interface (the default),
+ * a source that is a neighbour (link-local or on one of the interface's
+ * prefixes), a unicast destination, and a target that a host may take: the
+ * destination itself when it is on-link, else the next router by its
+ * link-local address (8.1; a gateway configured by a global address cannot
+ * be named). The Redirect goes from our link-local address with hop limit
+ * 255, carries the target's link-layer address when we know it and as much
+ * of the packet as keeps it within 1280 bytes (4.6.3), and takes a token of
+ * the ICMP rate limit.
+ */
+void rxp_nd_maybe_redirect(struct rxp_stack *st, struct rxp_pkt *orig, const uint8_t next[16])
+{
+	const struct rxp_l3if *ifp = &st->router->ifs[orig->ifidx];
+	const uint8_t *ip = rxp_pkt_cdata(orig) + orig->l3_off;
+	const uint8_t *src = ip + 8, *dst = ip + 24;
+	uint8_t mac[6], src_mac[6];
+	bool have_mac = false;
+	uint32_t quote, len;
+	struct rxp_pkt *pkt;
+	uint8_t *o, *rd, *opt;
+
+	if (ifp->no_redirects || !ifp->n_addr6 || dst[0] == 0xff || !on_link6(ifp, src) ||
+	    (memcmp(next, dst, 16) && !is_link_local(next)) || !memcmp(src, next, 16) ||
+	    (orig->flags & (RXP_PKT_F_L2_MCAST | RXP_PKT_F_LOCAL_OUT)))
+		return;
+	if (!rxp_ratelimit_take(&st->router->icmp_limit, st->now_ns)) {
+		st->stats.icmp_ratelimited++;
+		return;
+	}
+	rxp_neigh_lock(st);
+	{
+		const struct rxp_neigh *n = rxp_neigh_lookup(&st->router->neigh, orig->ifidx, 6, next);
+
+		if (n && (n->state == RXP_NEIGH_REACHABLE || n->state == RXP_NEIGH_STATIC)) {
+			memcpy(mac, n->mac, 6);
+			have_mac = true;
+		}
+	}
+	rxp_neigh_unlock(st);
+	len = ND_REDIRECT_LEN + (have_mac ? ND_OPT_LLA_LEN : 0) + ND_OPT_REDIRECTED_HLEN;
+	/* whole 8-byte units of the packet, as many as fit in the minimum MTU */
+	quote = RXP_MIN((uint32_t)orig->l3_len, IP6_MIN_MTU - RXP_IP6_HLEN - len) & ~7u;
+	len += quote;
+	pkt = rxp_local_alloc(st, (uint16_t)(RXP_IP6_HLEN + len));
+	if (!pkt) {
+		st->stats.local_out_dropped++;
+		return;
+	}
+	memcpy(src_mac, rxp_pkt_cdata(orig) + 6, 6);
+	o = rxp_pkt_data(pkt) + pkt->l3_off;
+	rd = o + RXP_IP6_HLEN;
+	memset(rd, 0, ND_REDIRECT_LEN);
+	rd[0] = ND_REDIRECT;
+	memcpy(rd + 8, next, 16);	/* target: the better first hop */
+	memcpy(rd + 24, dst, 16);	/* destination: what the redirect is about */
+	opt = rd + ND_REDIRECT_LEN;
+	if (have_mac) {
+		opt[0] = ND_OPT_TLLA;
+		opt[1] = ND_OPT_LLA_LEN / 8;
+		memcpy(opt + 2, mac, 6);
+		opt += ND_OPT_LLA_LEN;
+	}
+	memset(opt, 0, ND_OPT_REDIRECTED_HLEN);
+	opt[0] = ND_OPT_REDIRECTED;
+	opt[1] = (uint8_t)((ND_OPT_REDIRECTED_HLEN + quote) / 8);
+	memcpy(opt + ND_OPT_REDIRECTED_HLEN, ip, quote);
+	/* ifp->addr6[0] is the interface's link-local address (RFC 4861 8.1 wants it) */
+	rxp_icmp6_finish(o, ifp->addr6[0], src, ND_HOP_LIMIT, len);
+	pkt->port = ifp->port;
+	pkt->ifidx = orig->ifidx;
+	rxp_l2_prepend(pkt, ifp, src_mac, RXP_ETHERTYPE_IP6);
+	st->stats.icmp_errors++;
+	st->stats.redirects++;
+	rxp_tx_enqueue(st, pkt, true);
 }
 
 void rxp_nd_solicit(struct rxp_stack *st, int ifidx, const uint8_t target[16])

@@ -174,6 +174,7 @@ void rxp_neigh_output_via(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh
 		adj->neigh = n;
 		adj->gen = t->gen;	/* under the lock: no writer is changing it */
 		adj->port = ifp->port;
+		adj->ifidx = n->ifidx;
 		adj->mtu = ifp->mtu;
 		adj->hlen = ifp->vlan ? RXP_ETH_HLEN + RXP_VLAN_HLEN : RXP_ETH_HLEN;
 		memset(adj->hdr, 0, sizeof(adj->hdr));

@@ -92,10 +92,11 @@ void rxp_arp_request(struct rxp_stack *st, int ifidx, uint32_t target);
  * Sends an ICMPv4 error about @orig (its IP header at l3_off, as received)
  * back out of the interface it came in on, unless RFC 1812 4.3.2.7 forbids
  * it or the rate limit says no. @rest is the word after the checksum: 0,
- * the next-hop MTU (Fragmentation Needed), or the pointer in its top octet
- * (Parameter Problem). @orig is not consumed.
+ * the next-hop MTU (Fragmentation Needed), the pointer in its top octet
+ * (Parameter Problem) or the gateway (Redirect). @orig is not consumed.
+ * Returns true when the error went out.
  */
-void rxp_icmp4_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code,
+bool rxp_icmp4_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code,
 		     uint32_t rest);
 
 /*
@@ -112,6 +113,14 @@ void rxp_icmp4_local(struct rxp_stack *st, struct rxp_pkt *pkt);
 
 /* Multicasts a Neighbor Solicitation for @target on interface @ifidx. */
 void rxp_nd_solicit(struct rxp_stack *st, int ifidx, const uint8_t target[16]);
+
+/*
+ * RFC 4861 8.2: @orig, a packet being forwarded out of the interface it
+ * came in on toward next hop @next (its gateway, or its destination when
+ * on-link), may earn its source a Redirect. Sends one when the rules allow:
+ * see nd.c. @orig is not consumed nor changed.
+ */
+void rxp_nd_maybe_redirect(struct rxp_stack *st, struct rxp_pkt *orig, const uint8_t next[16]);
 
 /* Sends an ICMPv6 error about @orig back where it came from (RFC 4443 2.4 rules). */
 void rxp_icmp6_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code,

@@ -94,6 +94,19 @@ check reload_removed_route grep -q 'no route to 18.1.1.1' <<<"$(ctl show routes 
 check reload_added_route grep -q '^41.0.0.0/8 via 10.0.1.2' <<<"$(ctl show routes 41.1.1.1)"
 check reload_kept_other grep -q '^19.0.0.0/8 via 10.0.1.2' <<<"$(ctl show routes 19.1.1.1)"
 check reload_reported grep -q 'reload: 3 changes applied' "$TMP/run.err"
+# a setting: taken at runtime, shown, and back to its default when it leaves the file
+check redirects_set_ctl ctl port set sim0 redirects off
+check redirects_off_shown grep -q 'mtu [0-9]*, redirects off' <<<"$(ctl show ports)"
+echo 'port set sim0 redirects off' >>"$TMP/router.conf"
+kill -HUP $pid
+sleep 0.5
+check redirects_off_after_reload grep -q 'redirects off' <<<"$(ctl show ports)"
+sed -i '/^port set sim0 redirects off/d' "$TMP/router.conf"
+kill -HUP $pid
+sleep 0.5
+check redirects_default_when_gone_from_file bash -c '! grep -q "redirects off" <<<"$1"' _ "$(ctl show ports)"
+err=$(ctl port set sim0 redirects maybe 2>&1)
+check redirects_bad_value grep -q "'maybe': expected 'on' or 'off' after 'redirects'" <<<"$err"
 # A bad line: rejected with its line number, nothing changes.
 echo 'route add 42.0.0.0/8 bogus' >>"$TMP/router.conf"
 kill -HUP $pid

@@ -358,6 +358,53 @@ errs = icmp_errors(res)
 check("fragmented_udp_port_unreachable", len(errs) == 1 and (errs[0][ICMP].type, errs[0][ICMP].code) == (3, 3), [e.summary() for e in errs])
 check("fragmented_udp_counted", res.drops().get("port_unreachable") == 3, res.drops())
 
+# --- Redirect (RFC 1812 4.3.3.2, 5.2.7.2): a packet that leaves by the port it came in on ---
+GW0 = "02:00:00:00:00:33"
+HAIRPIN = BASE + [
+    "neigh add 10.0.1.254 lladdr %s dev p0" % GW0,
+    "route add 10.8.0.0/16 via 10.0.1.254",
+    "neigh add 10.0.1.3 lladdr 02:00:00:00:00:13 dev p0",
+]
+
+
+def redirects(res):
+    return [p for p in res.sent("p0") if ICMP in p and p[ICMP].type == 5]
+
+
+orig = udp("10.8.1.1", ttl=9)
+res = run(HAIRPIN, {"p0": [orig]})
+fwd = [p for p in res.sent("p0") if UDP in p and ICMP not in p]
+red = redirects(res)
+check("redirect_packet_still_forwarded", len(fwd) == 1 and fwd[0][Ether].dst == GW0 and fwd[0][IP].ttl == 8, res.sent("p0"))
+check("redirect_sent", len(red) == 1, res.sent("p0"))
+if red:
+    r = red[0]
+    check("redirect_host_code_1", r[ICMP].code == 1, r[ICMP].code)
+    check("redirect_names_gateway", r[ICMP].gw == "10.0.1.254", r[ICMP].gw)
+    check("redirect_from_ingress_address", r[IP].src == "10.0.1.1" and r[IP].dst == "10.0.1.2" and r[Ether].dst == H1,
+          r.summary())
+    check("redirect_checksums_valid", ip_ok(r) and icmp_ok(r))
+    check("redirect_quotes_header_as_received", bytes(r[ICMP])[8:8 + 28] == bytes(orig[IP])[:28], bytes(r[ICMP])[8:40])
+check("redirect_counted", res.summary.get("redirects") == 1 and res.summary.get("forwarded") == 1,
+      (res.summary.get("redirects"), res.summary.get("forwarded")))
+
+# to a host on the same subnet: the redirect names the destination itself
+res = run(HAIRPIN, {"p0": [udp("10.0.1.3")]})
+red = redirects(res)
+check("redirect_onlink_names_destination", len(red) == 1 and red[0][ICMP].gw == "10.0.1.3", res.sent("p0"))
+
+# not when switched off, not to a source off the subnet, not about a source-routed packet
+res = run(HAIRPIN + ["port set p0 redirects off"], {"p0": [udp("10.8.1.1")]})
+check("redirect_off_forwards_silently", not redirects(res) and len([p for p in res.sent("p0") if UDP in p]) == 1, res.sent("p0"))
+res = run(HAIRPIN + ["route add 10.7.0.0/16 via 10.0.1.254"], {"p0": [udp("10.8.1.1", src="10.7.0.5")]})
+check("redirect_not_to_off_subnet_source", not redirects(res) and res.summary.get("forwarded") == 1, res.sent("p0"))
+lsrr = bytes([131, 7, 4]) + bytes([10, 8, 1, 1]) + bytes([0])
+res = run(HAIRPIN, {"p0": [Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.8.1.1", options=[IPOption(lsrr)]) / UDP() / Raw(b"s")]})
+check("redirect_not_for_source_route", not redirects(res), res.sent("p0"))
+# a packet that goes out by another port gets none
+res = run(HAIRPIN, {"p0": [udp("10.9.1.1")]})
+check("no_redirect_across_ports", not redirects(res) and res.summary.get("forwarded") == 1, res.sent("p0"))
+
 # --- frames in = forwarded + delivered + dropped; what the router sent adds up ---
 mix = [udp("10.9.1.1"), udp("10.0.1.1"), Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1") / TCP(), udp("10.9.1.1", ttl=1)]
 res = run(BASE, {"p0": mix})

@@ -514,6 +514,56 @@ check("hostile_input_survived", res.rc == 0 and s["ports"][0]["rx_packets"] == l
 check("hostile_input_accounted", s["ports"][0]["rx_packets"] == s["forwarded"] + sum(s["delivered"].values()) + sum(s["drops"].values()),
       (s["forwarded"], s["delivered"], s["drops"]))
 
+# --- Redirect (RFC 4861 8.2): a packet leaving by the port it came in on ---
+from scapy.all import ICMPv6ND_Redirect, ICMPv6NDOptDstLLAddr as TLLA, ICMPv6NDOptRedirectedHdr  # noqa: E402
+
+GW0, GW0_LL = "02:00:00:00:00:33", "fe80::33"
+HAIRPIN6 = BASE + [
+    "neigh add %s lladdr %s dev p0" % (GW0_LL, GW0),
+    "route add 2001:db8:8::/48 via %s dev p0" % GW0_LL,
+    "route add 2001:db8:7::/48 via 2001:db8:1::254",
+    "neigh add 2001:db8:1::254 lladdr 02:00:00:00:00:44 dev p0",
+    "neigh add 2001:db8:1::3 lladdr 02:00:00:00:00:13 dev p0",
+]
+
+
+def redirects6(res):
+    return [p for p in res.sent("p0") if ICMPv6ND_Redirect in p]
+
+
+orig = udp("2001:db8:8::5", hlim=9, payload=b"r" * 1400)
+res = run(HAIRPIN6, {"p0": [orig]})
+fwd = [p for p in res.sent("p0") if UDP in p and ICMPv6ND_Redirect not in p]
+red = redirects6(res)
+check("redirect6_packet_still_forwarded", len(fwd) == 1 and fwd[0][Ether].dst == GW0 and fwd[0][IPv6].hlim == 8, res.sent("p0"))
+check("redirect6_sent", len(red) == 1, res.sent("p0"))
+if red:
+    r = red[0]
+    check("redirect6_from_link_local_hlim_255", r[IPv6].src == LL0 and r[IPv6].dst == HOST and r[IPv6].hlim == 255 and r[Ether].dst == H1,
+          r.summary())
+    check("redirect6_target_and_destination", r[ICMPv6ND_Redirect].tgt == GW0_LL and r[ICMPv6ND_Redirect].dst == "2001:db8:8::5",
+          (r[ICMPv6ND_Redirect].tgt, r[ICMPv6ND_Redirect].dst))
+    check("redirect6_target_lladdr", TLLA in r and r[TLLA].lladdr == GW0, r.show(dump=True))
+    rh = bytes(r[ICMPv6NDOptRedirectedHdr])
+    check("redirect6_redirected_header_fits_1280", len(bytes(r[IPv6])) <= 1280 and rh[1] * 8 == len(rh) and rh[8:48] == bytes(orig[IPv6])[:40],
+          (len(bytes(r[IPv6])), rh[:2]))
+    raw = bytes(r[IPv6])
+    check("redirect6_checksum_valid", inet_cksum(raw[8:40] + struct.pack("!I", len(raw) - 40) + b"\0\0\0\x3a" + raw[40:]) == 0)
+check("redirect6_counted", res.summary.get("redirects") == 1, res.summary.get("redirects"))
+
+# on-link destination: the target is the destination itself
+res = run(HAIRPIN6, {"p0": [udp("2001:db8:1::3")]})
+red = redirects6(res)
+check("redirect6_onlink_target_is_destination", len(red) == 1 and red[0][ICMPv6ND_Redirect].tgt == "2001:db8:1::3", res.sent("p0"))
+# a gateway known only by a global address cannot be named (RFC 4861 8.1): none
+res = run(HAIRPIN6, {"p0": [udp("2001:db8:7::5")]})
+check("redirect6_not_to_global_gateway", not redirects6(res) and res.summary.get("forwarded") == 1, res.sent("p0"))
+res = run(HAIRPIN6 + ["port set p0 redirects off"], {"p0": [udp("2001:db8:8::5")]})
+check("redirect6_off_forwards_silently", not redirects6(res) and res.summary.get("forwarded") == 1, res.sent("p0"))
+# a source off the link (not a neighbour) gets none
+res = run(HAIRPIN6 + ["route add 2001:db8:6::/48 via %s dev p0" % GW0_LL], {"p0": [udp("2001:db8:8::5", src="2001:db8:6::9")]})
+check("redirect6_not_to_off_link_source", not redirects6(res) and res.summary.get("forwarded") == 1, res.sent("p0"))
+
 check("all_runs_exit_0", not bad_exits, "\n".join("rc %d: %s" % e for e in bad_exits[:3]))
 
 done()
