@@ -12,7 +12,8 @@
 #   lab_init                 SKIP (exit 0) unless namespaces can be made
 #   lab_up                   builds the lab
 #   lab_rxpath_start DRIVER [RUN-OPTIONS...]   rxpath on r0/r1 as p0/p1, waits until up
-#                            (LAB_QUEUES=N adds queues=N, LAB_PORT_OPTS=",k=v" more port options)
+#                            (LAB_QUEUES=N adds queues=N, LAB_PORT_OPTS=",k=v" more port options,
+#                            LAB_CONF_EXTRA="lines" more config lines)
 #   lab_rxpath_stop          SIGTERM; returns rxpath's exit status
 #   lab_summary              prints rxpath's JSON summary line (after the stop)
 #   lab_json 'EXPR' < JSON   evaluates a Python expression over the parsed JSON `j`
@@ -147,6 +148,7 @@ lab_rxpath_start() {
 	addr add 10.0.2.1/24 dev p1
 	addr add 2001:db8:1::1/64 dev p0
 	addr add 2001:db8:2::1/64 dev p1
+	${LAB_CONF_EXTRA:-}
 	EOF
 	: >"$LAB_DIR/rxpath.log"
 	# `ip netns exec` execs the program itself, so $! is rxpath's pid.
