@@ -16,7 +16,7 @@
 #define RXP_NEIGH_PROBES 3		/* requests sent before giving up */
 #define RXP_NEIGH_RETRY_NS 1000000000ull	/* between requests */
 #define RXP_NEIGH_FAILED_NS 3000000000ull	/* a failed entry answers "unreachable" this long */
-#define RXP_NEIGH_REACHABLE_NS 300000000000ull	/* a learned entry ages out after this */
+#define RXP_NEIGH_REACHABLE_NS 300000000000ull	/* default: a learned entry ages out after this */
 
 enum rxp_neigh_state {
 	RXP_NEIGH_FREE,
@@ -33,6 +33,7 @@ struct rxp_neigh {
 	uint8_t addr[16];	/* network order; IPv4 in the first 4 bytes */
 	uint8_t mac[6];
 	uint8_t probes;		/* requests sent */
+	bool used;		/* traffic went through it since it was last confirmed */
 	uint8_t n_held;
 	uint64_t deadline_ns;	/* next request, failure expiry or ageing */
 	struct rxp_pkt *held[RXP_NEIGH_HOLD];

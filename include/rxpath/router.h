@@ -93,6 +93,7 @@ struct rxp_router {
 	bool shared;
 	pthread_spinlock_t neigh_lock;
 	struct rxp_ratelimit icmp_limit;
+	uint64_t neigh_reachable_ns;	/* a learned neighbour lasts this long unconfirmed */
 	unsigned n_bcast4;
 	uint32_t bcast4[RXP_IFS_MAX];	/* directed broadcasts of the connected subnets (network order) */
 	uint64_t bcast4_low6;	/* bit n: a broadcast above ends in n (its low 6 bits) */

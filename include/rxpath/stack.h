@@ -261,6 +261,13 @@ int rxp_stack_neigh_set(struct rxp_stack *st, int ifidx, uint8_t family, const u
 			const uint8_t mac[6]);
 
 /*
+ * Sets how long a learned neighbour lasts without being confirmed (used ones
+ * are asked again before then). Entries that would now outlive it are cut
+ * short to it.
+ */
+void rxp_stack_neigh_set_ageing(struct rxp_stack *st, uint64_t ns);
+
+/*
  * Removes a neighbour; packets waiting for it are dropped (neigh_unresolved).
  * Returns 0, -EINVAL or -ENOENT.
  */

@@ -227,14 +227,32 @@ static int cmd_route(struct dp_config *cfg, char **w, int n, const char *where, 
 }
 
 /* "neigh add ADDR lladdr MAC dev NAME", "neigh del ADDR dev NAME" */
+/* Learned neighbours: longer than the last-seconds probes that renew them, at most a day. */
+#define NEIGH_AGEING_MIN 5u
+#define NEIGH_AGEING_MAX 86400u
+
+/* "neigh add|del ...", "neigh ageing SECONDS" */
 static int cmd_neigh(struct dp_config *cfg, char **w, int n, const char *where, char *err,
 		     size_t errlen)
 {
 	struct dp_cmd c = { .kind = DP_CMD_NEIGH_ADD };
 	int dev;	/* the word naming the port */
 
-	if (n < 2 || (strcmp(w[1], "add") && strcmp(w[1], "del")))
-		BAD("%s: '%s': expected 'add' or 'del' after 'neigh'", where, n < 2 ? "" : w[1]);
+	if (n >= 2 && !strcmp(w[1], "ageing")) {
+		uint64_t s;
+
+		if (n != 3)
+			BAD("%s: expected 'neigh ageing SECONDS'", where);
+		if (rxp_parse_u64(w[2], NEIGH_AGEING_MIN, NEIGH_AGEING_MAX, &s))
+			BAD("%s: '%s': expected seconds from %u to %u", where, w[2], NEIGH_AGEING_MIN,
+			    NEIGH_AGEING_MAX);
+		c.kind = DP_CMD_NEIGH_AGEING;
+		c.seconds = (uint32_t)s;
+		snprintf(c.where, sizeof(c.where), "%s", where);
+		return dp_config_add_cmd(cfg, &c);
+	}
+	if (n < 2 || (strcmp(w[1], "add") && strcmp(w[1], "del") && strcmp(w[1], "ageing")))
+		BAD("%s: '%s': expected 'add', 'del' or 'ageing' after 'neigh'", where, n < 2 ? "" : w[1]);
 	if (!strcmp(w[1], "del")) {
 		c.kind = DP_CMD_NEIGH_DEL;
 		dev = 4;

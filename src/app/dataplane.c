@@ -211,6 +211,10 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 		r->icmp_limit.burst = c->burst;
 		r->icmp_limit.tokens = c->burst;
 		break;
+	case DP_CMD_NEIGH_AGEING:
+		/* entries learned from now on; read by the timer owner under the table's lock */
+		rxp_stack_neigh_set_ageing(&dp->stack, (uint64_t)c->seconds * 1000000000ull);
+		break;
 	case DP_CMD_REDIRECTS:
 		/* read by the workers' slow path only; a stale value costs one redirect more or less */
 		r->ifs[ifidx].no_redirects = !c->redirects;

@@ -42,6 +42,7 @@ enum dp_cmd_kind {
 	DP_CMD_ICMP_RATE,
 	DP_CMD_HOST,		/* port set NAME host on|off [gro on|off] [name TAP] */
 	DP_CMD_REDIRECTS,	/* port set NAME redirects on|off */
+	DP_CMD_NEIGH_AGEING,	/* neigh ageing SECONDS */
 };
 
 /* One router command, parsed; applied when the datapath opens, or while it runs. */
@@ -60,6 +61,7 @@ struct dp_cmd {
 	bool kernel;			/* from kernel sync: never overrides or removes a static route */
 	bool host_on, host_gro;
 	bool redirects;
+	uint32_t seconds;		/* neigh ageing */
 	char host_name[RXP_TAP_NAME_MAX];	/* empty: the default name */
 };
 

@@ -24,6 +24,7 @@ int rxp_router_init(struct rxp_router *r, uint32_t max_routes4, uint32_t max_rou
 	/* next hop 0: the router itself */
 	r->nh[RXP_NH_LOCAL].kind = RXP_NH_KIND_LOCAL;
 	r->n_nh = 1;
+	r->neigh_reachable_ns = RXP_NEIGH_REACHABLE_NS;
 	r->icmp_limit.rate = ICMP_RATE_DEFAULT;
 	r->icmp_limit.burst = ICMP_BURST_DEFAULT;
 	r->icmp_limit.tokens = ICMP_BURST_DEFAULT;

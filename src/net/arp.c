@@ -31,7 +31,7 @@ static void arp_fill(uint8_t *a, uint16_t op, const uint8_t sha[6], uint32_t spa
 	memcpy(a + 24, &tpa, 4);
 }
 
-void rxp_arp_request(struct rxp_stack *st, int ifidx, uint32_t target)
+void rxp_arp_request(struct rxp_stack *st, int ifidx, uint32_t target, const uint8_t *mac)
 {
 	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 	static const uint8_t zero[6];
@@ -47,7 +47,7 @@ void rxp_arp_request(struct rxp_stack *st, int ifidx, uint32_t target)
 		return;
 	}
 	arp_fill(rxp_pkt_data(pkt) + pkt->l3_off, ARP_OP_REQUEST, ifp->mac, src, zero, target);
-	rxp_l2_prepend(pkt, ifp, bcast, RXP_ETHERTYPE_ARP);
+	rxp_l2_prepend(pkt, ifp, mac ? mac : bcast, RXP_ETHERTYPE_ARP);
 	pkt->port = ifp->port;
 	st->stats.neigh_requests++;
 	rxp_tx_enqueue(st, pkt, true);

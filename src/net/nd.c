@@ -161,11 +161,14 @@ static void na_input(struct rxp_stack *st, struct rxp_pkt *pkt, const uint8_t *i
 	st->stats.delivered[RXP_SINK_ND]++;
 	/*
 	 * Without a TLLA option there is nothing to learn for an incomplete
-	 * entry. Without Override, a known address is not replaced (the entry
-	 * stays as it is until it ages out).
+	 * entry, but a solicited one confirms a known entry (the answer to a
+	 * unicast probe). Without Override, a known address is not replaced
+	 * (the entry stays as it is until it ages out).
 	 */
 	if (lla && !rxp_eth_is_multicast(lla))
 		rxp_neigh_learn_advert(st, pkt->ifidx, target, lla, icmp[4] & NA_F_OVERRIDE);
+	else if (!lla && (icmp[4] & NA_F_SOLICITED))
+		rxp_neigh_confirm(st, pkt->ifidx, target);
 	/* the host's kernel may be resolving @target too: a copy for it */
 	rxp_host_take(st, pkt);
 }
@@ -306,11 +309,11 @@ void rxp_nd_maybe_redirect(struct rxp_stack *st, struct rxp_pkt *orig, const uin
 	rxp_tx_enqueue(st, pkt, true);
 }
 
-void rxp_nd_solicit(struct rxp_stack *st, int ifidx, const uint8_t target[16])
+void rxp_nd_solicit(struct rxp_stack *st, int ifidx, const uint8_t target[16], const uint8_t *mac)
 {
 	const struct rxp_l3if *ifp = &st->router->ifs[ifidx];
 	uint8_t group[16] = { 0xff, 0x02, [11] = 0x01, [12] = 0xff };
-	uint8_t mac[6], *ip, *ns;
+	uint8_t group_mac[6], *ip, *ns;
 	struct rxp_pkt *pkt;
 
 	/* RFC 4861 7.2.2: to the target's solicited-node group, with our link-layer address */
@@ -329,8 +332,13 @@ void rxp_nd_solicit(struct rxp_stack *st, int ifidx, const uint8_t target[16])
 	ns[24] = ND_OPT_SLLA;
 	ns[25] = ND_OPT_LLA_LEN / 8;
 	memcpy(ns + 26, ifp->mac, 6);
-	rxp_icmp6_finish(ip, ifp->addr6[0], group, ND_HOP_LIMIT, ND_NS_LEN + ND_OPT_LLA_LEN);
-	mcast_mac(mac, group);
+	if (mac) {
+		rxp_icmp6_finish(ip, ifp->addr6[0], target, ND_HOP_LIMIT, ND_NS_LEN + ND_OPT_LLA_LEN);
+	} else {
+		rxp_icmp6_finish(ip, ifp->addr6[0], group, ND_HOP_LIMIT, ND_NS_LEN + ND_OPT_LLA_LEN);
+		mcast_mac(group_mac, group);
+		mac = group_mac;
+	}
 	rxp_l2_prepend(pkt, ifp, mac, RXP_ETHERTYPE_IP6);
 	pkt->port = ifp->port;
 	st->stats.neigh_requests++;

@@ -66,18 +66,38 @@ static void held_gone(struct rxp_stack *st, struct rxp_neigh *n)
 	n->n_held = 0;
 }
 
-static void solicit(struct rxp_stack *st, struct rxp_neigh *n)
+/* Asks for @n's address: broadcast / multicast, or to @mac alone. */
+static void request(struct rxp_stack *st, struct rxp_neigh *n, const uint8_t *mac)
 {
 	uint32_t a;
 
 	if (n->family == 4) {
 		memcpy(&a, n->addr, 4);
-		rxp_arp_request(st, n->ifidx, a);
+		rxp_arp_request(st, n->ifidx, a, mac);
 	} else {
-		rxp_nd_solicit(st, n->ifidx, n->addr);
+		rxp_nd_solicit(st, n->ifidx, n->addr, mac);
 	}
 	n->probes++;
+}
+
+static void solicit(struct rxp_stack *st, struct rxp_neigh *n)
+{
+	request(st, n, NULL);
 	n->deadline_ns = st->now_ns + RXP_NEIGH_RETRY_NS;
+}
+
+/*
+ * A learned neighbour that traffic still uses is asked again, at its MAC,
+ * in the last RXP_NEIGH_PROBES seconds of its life (RFC 1122 2.3.2.1's
+ * unicast poll, RFC 4861 7.3.3's probe): its answer renews the entry, which
+ * never goes away under the traffic, so none of it waits for a broadcast
+ * request or is dropped meanwhile. One nobody uses, or that does not
+ * answer, ages out.
+ */
+static bool refresh_due(const struct rxp_stack *st, const struct rxp_neigh *n)
+{
+	return n->used && n->probes < RXP_NEIGH_PROBES &&
+	       st->now_ns + (RXP_NEIGH_PROBES - n->probes) * RXP_NEIGH_RETRY_NS >= n->deadline_ns;
 }
 
 /* The slot of an on-link neighbour in a worker's cache. */
@@ -106,6 +126,7 @@ static void neigh_output(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, u
 		memcpy(e->addr, next, family == 4 ? 4 : 16);
 		memcpy(e->mac, n->mac, 6);
 		e->valid = true;
+		n->used = true;
 		send_to(st, pkt, n);
 		return;
 	}
@@ -173,6 +194,7 @@ void rxp_neigh_output_via(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh
 
 		adj->neigh = n;
 		adj->gen = t->gen;	/* under the lock: no writer is changing it */
+		n->used = true;
 		adj->port = ifp->port;
 		adj->ifidx = n->ifidx;
 		adj->mtu = ifp->mtu;
@@ -197,6 +219,20 @@ void rxp_neigh_output_via(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh
 	rxp_neigh_unlock(st);
 }
 
+/* @n answered: reachable for another lifetime. */
+static void confirm(struct rxp_stack *st, struct rxp_neigh *n)
+{
+	/*
+	 * Cached adjacencies are rebuilt (the MAC may have changed), and the
+	 * traffic that still goes to @n marks it used again on the way.
+	 */
+	rxp_neigh_gen_bump(&st->router->neigh);
+	n->state = RXP_NEIGH_REACHABLE;
+	n->probes = 0;
+	n->used = false;
+	n->deadline_ns = st->now_ns + st->router->neigh_reachable_ns;
+}
+
 static void neigh_learn(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr,
 			const uint8_t mac[6], bool create)
 {
@@ -212,11 +248,8 @@ static void neigh_learn(struct rxp_stack *st, int ifidx, uint8_t family, const u
 	}
 	if (n->state == RXP_NEIGH_STATIC)
 		return;		/* configured entries are not overridden */
-	rxp_neigh_gen_bump(t);	/* the MAC may have changed: cached adjacencies are rebuilt */
 	memcpy(n->mac, mac, 6);
-	n->state = RXP_NEIGH_REACHABLE;
-	n->probes = 0;
-	n->deadline_ns = st->now_ns + RXP_NEIGH_REACHABLE_NS;
+	confirm(st, n);
 	for (unsigned i = 0; i < n->n_held; i++)
 		send_to(st, n->held[i], n);
 	held_gone(st, n);
@@ -239,6 +272,17 @@ void rxp_neigh_learn_advert(struct rxp_stack *st, int ifidx, const uint8_t *addr
 	n = rxp_neigh_lookup(&st->router->neigh, (uint16_t)ifidx, 6, addr);
 	if (n && (n->state == RXP_NEIGH_INCOMPLETE || override || !memcmp(n->mac, mac, 6)))
 		neigh_learn(st, ifidx, 6, addr, mac, false);
+	rxp_neigh_unlock(st);
+}
+
+void rxp_neigh_confirm(struct rxp_stack *st, int ifidx, const uint8_t *addr)
+{
+	struct rxp_neigh *n;
+
+	rxp_neigh_lock(st);
+	n = rxp_neigh_lookup(&st->router->neigh, (uint16_t)ifidx, 6, addr);
+	if (n && n->state == RXP_NEIGH_REACHABLE)
+		confirm(st, n);
 	rxp_neigh_unlock(st);
 }
 
@@ -279,6 +323,30 @@ int rxp_stack_neigh_set(struct rxp_stack *st, int ifidx, uint8_t family, const u
 	ret = neigh_set(st, ifidx, family, addr, mac);
 	rxp_neigh_unlock(st);
 	return ret;
+}
+
+struct ageing_ctx {
+	uint64_t latest;	/* no learned entry lives past this */
+};
+
+static void clamp_one(void *arg, struct rxp_neigh *n)
+{
+	const struct ageing_ctx *c = arg;
+
+	if (n->state == RXP_NEIGH_REACHABLE && n->deadline_ns > c->latest)
+		n->deadline_ns = c->latest;
+}
+
+void rxp_stack_neigh_set_ageing(struct rxp_stack *st, uint64_t ns)
+{
+	struct ageing_ctx c = { .latest = st->now_ns + ns };
+
+	if (!st->router)
+		return;
+	rxp_neigh_lock(st);
+	st->router->neigh_reachable_ns = ns;
+	rxp_neigh_walk(&st->router->neigh, clamp_one, &c);
+	rxp_neigh_unlock(st);
 }
 
 static int neigh_del(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr)
@@ -360,8 +428,13 @@ static void timer_one(void *arg, struct rxp_neigh *n)
 			}
 		}
 		break;
-	case RXP_NEIGH_FAILED:
 	case RXP_NEIGH_REACHABLE:
+		if (st->now_ns >= n->deadline_ns)
+			rxp_neigh_remove(&st->router->neigh, n);
+		else if (refresh_due(st, n))
+			request(st, n, n->mac);
+		break;
+	case RXP_NEIGH_FAILED:
 		if (st->now_ns >= n->deadline_ns)
 			rxp_neigh_remove(&st->router->neigh, n);
 		break;

@@ -83,8 +83,12 @@ unsigned rxp_reasm_expire(struct rxp_stack *st, bool all, bool answer);
 /* Handles one ARP packet (pkt->ifidx set): answer, learn, or drop. Consumes @pkt. */
 void rxp_arp_input(struct rxp_stack *st, struct rxp_pkt *pkt);
 
-/* Broadcasts an ARP request for @target (network order) on interface @ifidx. */
-void rxp_arp_request(struct rxp_stack *st, int ifidx, uint32_t target);
+/*
+ * Sends an ARP request for @target (network order) on interface @ifidx:
+ * broadcast, or to @mac alone when it is not NULL (a unicast poll of a
+ * known neighbour, RFC 1122 2.3.2.1).
+ */
+void rxp_arp_request(struct rxp_stack *st, int ifidx, uint32_t target, const uint8_t *mac);
 
 /* ---- icmp4.c ---- */
 
@@ -111,8 +115,12 @@ void rxp_icmp4_local(struct rxp_stack *st, struct rxp_pkt *pkt);
 
 /* ---- ip6 (nd.c, icmp6.c) ---- */
 
-/* Multicasts a Neighbor Solicitation for @target on interface @ifidx. */
-void rxp_nd_solicit(struct rxp_stack *st, int ifidx, const uint8_t target[16]);
+/*
+ * Sends a Neighbor Solicitation for @target on interface @ifidx: to its
+ * solicited-node group, or to @target itself at @mac when @mac is not NULL
+ * (a unicast probe of a known neighbour, RFC 4861 7.3.3).
+ */
+void rxp_nd_solicit(struct rxp_stack *st, int ifidx, const uint8_t target[16], const uint8_t *mac);
 
 /*
  * RFC 4861 8.2: @orig, a packet being forwarded out of the interface it
@@ -319,6 +327,13 @@ void rxp_neigh_learn(struct rxp_stack *st, int ifidx, uint8_t family, const uint
  */
 void rxp_neigh_learn_advert(struct rxp_stack *st, int ifidx, const uint8_t *addr,
 			    const uint8_t mac[6], bool override);
+
+/*
+ * A solicited Neighbor Advertisement for @addr without a link-layer address
+ * (as Linux answers a unicast solicitation): it confirms a known entry, as
+ * RFC 4861 7.2.5 says, and changes nothing else.
+ */
+void rxp_neigh_confirm(struct rxp_stack *st, int ifidx, const uint8_t *addr);
 
 /*
  * Drops @pkt under @reason, counted against the port it came in on; a

@@ -90,6 +90,12 @@ out=$("$RXPATH" run -e 'port add p0 sim' -e 'route add 10.9.0.0/16 gateway 10.0.
 check router_bad_route_word grep -q "'gateway': expected 'via GATEWAY' or 'dev PORT'" <<<"$out"
 out=$("$RXPATH" run -e 'port add p0 sim' -e 'neigh add 10.0.0.2 lladdr ff:ff:ff:ff:ff:ff dev p0' 2>&1); rc=$?
 check router_multicast_lladdr_refused grep -q "expected a unicast MAC address" <<<"$out"
+out=$("$RXPATH" run -e 'port add p0 sim' -e 'neigh ageing 3' 2>&1); rc=$?
+check router_neigh_ageing_range_exit [ "$rc" -eq 2 ]
+check router_neigh_ageing_range grep -q "\-e 2: '3': expected seconds from 5 to 86400" <<<"$out"
+out=$("$RXPATH" run -e 'port add p0 sim' -e 'port set p0 redirects of' 2>&1); rc=$?
+check router_redirects_bad_word_exit [ "$rc" -eq 2 ]
+check router_redirects_bad_word grep -q "\-e 2: 'of': expected 'on' or 'off' after 'redirects'" <<<"$out"
 out=$("$RXPATH" run -e 'port add p0 sim' -e 'port add p0.5 vlan:parent=p9,id=5' 2>&1); rc=$?
 check router_vlan_parent_unknown grep -q "parent=p9: no such port" <<<"$out"
 out=$("$RXPATH" run -e 'port add p0 sim' -e 'port add p1 sim' -e 'addr add 2001:db8::1/64 dev p0' -e 'route add 2001:db8:9::/48 via fe80::1' 2>&1); rc=$?
