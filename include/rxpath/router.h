@@ -44,6 +44,9 @@ struct rxp_l3if {
 	uint32_t mtu;		/* IP MTU */
 	uint8_t mac[6];
 	bool no_redirects;	/* `port set NAME redirects off` */
+	bool ra;		/* `port set NAME ra on`: sends Router Advertisements */
+	uint8_t ra_initial;	/* of the first, quicker ones, sent so far */
+	uint64_t ra_next_ns, ra_last_ns;	/* the next one due; the last one sent (0: none) */
 	uint8_t n_addr4, n_addr6;
 	uint32_t addr4[RXP_IF_ADDRS];	/* network order */
 	uint8_t plen4[RXP_IF_ADDRS];
@@ -94,6 +97,7 @@ struct rxp_router {
 	pthread_spinlock_t neigh_lock;
 	struct rxp_ratelimit icmp_limit;
 	uint64_t neigh_reachable_ns;	/* a learned neighbour lasts this long unconfirmed */
+	uint64_t ra_rng;	/* PRNG state for the Router Advertisement intervals */
 	unsigned n_bcast4;
 	uint32_t bcast4[RXP_IFS_MAX];	/* directed broadcasts of the connected subnets (network order) */
 	uint64_t bcast4_low6;	/* bit n: a broadcast above ends in n (its low 6 bits) */

@@ -114,6 +114,7 @@ struct rxp_stack_stats {
 	uint64_t icmp_errors;	/* ICMP errors sent */
 	uint64_t icmp_ratelimited;	/* ICMP errors suppressed by the rate limit */
 	uint64_t redirects;	/* ICMP / ND Redirects sent (also counted as ICMP errors) */
+	uint64_t router_adverts;	/* Router Advertisements sent */
 	uint64_t neigh_requests;	/* ARP requests / neighbor solicitations sent */
 };
 
@@ -259,6 +260,13 @@ uint64_t rxp_stack_drain(struct rxp_stack *st);
  */
 int rxp_stack_neigh_set(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr,
 			const uint8_t mac[6]);
+
+/*
+ * Starts or stops Router Advertisements on interface @ifidx (the first at
+ * the next tick). An interface that stops after advertising sends a last
+ * one with Router Lifetime 0, so that hosts drop the router at once.
+ */
+void rxp_stack_set_ra(struct rxp_stack *st, int ifidx, bool on);
 
 /*
  * Sets how long a learned neighbour lasts without being confirmed (used ones

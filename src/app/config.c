@@ -113,7 +113,7 @@ static int cmd_port_host(struct dp_config *cfg, char **w, int n, const char *whe
 	return dp_config_add_cmd(cfg, &c);
 }
 
-/* "port add NAME SPEC", "port set NAME mtu N|redirects on|off" and "port set NAME host ..." */
+/* "port add NAME SPEC", "port set NAME mtu N|redirects on|off|ra on|off" and "port set NAME host ..." */
 static int cmd_port(struct dp_config *cfg, char **w, int n, const char *where, char *err,
 		    size_t errlen)
 {
@@ -126,16 +126,16 @@ static int cmd_port(struct dp_config *cfg, char **w, int n, const char *where, c
 
 		if (n >= 4 && !strcmp(w[3], "host"))
 			return cmd_port_host(cfg, w, n, where, err, errlen);
-		if (n != 5 || (strcmp(w[3], "mtu") && strcmp(w[3], "redirects")))
-			BAD("%s: expected 'port set NAME mtu N', 'port set NAME redirects on|off' or "
+		if (n != 5 || (strcmp(w[3], "mtu") && strcmp(w[3], "redirects") && strcmp(w[3], "ra")))
+			BAD("%s: expected 'port set NAME mtu N', 'port set NAME redirects|ra on|off' or "
 			    "'port set NAME host on|off [gro on|off] [name TAP]'", where);
 		if (!dp_config_has_name(cfg, w[2]))
 			BAD("%s: '%s': no such port", where, w[2]);
-		if (!strcmp(w[3], "redirects")) {
+		if (strcmp(w[3], "mtu")) {
 			if (strcmp(w[4], "on") && strcmp(w[4], "off"))
-				BAD("%s: '%s': expected 'on' or 'off' after 'redirects'", where, w[4]);
-			c.kind = DP_CMD_REDIRECTS;
-			c.redirects = !strcmp(w[4], "on");
+				BAD("%s: '%s': expected 'on' or 'off' after '%s'", where, w[4], w[3]);
+			c.kind = !strcmp(w[3], "ra") ? DP_CMD_RA : DP_CMD_REDIRECTS;
+			c.redirects = c.ra_on = !strcmp(w[4], "on");
 		} else {
 			if (rxp_parse_u64(w[4], 68, 65535, &mtu))
 				BAD("%s: '%s': expected an MTU from 68 to 65535", where, w[4]);

@@ -215,6 +215,9 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 		/* entries learned from now on; read by the timer owner under the table's lock */
 		rxp_stack_neigh_set_ageing(&dp->stack, (uint64_t)c->seconds * 1000000000ull);
 		break;
+	case DP_CMD_RA:
+		rxp_stack_set_ra(&dp->stack, ifidx, c->ra_on);
+		break;
 	case DP_CMD_REDIRECTS:
 		/* read by the workers' slow path only; a stale value costs one redirect more or less */
 		r->ifs[ifidx].no_redirects = !c->redirects;
@@ -333,6 +336,7 @@ void dp_stack_stats(struct dp *dp, struct rxp_stack_stats *out)
 		out->icmp_errors += s->icmp_errors;
 		out->icmp_ratelimited += s->icmp_ratelimited;
 		out->redirects += s->redirects;
+		out->router_adverts += s->router_adverts;
 		out->neigh_requests += s->neigh_requests;
 	}
 }
@@ -554,6 +558,10 @@ void dp_settle(struct dp *dp)
 	uint64_t deadline = monotonic_ns() + 100000000ull;
 	bool idle;
 
+	if (dp->router)
+		for (unsigned i = 0; i < dp->router->n_ifs; i++)
+			if (dp->router->ifs[i].ra)
+				rxp_stack_set_ra(&dp->stack, (int)i, false);
 	for (unsigned w = 0; w < dp->n_workers; w++)
 		rxp_stack_flush(dp_stack(dp, w));
 	do {

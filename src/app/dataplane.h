@@ -43,6 +43,7 @@ enum dp_cmd_kind {
 	DP_CMD_HOST,		/* port set NAME host on|off [gro on|off] [name TAP] */
 	DP_CMD_REDIRECTS,	/* port set NAME redirects on|off */
 	DP_CMD_NEIGH_AGEING,	/* neigh ageing SECONDS */
+	DP_CMD_RA,		/* port set NAME ra on|off */
 };
 
 /* One router command, parsed; applied when the datapath opens, or while it runs. */
@@ -61,6 +62,7 @@ struct dp_cmd {
 	bool kernel;			/* from kernel sync: never overrides or removes a static route */
 	bool host_on, host_gro;
 	bool redirects;
+	bool ra_on;
 	uint32_t seconds;		/* neigh ageing */
 	char host_name[RXP_TAP_NAME_MAX];	/* empty: the default name */
 };
@@ -234,9 +236,10 @@ static inline void dp_tick(struct dp *dp, uint64_t now_ns)
 bool dp_finished(struct dp *dp);
 
 /*
- * After the workers have stopped: sends what their stacks gathered and
- * reaps transmit completions on every queue (100 ms at most), so that the
- * summary counts what was sent.
+ * After the workers have stopped: interfaces that send Router
+ * Advertisements send a last one (Router Lifetime 0); sends what the
+ * stacks gathered and reaps transmit completions on every queue (100 ms at
+ * most), so that the summary counts what was sent.
  */
 void dp_settle(struct dp *dp);
 

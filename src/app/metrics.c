@@ -74,6 +74,8 @@ static const struct counter_def stack_counters[] = {
 		      "ICMP errors held back by the rate limit."),
 	STACK_COUNTER(redirects, "rxpath_redirects_total",
 		      "ICMP and ND Redirects sent (also in rxpath_icmp_errors_total)."),
+	STACK_COUNTER(router_adverts, "rxpath_router_adverts_total",
+		      "Router Advertisements sent."),
 	STACK_COUNTER(neigh_requests, "rxpath_neigh_requests_total",
 		      "ARP requests and neighbour solicitations sent."),
 };

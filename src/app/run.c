@@ -342,11 +342,11 @@ static void report_summary_json(struct dp *dp, double elapsed)
 		       (unsigned long long)ss->drops[r]);
 	printf("},\"forwarded\":%llu,\"fragments\":%llu,\"local_out\":%llu,\"local_out_dropped\":%llu,"
 	       "\"icmp_errors\":%llu,\"icmp_ratelimited\":%llu,\"redirects\":%llu,"
-	       "\"neigh_requests\":%llu",
+	       "\"router_adverts\":%llu,\"neigh_requests\":%llu",
 	       (unsigned long long)ss->forwarded, (unsigned long long)ss->fragments,
 	       (unsigned long long)ss->local_out, (unsigned long long)ss->local_out_dropped,
 	       (unsigned long long)ss->icmp_errors, (unsigned long long)ss->icmp_ratelimited,
-	       (unsigned long long)ss->redirects,
+	       (unsigned long long)ss->redirects, (unsigned long long)ss->router_adverts,
 	       (unsigned long long)ss->neigh_requests);
 	dp_host_print(dp, stdout, true);
 	printf(",\"pool\":{\"alloc_fast\":%llu,\"alloc_slow\":%llu,\"alloc_empty\":%llu,"

@@ -51,8 +51,9 @@ static void ports_text(struct dp *dp, const struct dp_config *cfg, struct rxp_sb
 			int ifidx = dp->router->port_if[p->id];
 			const struct rxp_l3if *ifp = &dp->router->ifs[ifidx];
 
-			rxp_sbuf_printf(o, ", mtu %u%s\n", ifp->mtu,
-					ifp->no_redirects ? ", redirects off" : "");
+			rxp_sbuf_printf(o, ", mtu %u%s%s\n", ifp->mtu,
+					ifp->no_redirects ? ", redirects off" : "",
+					ifp->ra ? ", router advertisements on" : "");
 			for (unsigned k = 0; k < ifp->n_addr4; k++) {
 				rxp_sbuf_printf(o, "    inet ");
 				put_addr(o, 4, &ifp->addr4[k]);
@@ -77,16 +78,17 @@ static void ports_text(struct dp *dp, const struct dp_config *cfg, struct rxp_sb
 
 			if (!ifp->vlan)
 				continue;
-			rxp_sbuf_printf(o, "%s: vlan %u on %s, mtu %u%s\n", ifp->name, ifp->vlan,
+			rxp_sbuf_printf(o, "%s: vlan %u on %s, mtu %u%s%s\n", ifp->name, ifp->vlan,
 					dp->ports[ifp->port].name, ifp->mtu,
-					ifp->no_redirects ? ", redirects off" : "");
+					ifp->no_redirects ? ", redirects off" : "",
+					ifp->ra ? ", router advertisements on" : "");
 		}
 }
 
 static void if_addrs_json(struct rxp_sbuf *o, const struct rxp_l3if *ifp)
 {
-	rxp_sbuf_printf(o, ",\"mtu\":%u,\"redirects\":%s,\"addresses\":[", ifp->mtu,
-			ifp->no_redirects ? "false" : "true");
+	rxp_sbuf_printf(o, ",\"mtu\":%u,\"redirects\":%s,\"router_adverts\":%s,\"addresses\":[",
+			ifp->mtu, ifp->no_redirects ? "false" : "true", ifp->ra ? "true" : "false");
 	for (unsigned k = 0; k < ifp->n_addr4; k++) {
 		rxp_sbuf_printf(o, "%s\"", k ? "," : "");
 		put_addr(o, 4, &ifp->addr4[k]);
@@ -151,7 +153,7 @@ static void ports_json(struct dp *dp, const struct dp_config *cfg, struct rxp_sb
 #define STACK_FIELDS(X) \
 	X(in_packets) X(in_bytes) X(delivered_bytes) X(dropped) X(polls) X(forwarded) \
 	X(fragments) X(local_out) X(local_out_dropped) X(icmp_errors) X(icmp_ratelimited) \
-	X(redirects) X(neigh_requests)
+	X(redirects) X(router_adverts) X(neigh_requests)
 
 #define POOL_FIELDS(X) X(alloc_fast) X(alloc_slow) X(alloc_empty) X(recycle_cached) X(recycle_ring)
 

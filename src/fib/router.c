@@ -25,6 +25,7 @@ int rxp_router_init(struct rxp_router *r, uint32_t max_routes4, uint32_t max_rou
 	r->nh[RXP_NH_LOCAL].kind = RXP_NH_KIND_LOCAL;
 	r->n_nh = 1;
 	r->neigh_reachable_ns = RXP_NEIGH_REACHABLE_NS;
+	r->ra_rng = (uint64_t)(uintptr_t)r ^ 0x9e3779b97f4a7c15ull;	/* any nonzero seed */
 	r->icmp_limit.rate = ICMP_RATE_DEFAULT;
 	r->icmp_limit.burst = ICMP_BURST_DEFAULT;
 	r->icmp_limit.tokens = ICMP_BURST_DEFAULT;

@@ -2,8 +2,9 @@
 /*
  * Neighbor Discovery (RFC 4861) on Ethernet (RFC 2464): answer
  * solicitations for the router's addresses, learn from solicitations and
- * advertisements, solicit next hops, send Redirects. Router messages and
- * Redirects from others are validated and taken, but not acted on.
+ * advertisements, solicit next hops, send Redirects. Router Solicitations
+ * are handed to ra.c; other routers' advertisements and Redirects are
+ * validated and taken, but not acted on.
  */
 #include <string.h>
 #include "rxpath/host.h"
@@ -202,11 +203,18 @@ void rxp_nd_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 		break;
 	}
 	/* RFC 4861 6.1.1, 6.1.2, 8.1: fixed part there, options well formed; then taken */
-	if (icmp_len < fixed || !nd_options(icmp + fixed, icmp_len - fixed, 0, &lla)) {
+	if (icmp_len < fixed || !nd_options(icmp + fixed, icmp_len - fixed, ND_OPT_SLLA, &lla)) {
+		rxp_drop(st, pkt, RXP_DROP_ND_BAD);
+		return;
+	}
+	/* 6.1.1: from the unspecified address, a solicitation carries no link-layer address */
+	if (icmp[0] == ND_RS && lla && !memcmp(ip + 8, zero16, 16)) {
 		rxp_drop(st, pkt, RXP_DROP_ND_BAD);
 		return;
 	}
 	st->stats.delivered[RXP_SINK_ND]++;
+	if (icmp[0] == ND_RS)
+		rxp_ra_solicited(st, pkt->ifidx);
 	rxp_pool_free(st->cache, pkt);
 }
 

@@ -454,6 +454,7 @@ void rxp_stack_tick(struct rxp_stack *st, uint64_t now_ns)
 	if (st->timer_owner) {	/* one worker runs the shared table's timers */
 		rxp_neigh_lock(st);
 		rxp_neigh_walk(&st->router->neigh, timer_one, &c);
+		rxp_ra_tick(st);
 		rxp_neigh_unlock(st);
 	}
 	rxp_reasm_expire(st, false, true);

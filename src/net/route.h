@@ -122,6 +122,14 @@ void rxp_icmp4_local(struct rxp_stack *st, struct rxp_pkt *pkt);
  */
 void rxp_nd_solicit(struct rxp_stack *st, int ifidx, const uint8_t target[16], const uint8_t *mac);
 
+/* ---- ra.c: Router Advertisements on the interfaces set `ra on` ---- */
+
+/* Sends the unsolicited ones that are due. The timer owner calls it, with the neighbour lock held. */
+void rxp_ra_tick(struct rxp_stack *st);
+
+/* A valid Router Solicitation came in on @ifidx: an advertisement soon, if it sends them. */
+void rxp_ra_solicited(struct rxp_stack *st, int ifidx);
+
 /*
  * RFC 4861 8.2: @orig, a packet being forwarded out of the interface it
  * came in on toward next hop @next (its gateway, or its destination when

@@ -105,6 +105,10 @@ sed -i '/^port set sim0 redirects off/d' "$TMP/router.conf"
 kill -HUP $pid
 sleep 0.5
 check redirects_default_when_gone_from_file bash -c '! grep -q "redirects off" <<<"$1"' _ "$(ctl show ports)"
+check ra_set_ctl ctl port set sim1 ra on
+check ra_on_shown grep -q 'router advertisements on' <<<"$(ctl show ports)"
+check ra_off_ctl ctl port set sim1 ra off
+check ra_off_not_shown bash -c '! grep -q "router advertisements on" <<<"$1"' _ "$(ctl show ports)"
 err=$(ctl port set sim0 redirects maybe 2>&1)
 check redirects_bad_value grep -q "'maybe': expected 'on' or 'off' after 'redirects'" <<<"$err"
 # A bad line: rejected with its line number, nothing changes.

@@ -263,10 +263,40 @@ for name, frame, reason in cases:
 res = run(BASE, {"p0": [ns("2001:db8:1::99")]})
 check("ns_foreign_group_not_taken", not res.sent("p0") and res.drops().get("ip6_multicast") == 1, res.drops())
 
-# a Router Solicitation is taken (counted), and not answered (no Router Advertisements)
+# a Router Solicitation is taken (counted), and not answered where advertisements are off (the default)
 rs = Ether(dst="33:33:00:00:00:02", src=H1) / IPv6(src=LLH, dst="ff02::2", hlim=255) / ICMPv6ND_RS() / ICMPv6NDOptSrcLLAddr(lladdr=H1)
 res = run(BASE, {"p0": [rs]})
 check("rs_taken", not res.sent("p0") and res.summary["delivered"].get("nd") == 1 and not res.drops(), (res.drops(), res.summary["delivered"]))
+# RFC 4861 6.1.1: from the unspecified address a solicitation carries no link-layer address
+bad_rs = Ether(dst="33:33:00:00:00:02", src=H1) / IPv6(src="::", dst="ff02::2", hlim=255) / ICMPv6ND_RS() / ICMPv6NDOptSrcLLAddr(lladdr=H1)
+res = run(BASE, {"p0": [bad_rs]})
+check("rs_unspecified_with_lla_dropped", res.drops().get("nd_malformed") == 1, res.drops())
+
+# --- Router Advertisements (RFC 4861 6.2, 4.2, 4.6): `port set p0 ra on` ---
+from scapy.all import ICMPv6ND_RA, ICMPv6NDOptMTU, ICMPv6NDOptPrefixInfo  # noqa: E402
+
+res = run(BASE + ["addr add 2001:db8:77::1/48 dev p0", "port set p0 ra on"], {"p0": [rs]})
+ras = [p for p in res.sent("p0") if ICMPv6ND_RA in p]
+check("ra_sent_first_and_last", len(ras) >= 2 and ras[0][ICMPv6ND_RA].routerlifetime == 1800 and ras[-1][ICMPv6ND_RA].routerlifetime == 0,
+      [(p[ICMPv6ND_RA].routerlifetime) for p in ras])
+check("ra_only_where_on", not [p for p in res.sent("p1") if ICMPv6ND_RA in p], res.sent("p1"))
+if ras:
+    a = ras[0]
+    check("ra_from_link_local_to_all_nodes", a[IPv6].src == LL0 and a[IPv6].dst == "ff02::1" and a[IPv6].hlim == 255 and
+          a[Ether].dst == "33:33:00:00:00:01" and a[Ether].src == R0, a.summary())
+    raw = bytes(a[IPv6])
+    check("ra_checksum_valid", inet_cksum(raw[8:40] + struct.pack("!I", len(raw) - 40) + b"\0\0\0\x3a" + raw[40:]) == 0)
+    check("ra_fields", a[ICMPv6ND_RA].chlim == 64 and a[ICMPv6ND_RA].M == 0 and a[ICMPv6ND_RA].O == 0 and
+          a[ICMPv6ND_RA].reachabletime == 0 and a[ICMPv6ND_RA].retranstimer == 0, a[ICMPv6ND_RA].show(dump=True))
+    check("ra_source_lladdr", ICMPv6NDOptSrcLLAddr in a and a[ICMPv6NDOptSrcLLAddr].lladdr == R0)
+    check("ra_mtu", ICMPv6NDOptMTU in a and a[ICMPv6NDOptMTU].mtu == 1500)
+    pis, o = [], a[ICMPv6ND_RA].payload
+    while o and not isinstance(o, Raw) and o.name != "NoPayload":
+        if isinstance(o, ICMPv6NDOptPrefixInfo):
+            pis.append((o.prefix, o.prefixlen, o.L, o.A, o.validlifetime, o.preferredlifetime))
+        o = o.payload
+    check("ra_prefixes", sorted(pis) == sorted([("2001:db8:1::", 64, 1, 1, 2592000, 604800), ("2001:db8:77::", 48, 1, 0, 2592000, 604800)]), pis)
+check("ra_counted", res.summary.get("router_adverts") == len(ras), (res.summary.get("router_adverts"), len(ras)))
 
 # --- resolution: an unknown gateway gets a multicast NS; the NA releases the held packet ---
 cfg = BASE + ["route add 2001:db8:8::/48 via 2001:db8:2::3"]

@@ -18,6 +18,7 @@
 #   lab_summary              prints rxpath's JSON summary line (after the stop)
 #   lab_json 'EXPR' < JSON   evaluates a Python expression over the parsed JSON `j`
 #   lab_bg NS CMD...         runs CMD in NS in the background; stopped by lab_down
+#   lab_eui64 PREFIX MAC     PREFIX + MAC's EUI-64 interface identifier
 #   lab_down                 tears everything down
 #   pass/fail/skip/check     one "PASS name" / "FAIL name" / "SKIP name" line each
 
@@ -201,6 +202,15 @@ lab_json() {
 	"$PYTHON" -c 'import json, sys
 j = json.load(sys.stdin)
 print(eval(sys.argv[1]))' "$1"
+}
+
+# lab_eui64 PREFIX MAC : PREFIX (like fe80:: or 2001:db8:1::) with MAC's EUI-64
+# interface identifier (RFC 4291 2.5.1): rxpath's link-local, a host's SLAAC address.
+lab_eui64() {
+	"$PYTHON" -c 'import ipaddress, sys
+m = bytes.fromhex(sys.argv[2].replace(":", ""))
+iid = bytes([m[0] ^ 2]) + m[1:3] + b"\xff\xfe" + m[3:]
+print(ipaddress.IPv6Address(ipaddress.IPv6Address(sys.argv[1]).packed[:8] + iid))' "$1" "$2"
 }
 
 # Shows rxpath's log lines on a failure.

@@ -74,10 +74,7 @@ pass "${T}_start"
 # host that learned its router from Router Advertisements does: RFC 4861 8.1
 # has it take Redirects only from that address.
 r0_mac=$(ip -n "$LAB_R" -j link show r0 | lab_json 'j[0]["address"]')
-r0_ll=$("$PYTHON" -c 'import sys
-m = [int(x, 16) for x in sys.argv[1].split(":")]
-m[0] ^= 2
-print("fe80::%02x%02x:%02xff:fe%02x:%02x%02x" % tuple(m))' "$r0_mac")
+r0_ll=$(lab_eui64 fe80:: "$r0_mac")
 ip -n "$LAB_H1" -6 route add 2001:db8:8::/48 via "$r0_ll" dev br0
 
 out4=$(lab_in "$LAB_H1" ping -n -c 3 -i 0.3 -w 5 10.8.1.1 2>&1)

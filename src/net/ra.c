@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Router Advertisements (RFC 4861 6.2) on the interfaces set `ra on`: the
+ * router's link-local address as a default router, the interface's MTU, and
+ * its IPv6 prefixes for on-link determination and, for /64s, stateless
+ * address autoconfiguration (RFC 4862). Unsolicited ones at random
+ * intervals, the first few sooner; answers to Router Solicitations; a last
+ * one with lifetime 0 when the interface stops advertising.
+ *
+ * The state lives in the router's interfaces and is changed under the
+ * neighbour table's lock: the timer owner sends the periodic ones, any
+ * worker may take a solicitation.
+ */
+#include <string.h>
+#include "rxpath/host.h"
+#include "route.h"
+
+#define ND_RA 134
+#define ND_HOP_LIMIT 255
+#define RA_LEN 16			/* type .. retrans timer */
+#define OPT_SLLA 1
+#define OPT_PREFIX 3
+#define OPT_MTU 5
+#define OPT_SLLA_LEN 8
+#define OPT_PREFIX_LEN 32
+#define OPT_MTU_LEN 8
+#define PREFIX_ON_LINK 0x80		/* L */
+#define PREFIX_AUTONOMOUS 0x40		/* A */
+
+/* RFC 4861 6.2.1 defaults, and 10's constants */
+#define MAX_INTERVAL_NS 600000000000ull		/* MaxRtrAdvInterval */
+#define MIN_INTERVAL_NS 198000000000ull		/* MinRtrAdvInterval: 0.33 * Max */
+#define ROUTER_LIFETIME_S 1800u			/* AdvDefaultLifetime: 3 * Max */
+#define CUR_HOP_LIMIT 64
+#define VALID_LIFETIME_S 2592000u		/* AdvValidLifetime: 30 days */
+#define PREFERRED_LIFETIME_S 604800u		/* AdvPreferredLifetime: 7 days */
+#define MAX_INITIAL_ADVERTS 3
+#define MAX_INITIAL_INTERVAL_NS 16000000000ull
+#define MIN_DELAY_BETWEEN_NS 3000000000ull
+#define MAX_RA_DELAY_NS 500000000ull
+
+static const uint8_t all_nodes[16] = { 0xff, 0x02, [15] = 0x01 };
+static const uint8_t all_nodes_mac[6] = { 0x33, 0x33, 0, 0, 0, 1 };
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static bool is_link_local(const uint8_t *a)
+{
+	return a[0] == 0xfe && (a[1] & 0xc0) == 0x80;
+}
+
+/* A number in [0, @range) from the router's PRNG (timers need no more). */
+static uint64_t random_below(struct rxp_router *r, uint64_t range)
+{
+	uint64_t x = r->ra_rng;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	r->ra_rng = x;
+	return range ? x % range : 0;
+}
+
+/* Multicasts one RA on @ifidx to all nodes; @lifetime_s 0 says "no longer a router". */
+static void ra_send(struct rxp_stack *st, int ifidx, uint16_t lifetime_s)
+{
+	const struct rxp_l3if *ifp = &st->router->ifs[ifidx];
+	unsigned n_prefixes = 0;
+	struct rxp_pkt *pkt;
+	uint8_t *ip, *ra, *o;
+	uint32_t len;
+
+	if (!ifp->n_addr6)
+		return;		/* no link-local address to speak from */
+	for (unsigned i = 0; i < ifp->n_addr6; i++)
+		n_prefixes += !is_link_local(ifp->addr6[i]);
+	len = RA_LEN + OPT_SLLA_LEN + OPT_MTU_LEN + n_prefixes * OPT_PREFIX_LEN;
+	pkt = rxp_local_alloc(st, (uint16_t)(RXP_IP6_HLEN + len));
+	if (!pkt) {
+		st->stats.local_out_dropped++;
+		return;
+	}
+	ip = rxp_pkt_data(pkt) + pkt->l3_off;
+	ra = ip + RXP_IP6_HLEN;
+	memset(ra, 0, len);
+	ra[0] = ND_RA;
+	ra[4] = CUR_HOP_LIMIT;
+	ra[5] = 0;			/* no DHCPv6: M and O clear */
+	ra[6] = (uint8_t)(lifetime_s >> 8);
+	ra[7] = (uint8_t)lifetime_s;
+	/* reachable time and retrans timer 0: unspecified, the hosts keep theirs */
+	o = ra + RA_LEN;
+	o[0] = OPT_SLLA;
+	o[1] = OPT_SLLA_LEN / 8;
+	memcpy(o + 2, ifp->mac, 6);
+	o += OPT_SLLA_LEN;
+	o[0] = OPT_MTU;
+	o[1] = OPT_MTU_LEN / 8;
+	put32(o + 4, ifp->mtu);
+	o += OPT_MTU_LEN;
+	for (unsigned i = 0; i < ifp->n_addr6; i++) {
+		unsigned plen = ifp->plen6[i];
+
+		if (is_link_local(ifp->addr6[i]))
+			continue;
+		o[0] = OPT_PREFIX;
+		o[1] = OPT_PREFIX_LEN / 8;
+		o[2] = (uint8_t)plen;
+		/* addresses are made from 64-bit interface identifiers (RFC 4862 5.5.3) */
+		o[3] = PREFIX_ON_LINK | (plen == 64 ? PREFIX_AUTONOMOUS : 0);
+		put32(o + 4, VALID_LIFETIME_S);
+		put32(o + 8, PREFERRED_LIFETIME_S);
+		memcpy(o + 16, ifp->addr6[i], plen / 8);
+		if (plen % 8)
+			o[16 + plen / 8] = ifp->addr6[i][plen / 8] & (uint8_t)(0xff00u >> (plen % 8));
+		o += OPT_PREFIX_LEN;
+	}
+	rxp_icmp6_finish(ip, ifp->addr6[0], all_nodes, ND_HOP_LIMIT, len);
+	pkt->port = ifp->port;
+	pkt->ifidx = (uint16_t)ifidx;
+	rxp_l2_prepend(pkt, ifp, all_nodes_mac, RXP_ETHERTYPE_IP6);
+	st->stats.router_adverts++;
+	rxp_tx_enqueue(st, pkt, true);
+}
+
+/* Sends what is due and schedules the next (RFC 4861 6.2.4). Holds the lock. */
+static void ra_due(struct rxp_stack *st, int ifidx)
+{
+	struct rxp_router *r = st->router;
+	struct rxp_l3if *ifp = &r->ifs[ifidx];
+	uint64_t wait = MIN_INTERVAL_NS + random_below(r, MAX_INTERVAL_NS - MIN_INTERVAL_NS);
+
+	if (st->now_ns < ifp->ra_next_ns)
+		return;
+	ra_send(st, ifidx, ROUTER_LIFETIME_S);
+	if (ifp->ra_initial < MAX_INITIAL_ADVERTS) {
+		ifp->ra_initial++;
+		wait = RXP_MIN(wait, MAX_INITIAL_INTERVAL_NS);
+	}
+	ifp->ra_last_ns = st->now_ns;
+	ifp->ra_next_ns = st->now_ns + wait;
+}
+
+void rxp_ra_tick(struct rxp_stack *st)
+{
+	struct rxp_router *r = st->router;
+
+	for (unsigned i = 0; i < r->n_ifs; i++)
+		if (r->ifs[i].ra)
+			ra_due(st, (int)i);
+}
+
+void rxp_ra_solicited(struct rxp_stack *st, int ifidx)
+{
+	struct rxp_router *r = st->router;
+	struct rxp_l3if *ifp = &r->ifs[ifidx];
+	uint64_t at;
+
+	if (!ifp->ra)
+		return;
+	rxp_neigh_lock(st);
+	/* 6.2.6: after a random delay, and not sooner than 3 s after the last one */
+	at = RXP_MAX(st->now_ns + random_below(r, MAX_RA_DELAY_NS),
+		     ifp->ra_last_ns ? ifp->ra_last_ns + MIN_DELAY_BETWEEN_NS : 0);
+	if (at < ifp->ra_next_ns)
+		ifp->ra_next_ns = at;
+	rxp_neigh_unlock(st);
+}
+
+void rxp_stack_set_ra(struct rxp_stack *st, int ifidx, bool on)
+{
+	struct rxp_l3if *ifp;
+	bool was;
+
+	if (!st->router || ifidx < 0 || (unsigned)ifidx >= st->router->n_ifs)
+		return;
+	ifp = &st->router->ifs[ifidx];
+	rxp_neigh_lock(st);
+	was = ifp->ra;
+	ifp->ra = on;
+	if (on && !was) {
+		ifp->ra_initial = 0;
+		ifp->ra_last_ns = 0;
+		ifp->ra_next_ns = 0;	/* at the next tick */
+	}
+	rxp_neigh_unlock(st);
+	/* 6.2.5: hosts drop us as a default router now rather than in 30 minutes */
+	if (!on && was && ifp->ra_last_ns) {
+		ra_send(st, ifidx, 0);
+		rxp_stack_flush(st);
+	}
+}
