@@ -98,6 +98,8 @@ static const char *const config_lines[] = {
 	"route add 10.6.0.0/16 dev p0",			/* on-link */
 	"route add 10.5.0.0/16 via 10.0.4.3",		/* known, small MTU: fragments leave */
 	"icmp ratelimit 1000 burst 8",
+	"port set p0 ra on",		/* advertisements: periodic, and to solicitations */
+	"neigh ageing 5",		/* the clock's steps reach renewals and ageing both */
 };
 
 /* Neighbour changes an input can make, as the control socket would. */
@@ -373,7 +375,7 @@ static void tx_hook(void *ctx, const uint8_t *frame, uint16_t len)
 /* ---- accounting ---- */
 
 struct held_count {
-	uint64_t rx, local, incomplete_due;
+	uint64_t rx, local, incomplete_due, renew_due;
 	uint64_t now;
 };
 
@@ -388,6 +390,11 @@ NO_COVERAGE static void count_held(void *arg, struct rxp_neigh *n)
 	if (n->state == RXP_NEIGH_INCOMPLETE && c->now >= n->deadline_ns &&
 	    n->probes < RXP_NEIGH_PROBES)
 		c->incomplete_due++;
+	/* a used entry in its last seconds, asked again at its MAC (resolve.c) */
+	if (n->state == RXP_NEIGH_REACHABLE && n->used && n->probes < RXP_NEIGH_PROBES &&
+	    c->now < n->deadline_ns &&
+	    c->now + (RXP_NEIGH_PROBES - n->probes) * RXP_NEIGH_RETRY_NS >= n->deadline_ns)
+		c->renew_due++;
 	for (unsigned i = 0; i < n->n_held; i++) {
 		if (n->held[i]->flags & RXP_PKT_F_LOCAL_OUT)
 			c->local++;
@@ -632,15 +639,15 @@ static void clock_step(uint64_t ns)
 	struct held_count due;
 
 	st->now_ns = now;
-	due = held();		/* INCOMPLETE entries whose next request is due now */
+	due = held();		/* entries whose next request is due now */
 	dp_tick(&F.dp, now);
 	complete_tx();
 	capture_read();
-	/* each resolving neighbour is asked at most once a tick */
-	if (st->stats.neigh_requests - requests > due.incomplete_due)
+	/* each resolving or renewing neighbour is asked at most once a tick */
+	if (st->stats.neigh_requests - requests > due.incomplete_due + due.renew_due)
 		die("a tick sent %lu requests for %lu neighbours due",
 		    (unsigned long)(st->stats.neigh_requests - requests),
-		    (unsigned long)due.incomplete_due);
+		    (unsigned long)(due.incomplete_due + due.renew_due));
 	check_counters("after a tick", false);
 }
 
