@@ -25,6 +25,7 @@ static void usage(FILE *out)
 		"  route add PREFIX [via GATEWAY] [dev PORT]      route del PREFIX\n"
 		"  neigh add ADDRESS lladdr MAC dev PORT          neigh del ADDRESS dev PORT\n"
 		"  port set PORT mtu N                            icmp ratelimit N [burst N]\n"
+		"  port set PORT redirects|ra on|off              neigh ageing SECONDS\n"
 		"  help\n",
 		CTL_SOCKET_DEFAULT);
 }

@@ -525,6 +525,8 @@ static void neigh_one(void *arg, struct rxp_neigh *n)
 			rxp_sbuf_printf(w->o, "\"");
 		}
 		rxp_sbuf_printf(w->o, ",\"held\":%u", n->n_held);
+		if (n->state == RXP_NEIGH_REACHABLE)
+			rxp_sbuf_printf(w->o, ",\"renew_requests\":%u", n->probes);
 		if (n->state != RXP_NEIGH_STATIC)
 			rxp_sbuf_printf(w->o, ",\"expires_s\":%.1f", expires);
 		rxp_sbuf_printf(w->o, "}");
@@ -536,6 +538,9 @@ static void neigh_one(void *arg, struct rxp_neigh *n)
 			put_mac(w->o, n->mac);
 		}
 		rxp_sbuf_printf(w->o, " %s", neigh_state_name(n->state));
+		if (n->state == RXP_NEIGH_REACHABLE && n->probes)
+			rxp_sbuf_printf(w->o, ", renewing (%u request%s unanswered)", n->probes,
+					n->probes == 1 ? "" : "s");
 		if (n->n_held)
 			rxp_sbuf_printf(w->o, " (%u packets waiting)", n->n_held);
 		if (n->state != RXP_NEIGH_STATIC)
