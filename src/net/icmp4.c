@@ -164,6 +164,10 @@ void rxp_icmp4_local(struct rxp_stack *st, struct rxp_pkt *pkt)
 	memcpy(&a, ip + 12, 4);
 	memcpy(ip + 12, ip + 16, 4);
 	memcpy(ip + 16, &a, 4);
+	if (rxp_unlikely(ip[0] != 0x45)) {
+		memcpy(&a, ip + 12, 4);
+		rxp_ip4_options_record(ip, a);	/* Record Route, Timestamp: the way back too */
+	}
 	ip[8] = 64;
 	ip[6] &= 0x40;	/* keep DF, clear MF and offset: the request was whole */
 	ip[7] = 0;

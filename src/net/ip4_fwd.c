@@ -12,14 +12,6 @@
 #include "l4.h"
 #include "route.h"
 
-#define IP4_OPT_EOL 0
-#define IP4_OPT_NOP 1
-#define IP4_OPT_COPIED 0x80
-#define IP4_OPT_RR 7		/* Record Route */
-#define IP4_OPT_TS 68		/* Timestamp */
-#define IP4_OPT_LSRR 131	/* Loose Source and Record Route */
-#define IP4_OPT_SSRR 137	/* Strict Source and Record Route */
-
 static void local_deliver4(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
 	if (rxp_unlikely(pkt->flags & RXP_PKT_F_FRAG) && !rxp_host_wants(st, pkt) &&
@@ -29,90 +21,6 @@ static void local_deliver4(struct rxp_stack *st, struct rxp_pkt *pkt)
 		rxp_icmp4_local(st, pkt);
 	else
 		rxp_local_l4(st, pkt);	/* UDP, TCP and the rest, as a host answers */
-}
-
-/*
- * Returns 0 when the options of @ip (IHL @ihl bytes) are well formed, else
- * the offset in the header of the octet at fault (RFC 791 3.1): an option
- * whose length is below 2 or runs past the header (the option's type
- * octet), a route option shorter than 3 or a timestamp shorter than 4 (its
- * length octet), a pointer below the first slot (its pointer octet).
- * Options are not acted on (they are forwarded intact), only walked.
- */
-static unsigned options_fault(const uint8_t *ip, unsigned ihl)
-{
-	for (unsigned i = RXP_IP4_HLEN; i < ihl;) {
-		uint8_t type = ip[i];
-		unsigned olen, min_len = 2, min_ptr = 0;
-
-		if (type == IP4_OPT_EOL)
-			return 0;
-		if (type == IP4_OPT_NOP) {
-			i++;
-			continue;
-		}
-		if (i + 1 >= ihl || ip[i + 1] < 2 || i + ip[i + 1] > ihl)
-			return i;
-		olen = ip[i + 1];
-		if (type == IP4_OPT_RR || type == IP4_OPT_LSRR || type == IP4_OPT_SSRR) {
-			min_len = 3;
-			min_ptr = 4;
-		} else if (type == IP4_OPT_TS) {
-			min_len = 4;
-			min_ptr = 5;
-		}
-		if (olen < min_len)
-			return i + 1;
-		if (min_ptr && ip[i + 2] < min_ptr)
-			return i + 2;
-		i += olen;
-	}
-	return 0;
-}
-
-bool rxp_ip4_options_ok(struct rxp_stack *st, struct rxp_pkt *pkt)
-{
-	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
-	unsigned fault = options_fault(ip, (ip[0] & 0x0fu) * 4u);
-
-	if (rxp_likely(!fault))
-		return true;
-	/* RFC 1812 4.3.3.5: Parameter Problem, the pointer at the octet in error */
-	rxp_icmp4_error(st, pkt, RXP_ICMP_PARAM_PROB, 0, (uint32_t)fault << 24);
-	rxp_drop_as(pkt, RXP_DROP_IP4_BAD_OPTION);
-	return false;
-}
-
-/*
- * Writes the options a non-first fragment carries (those with the copied
- * flag, RFC 791 3.1) into @out, padded to 32 bits. Returns their length.
- */
-static unsigned copied_options(const uint8_t *opt, unsigned len, uint8_t *out)
-{
-	unsigned o = 0;
-
-	for (unsigned i = 0; i < len;) {
-		uint8_t type = opt[i];
-		unsigned olen;
-
-		if (type == IP4_OPT_EOL)
-			break;
-		if (type == IP4_OPT_NOP) {
-			i++;
-			continue;
-		}
-		if (i + 1 >= len || opt[i + 1] < 2 || i + opt[i + 1] > len)
-			break;	/* malformed: keep what came before */
-		olen = opt[i + 1];
-		if (type & IP4_OPT_COPIED) {
-			memcpy(out + o, opt + i, olen);
-			o += olen;
-		}
-		i += olen;
-	}
-	while (o % 4)
-		out[o++] = IP4_OPT_EOL;
-	return o;
 }
 
 /*
@@ -129,7 +37,7 @@ static void fragment4(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, uint
 	unsigned base_off = (frag & RXP_IP4_OFFMASK) * 8u;
 	bool more_after = frag & RXP_IP4_MF;
 	uint8_t nf_opts[40];
-	unsigned nf_len = copied_options(ip + RXP_IP4_HLEN, ihl - RXP_IP4_HLEN, nf_opts);
+	unsigned nf_len = rxp_ip4_copied_options(ip + RXP_IP4_HLEN, ihl - RXP_IP4_HLEN, nf_opts);
 	unsigned n_frags = 0;
 
 	for (unsigned off = 0; off < data_len;) {
@@ -194,29 +102,6 @@ static const uint8_t special_first_octet[256] = {
 	[240] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 };
 
-/* True when the header carries a Loose or Strict Source Route option (RFC 791 3.1). */
-static bool source_routed(const uint8_t *ip)
-{
-	unsigned ihl = (ip[0] & 0x0fu) * 4u;
-
-	for (unsigned i = RXP_IP4_HLEN; i < ihl;) {
-		uint8_t type = ip[i];
-
-		if (type == 0)			/* End of Option List */
-			break;
-		if (type == 1) {		/* No Operation */
-			i++;
-			continue;
-		}
-		if (type == 131 || type == 137)	/* LSRR, SSRR */
-			return true;
-		if (i + 1 >= ihl || ip[i + 1] < 2)
-			break;			/* malformed: the options check drops these first */
-		i += ip[i + 1];
-	}
-	return false;
-}
-
 /*
  * RFC 1812 4.3.3.2 and 5.2.7.2: a packet about to leave by the interface it
  * came in on, from a source on the same subnet as its next hop @next
@@ -239,7 +124,7 @@ static rxp_noinline void maybe_redirect4(struct rxp_stack *st, struct rxp_pkt *p
 	if (i < 0 || src == next)
 		return;
 	mask = ifp->plen4[i] ? htonl(~0u << (32 - ifp->plen4[i])) : 0;
-	if (((src ^ next) & mask) || source_routed(ip))
+	if (((src ^ next) & mask) || rxp_ip4_source_routed(ip))
 		return;
 	if (rxp_icmp4_error(st, pkt, RXP_ICMP_REDIRECT, 1, ntohl(next)))
 		st->stats.redirects++;

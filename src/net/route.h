@@ -184,7 +184,7 @@ static inline bool rxp_l3if_has_addr6(const struct rxp_l3if *ifp, const uint8_t 
 	return false;
 }
 
-/* ---- ip4_fwd.c ---- */
+/* ---- ip4_opt.c ---- */
 
 /*
  * For a validated IPv4 packet with options (IHL > 5): true when they are
@@ -192,6 +192,26 @@ static inline bool rxp_l3if_has_addr6(const struct rxp_l3if *ifp, const uint8_t 
  * error, sets the drop reason and returns false; @pkt is not consumed.
  */
 bool rxp_ip4_options_ok(struct rxp_stack *st, struct rxp_pkt *pkt);
+
+/*
+ * Writes the options a non-first fragment carries (those with the copied
+ * flag, RFC 791 3.1) of the @len bytes at @opt into @out, padded to 32
+ * bits. Returns their length.
+ */
+unsigned rxp_ip4_copied_options(const uint8_t *opt, unsigned len, uint8_t *out);
+
+/* True when the header @ip carries a Loose or Strict Source Route option. */
+bool rxp_ip4_source_routed(const uint8_t *ip);
+
+/*
+ * The router's echo reply @ip (options checked) gets @self (network order)
+ * and the time in its Record Route and Timestamp options, where they have
+ * room (RFC 1812 4.3.3.6, RFC 1122 3.2.2.6): the recorded route is the
+ * round trip's. The caller recomputes the header checksum.
+ */
+void rxp_ip4_options_record(uint8_t *ip, uint32_t self);
+
+/* ---- ip4_fwd.c ---- */
 
 /* Routes one validated IPv4 packet: local delivery, forward, or drop. Consumes @pkt. */
 void rxp_ip4_route(struct rxp_stack *st, struct rxp_pkt *pkt);

@@ -134,6 +134,45 @@ for dst in ("10.0.1.1", "10.0.2.1"):
     if rep:
         check("echo_reply_addresses_" + dst, rep[0][IP].src == dst and rep[0][IP].dst == "10.0.1.2" and rep[0][Ether].dst == H1)
         check("echo_reply_checksums_" + dst, ip_ok(rep[0]) and icmp_ok(rep[0]))
+
+# Record Route and Timestamp in an echo request get the router's entry in the reply (RFC 1812 4.3.3.6)
+import struct  # noqa: E402
+import time  # noqa: E402
+
+
+def echo_with(opts):
+    return Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1", options=[IPOption(o) for o in opts]) / \
+        ICMP(type=8, id=9, seq=9) / Raw(b"opts")
+
+
+def ms_now():
+    return int(time.time() * 1000) % 86400000
+
+
+rr = bytes([7, 11, 8]) + bytes([10, 0, 1, 2]) + bytes(4) + bytes([1])     # one slot used (h1's), one free, NOP
+ts = bytes([68, 12, 5, 0]) + bytes(8)                                     # timestamps only, room for two
+before = ms_now()
+res = run(BASE, {"p0": [echo_with([rr, ts])]})
+rep = [p for p in res.sent("p0") if ICMP in p and p[ICMP].type == 0]
+check("echo_options_reply", len(rep) == 1 and ip_ok(rep[0]) and icmp_ok(rep[0]), res.sent("p0"))
+if rep:
+    o = bytes(rep[0][IP])[20:rep[0][IP].ihl * 4]
+    check("echo_record_route_filled", o[:11] == bytes([7, 11, 12, 10, 0, 1, 2, 10, 0, 1, 1]), o[:11].hex())
+    stamp = struct.unpack("!I", o[16:20])[0]
+    check("echo_timestamp_filled", o[12:16] == bytes([68, 12, 9, 0]) and abs(stamp - before) < 5000, (o[12:16].hex(), stamp, before))
+    check("echo_payload_same", bytes(rep[0][ICMP].payload) == b"opts")
+full = bytes([68, 8, 9, 0x20]) + bytes(4)                                 # full, overflow already 2
+pre = bytes([68, 20, 5, 3]) + bytes([10, 0, 1, 1]) + bytes(4) + bytes([10, 9, 9, 9]) + bytes(4)  # prespecified: us, then another
+res = run(BASE, {"p0": [echo_with([full, pre])]})
+rep = [p for p in res.sent("p0") if ICMP in p and p[ICMP].type == 0]
+if rep:
+    o = bytes(rep[0][IP])[20:rep[0][IP].ihl * 4]
+    check("echo_timestamp_full_counts_overflow", o[:4] == bytes([68, 8, 9, 0x30]), o[:4].hex())
+    check("echo_timestamp_prespecified", o[8:12] == bytes([68, 20, 13, 3]) and o[12:16] == bytes([10, 0, 1, 1]) and o[16:20] != bytes(4) and
+          o[20:28] == bytes([10, 9, 9, 9]) + bytes(4), o[8:28].hex())
+else:
+    check("echo_timestamp_full_counts_overflow", False, res.sent("p0"))
+
 bad = Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1") / ICMP(type=8, id=1, seq=1, chksum=0x1234) / Raw(b"x")
 res = run(BASE, {"p0": [bad]})
 check("echo_bad_checksum_dropped", not res.sent("p0") and res.drops().get("icmp_malformed") == 1, res.drops())

@@ -41,6 +41,14 @@ ping_ok "${T}_ping4_router_far_side" "$LAB_H1" 10.0.2.1
 ping_ok "${T}_ping4_router_fragmented" "$LAB_H1" -s 4000 10.0.1.1
 ping_ok "${T}_ping6_router_fragmented" "$LAB_H1" -6 -s 4000 2001:db8:1::1
 
+# ping -R: the router's echo reply records its address in the route (RFC 1812 4.3.3.6)
+out=$(lab_in "$LAB_H1" ping -n -R -c 1 -W 2 10.0.1.1 2>&1)
+if grep -A3 '^RR:' <<<"$out" | grep -q '10\.0\.1\.1$'; then
+	pass "${T}_ping_record_route"
+else
+	fail "${T}_ping_record_route" "expected 10.0.1.1 in the RR: list of 'ping -R 10.0.1.1':" "$out"
+fi
+
 # TTL 1: the router answers Time Exceeded from the address on the way in.
 out=$(lab_in "$LAB_H1" ping -n -c 1 -t 1 -W 2 10.0.2.2 2>&1)
 if echo "$out" | grep -q 'From 10.0.1.1 .*Time to live exceeded'; then

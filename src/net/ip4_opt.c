@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * IPv4 options (RFC 791 3.1): checked on the way in, copied into
+ * fragments, looked for (source routes) before a redirect, and filled in
+ * (Record Route, Timestamp) in the router's echo replies. Forwarded packets
+ * keep theirs intact.
+ */
+#include <string.h>
+#include <time.h>
+#include "route.h"
+
+#define IP4_OPT_EOL 0
+#define IP4_OPT_NOP 1
+#define IP4_OPT_COPIED 0x80
+#define IP4_OPT_RR 7		/* Record Route */
+#define IP4_OPT_TS 68		/* Timestamp */
+#define IP4_OPT_LSRR 131	/* Loose Source and Record Route */
+#define IP4_OPT_SSRR 137	/* Strict Source and Record Route */
+
+/*
+ * Returns 0 when the options of @ip (IHL @ihl bytes) are well formed, else
+ * the offset in the header of the octet at fault (RFC 791 3.1): an option
+ * whose length is below 2 or runs past the header (the option's type
+ * octet), a route option shorter than 3 or a timestamp shorter than 4 (its
+ * length octet), a pointer below the first slot (its pointer octet).
+ * Options are not acted on (they are forwarded intact), only walked.
+ */
+static unsigned options_fault(const uint8_t *ip, unsigned ihl)
+{
+	for (unsigned i = RXP_IP4_HLEN; i < ihl;) {
+		uint8_t type = ip[i];
+		unsigned olen, min_len = 2, min_ptr = 0;
+
+		if (type == IP4_OPT_EOL)
+			return 0;
+		if (type == IP4_OPT_NOP) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= ihl || ip[i + 1] < 2 || i + ip[i + 1] > ihl)
+			return i;
+		olen = ip[i + 1];
+		if (type == IP4_OPT_RR || type == IP4_OPT_LSRR || type == IP4_OPT_SSRR) {
+			min_len = 3;
+			min_ptr = 4;
+		} else if (type == IP4_OPT_TS) {
+			min_len = 4;
+			min_ptr = 5;
+		}
+		if (olen < min_len)
+			return i + 1;
+		if (min_ptr && ip[i + 2] < min_ptr)
+			return i + 2;
+		i += olen;
+	}
+	return 0;
+}
+
+bool rxp_ip4_options_ok(struct rxp_stack *st, struct rxp_pkt *pkt)
+{
+	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
+	unsigned fault = options_fault(ip, (ip[0] & 0x0fu) * 4u);
+
+	if (rxp_likely(!fault))
+		return true;
+	/* RFC 1812 4.3.3.5: Parameter Problem, the pointer at the octet in error */
+	rxp_icmp4_error(st, pkt, RXP_ICMP_PARAM_PROB, 0, (uint32_t)fault << 24);
+	rxp_drop_as(pkt, RXP_DROP_IP4_BAD_OPTION);
+	return false;
+}
+
+/*
+ * The length of the option at @i of the @len option bytes at @opt: 1 for a
+ * No Operation, 0 at the End of Option List, at the end of the bytes, or at
+ * a malformed option (rxp_ip4_options_ok() drops those on the way in; a
+ * walk stops there, keeping what came before).
+ */
+static unsigned option_len(const uint8_t *opt, unsigned len, unsigned i)
+{
+	if (i >= len || opt[i] == IP4_OPT_EOL)
+		return 0;
+	if (opt[i] == IP4_OPT_NOP)
+		return 1;
+	if (i + 1 >= len || opt[i + 1] < 2 || i + opt[i + 1] > len)
+		return 0;
+	return opt[i + 1];
+}
+
+unsigned rxp_ip4_copied_options(const uint8_t *opt, unsigned len, uint8_t *out)
+{
+	unsigned o = 0, olen;
+
+	for (unsigned i = 0; (olen = option_len(opt, len, i)); i += olen) {
+		if (opt[i] & IP4_OPT_COPIED) {
+			memcpy(out + o, opt + i, olen);
+			o += olen;
+		}
+	}
+	while (o % 4)
+		out[o++] = IP4_OPT_EOL;
+	return o;
+}
+
+bool rxp_ip4_source_routed(const uint8_t *ip)
+{
+	unsigned ihl = (ip[0] & 0x0fu) * 4u, olen;
+
+	for (unsigned i = RXP_IP4_HLEN; (olen = option_len(ip, ihl, i)); i += olen)
+		if (ip[i] == IP4_OPT_LSRR || ip[i] == IP4_OPT_SSRR)
+			return true;
+	return false;
+}
+
+/* Milliseconds since midnight UT, the standard value of a timestamp (RFC 791). */
+static uint32_t ms_since_midnight_ut(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint32_t)((ts.tv_sec % 86400) * 1000 + ts.tv_nsec / 1000000);
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+/* One Timestamp option at @o (@olen bytes, pointer and flags checked on the way in). */
+static void record_ts(uint8_t *o, unsigned olen, uint32_t self)
+{
+	unsigned ptr = o[2], flag = o[3] & 0x0fu, room = flag == 0 ? 4u : 8u;
+	uint8_t *slot = o + ptr - 1;
+
+	if (flag != 0 && flag != 1 && flag != 3)
+		return;			/* a format we do not know: untouched */
+	if (ptr + room - 1 > olen) {
+		/* full: count it, up to what the 4-bit overflow field holds */
+		if ((o[3] >> 4) < 15)
+			o[3] = (uint8_t)(o[3] + 0x10);
+		return;
+	}
+	if (flag == 3 && memcmp(slot, &self, 4))
+		return;			/* prespecified, and not us next */
+	if (flag != 0) {
+		memcpy(slot, &self, 4);
+		slot += 4;
+	}
+	put_be32(slot, ms_since_midnight_ut());
+	o[2] = (uint8_t)(ptr + room);
+}
+
+void rxp_ip4_options_record(uint8_t *ip, uint32_t self)
+{
+	unsigned ihl = (ip[0] & 0x0fu) * 4u, olen;
+
+	for (unsigned i = RXP_IP4_HLEN; (olen = option_len(ip, ihl, i)); i += olen) {
+		uint8_t *o = ip + i;
+
+		if (o[0] == IP4_OPT_RR && olen >= 3 && o[2] >= 4 && o[2] + 3u <= olen) {
+			memcpy(o + o[2] - 1, &self, 4);
+			o[2] = (uint8_t)(o[2] + 4);
+		} else if (o[0] == IP4_OPT_TS && olen >= 4 && o[2] >= 5) {
+			record_ts(o, olen, self);
+		}
+	}
+}
