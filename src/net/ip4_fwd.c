@@ -226,6 +226,9 @@ static rxp_always_inline void route_nh(struct rxp_stack *st, struct rxp_pkt *pkt
 		return;
 	}
 	if (nh == RXP_NH_LOCAL) {
+		/* a source route through the router goes on; one that ends here is ours */
+		if (rxp_unlikely(ip[0] != 0x45) && rxp_ip4_source_route(st, pkt))
+			return;
 		local_deliver4(st, pkt);
 		return;
 	}

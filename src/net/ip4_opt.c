@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * IPv4 options (RFC 791 3.1): checked on the way in, copied into
- * fragments, looked for (source routes) before a redirect, and filled in
- * (Record Route, Timestamp) in the router's echo replies. Forwarded packets
- * keep theirs intact.
+ * fragments, looked for (source routes) before a redirect, followed when a
+ * source route goes through the router, and filled in (Record Route,
+ * Timestamp) in the router's echo replies. Packets forwarded to another
+ * destination keep theirs intact.
  */
+#include <arpa/inet.h>
 #include <string.h>
 #include <time.h>
+#include "rxpath/csum.h"
 #include "route.h"
 
 #define IP4_OPT_EOL 0
@@ -166,4 +169,45 @@ void rxp_ip4_options_record(uint8_t *ip, uint32_t self)
 			record_ts(o, olen, self);
 		}
 	}
+}
+
+bool rxp_ip4_source_route(struct rxp_stack *st, struct rxp_pkt *pkt)
+{
+	const struct rxp_router *r = st->router;
+	uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
+	unsigned ihl = (ip[0] & 0x0fu) * 4u, olen;
+
+	for (unsigned i = RXP_IP4_HLEN; (olen = option_len(ip, ihl, i)); i += olen) {
+		uint8_t *o = ip + i;
+		uint32_t next, nh, self;
+		uint16_t c;
+
+		if (o[0] != IP4_OPT_LSRR && o[0] != IP4_OPT_SSRR)
+			continue;
+		if (olen < 3 || o[2] < 4 || o[2] + 3u > olen)
+			return false;	/* the route is complete: here is its end */
+		memcpy(&next, o + o[2] - 1, 4);
+		if (rxp_lpm4_lookup(r->fib4, ntohl(next), &nh))
+			nh = RXP_LPM_NO_ROUTE;
+		/* a strict route names each hop: the next must be a neighbour (or us again) */
+		if (nh == RXP_LPM_NO_ROUTE ||
+		    (o[0] == IP4_OPT_SSRR && nh != RXP_NH_LOCAL &&
+		     r->nh[nh].kind != RXP_NH_KIND_CONNECTED)) {
+			rxp_icmp4_error(st, pkt, RXP_ICMP_DEST_UNREACH, 5, 0);
+			rxp_drop(st, pkt, RXP_DROP_SOURCE_ROUTE);
+			return true;
+		}
+		/* our address on the way out takes the next address's place */
+		self = nh == RXP_NH_LOCAL ? next : rxp_l3if_source4(&r->ifs[r->nh[nh].ifidx], next);
+		memcpy(o + o[2] - 1, &self, 4);
+		o[2] = (uint8_t)(o[2] + 4);
+		memcpy(ip + 16, &next, 4);
+		ip[10] = 0;
+		ip[11] = 0;
+		c = rxp_csum(ip, ihl);
+		memcpy(ip + 10, &c, 2);
+		rxp_ip4_route_nh(st, pkt, nh);
+		return true;
+	}
+	return false;
 }

@@ -397,6 +397,45 @@ errs = icmp_errors(res)
 check("fragmented_udp_port_unreachable", len(errs) == 1 and (errs[0][ICMP].type, errs[0][ICMP].code) == (3, 3), [e.summary() for e in errs])
 check("fragmented_udp_counted", res.drops().get("port_unreachable") == 3, res.drops())
 
+# --- source routes through the router (RFC 791 3.1, RFC 1812 5.2.4.5): followed, recorded ---
+def srr(kind, route, ptr=4, dst="10.0.1.1"):
+    body = b"".join(bytes(int(x) for x in a.split(".")) for a in route)
+    opt = bytes([kind, 3 + len(body), ptr]) + body + bytes([0])
+    return Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst=dst, ttl=30, options=[IPOption(opt)]) / UDP(sport=7, dport=9) / Raw(b"sr")
+
+
+res = run(BASE, {"p0": [srr(131, ["10.9.1.1"])]})
+out = [p for p in res.sent("p1") if UDP in p]
+check("lsrr_followed", len(out) == 1 and out[0][IP].dst == "10.9.1.1" and out[0][IP].ttl == 29 and ip_ok(out[0]) and
+      out[0][Ether].dst == GW, res.sent("p1"))
+if out:
+    o = bytes(out[0][IP])[20:28]
+    check("lsrr_records_egress_address", o[:7] == bytes([131, 7, 8, 10, 0, 2, 1]), o.hex())
+res = run(BASE, {"p0": [srr(131, ["10.0.1.1", "10.9.1.1"])]})
+out = [p for p in res.sent("p1") if UDP in p]
+check("lsrr_through_us_twice", len(out) == 1 and out[0][IP].dst == "10.9.1.1" and bytes(out[0][IP])[22] == 12, res.sent("p1"))
+res = run(BASE, {"p0": [srr(131, ["192.0.2.99"])]})
+errs = icmp_errors(res)
+check("lsrr_no_route_source_route_failed", len(errs) == 1 and (errs[0][ICMP].type, errs[0][ICMP].code) == (3, 5) and
+      res.drops().get("source_route_failed") == 1, (res.sent("p0"), res.drops()))
+res = run(BASE, {"p0": [srr(137, ["10.9.1.1"])]})
+errs = icmp_errors(res)
+check("ssrr_next_not_neighbour_fails", len(errs) == 1 and errs[0][ICMP].code == 5 and not [p for p in res.sent("p1") if UDP in p],
+      (res.sent("p0"), res.sent("p1")))
+res = run(BASE, {"p0": [srr(137, ["10.0.2.2"])]})
+out = [p for p in res.sent("p1") if UDP in p]
+check("ssrr_to_neighbour_followed", len(out) == 1 and out[0][IP].dst == "10.0.2.2" and out[0][Ether].dst == GW, res.sent("p1"))
+# a completed route ends here: the packet is the router's (an echo request is answered)
+done_route = bytes([131, 7, 8, 10, 0, 0, 9, 0])
+res = run(BASE, {"p0": [Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1", options=[IPOption(done_route)]) / ICMP(id=5, seq=5)]})
+rep = [p for p in res.sent("p0") if ICMP in p and p[ICMP].type == 0]
+check("lsrr_complete_is_ours", len(rep) == 1 and rep[0][IP].dst == "10.0.1.2", (res.sent("p0"), res.drops()))
+# to another destination, the option goes on intact
+res = run(BASE, {"p0": [srr(131, ["10.8.8.8"], dst="10.9.1.1")]})
+out = [p for p in res.sent("p1") if UDP in p]
+check("lsrr_elsewhere_forwarded_intact", len(out) == 1 and out[0][IP].dst == "10.9.1.1" and bytes(out[0][IP])[20:28] == bytes([131, 7, 4, 10, 8, 8, 8, 0]),
+      res.sent("p1"))
+
 # --- Redirect (RFC 1812 4.3.3.2, 5.2.7.2): a packet that leaves by the port it came in on ---
 GW0 = "02:00:00:00:00:33"
 HAIRPIN = BASE + [
