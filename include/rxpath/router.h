@@ -98,6 +98,7 @@ struct rxp_router {
 	struct rxp_ratelimit icmp_limit;
 	uint64_t neigh_reachable_ns;	/* a learned neighbour lasts this long unconfirmed */
 	uint64_t ra_rng;	/* PRNG state for the Router Advertisement intervals */
+	bool no_source_route;	/* `ip source-route off`: source routes through us are dropped */
 	unsigned n_bcast4;
 	uint32_t bcast4[RXP_IFS_MAX];	/* directed broadcasts of the connected subnets (network order) */
 	uint64_t bcast4_low6;	/* bit n: a broadcast above ends in n (its low 6 bits) */

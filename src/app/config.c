@@ -296,6 +296,19 @@ static int cmd_icmp(struct dp_config *cfg, char **w, int n, const char *where, c
 	return dp_config_add_cmd(cfg, &c);
 }
 
+/* "ip source-route on|off" */
+static int cmd_ip(struct dp_config *cfg, char **w, int n, const char *where, char *err,
+		  size_t errlen)
+{
+	struct dp_cmd c = { .kind = DP_CMD_SOURCE_ROUTE };
+
+	if (n != 3 || strcmp(w[1], "source-route") || (strcmp(w[2], "on") && strcmp(w[2], "off")))
+		BAD("%s: expected 'ip source-route on|off'", where);
+	c.source_route = !strcmp(w[2], "on");
+	snprintf(c.where, sizeof(c.where), "%s", where);
+	return dp_config_add_cmd(cfg, &c);
+}
+
 /* "sync kernel [table N] [interval S]", "sync off" */
 static int cmd_sync(struct dp_config *cfg, char **w, int n, const char *where, char *err,
 		    size_t errlen)
@@ -361,8 +374,10 @@ int config_apply_line(struct dp_config *cfg, const char *line, const char *where
 		return cmd_icmp(cfg, w, n, where, err, errlen);
 	if (!strcmp(w[0], "sync"))
 		return cmd_sync(cfg, w, n, where, err, errlen);
-	snprintf(err, errlen, "%s: '%s': expected a command: port, addr, route, neigh, icmp, sync", where,
-		 w[0]);
+	if (!strcmp(w[0], "ip"))
+		return cmd_ip(cfg, w, n, where, err, errlen);
+	snprintf(err, errlen, "%s: '%s': expected a command: port, addr, route, neigh, icmp, sync, ip",
+		 where, w[0]);
 	return -EINVAL;
 }
 

@@ -410,7 +410,7 @@ static const char help_text[] =
 	"  neigh del ADDRESS dev PORT\n"
 	"  port set PORT mtu N\n"
 	"  port set PORT redirects on|off  |  port set PORT ra on|off\n"
-	"  neigh ageing SECONDS\n"
+	"  neigh ageing SECONDS  |  ip source-route on|off\n"
 	"  icmp ratelimit ERRORS_PER_SECOND [burst N]\n"
 	"  sync kernel [table N] [interval SECONDS]  |  sync off\n"
 	"  show routes kernel    (the kernel's routes as mirrored, and what rxpath did with each)\n"

@@ -215,6 +215,10 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 		/* entries learned from now on; read by the timer owner under the table's lock */
 		rxp_stack_neigh_set_ageing(&dp->stack, (uint64_t)c->seconds * 1000000000ull);
 		break;
+	case DP_CMD_SOURCE_ROUTE:
+		/* read by the workers' slow path only */
+		r->no_source_route = !c->source_route;
+		break;
 	case DP_CMD_RA:
 		rxp_stack_set_ra(&dp->stack, ifidx, c->ra_on);
 		break;

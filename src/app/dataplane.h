@@ -44,6 +44,7 @@ enum dp_cmd_kind {
 	DP_CMD_REDIRECTS,	/* port set NAME redirects on|off */
 	DP_CMD_NEIGH_AGEING,	/* neigh ageing SECONDS */
 	DP_CMD_RA,		/* port set NAME ra on|off */
+	DP_CMD_SOURCE_ROUTE,	/* ip source-route on|off */
 };
 
 /* One router command, parsed; applied when the datapath opens, or while it runs. */
@@ -63,6 +64,7 @@ struct dp_cmd {
 	bool host_on, host_gro;
 	bool redirects;
 	bool ra_on;
+	bool source_route;
 	uint32_t seconds;		/* neigh ageing */
 	char host_name[RXP_TAP_NAME_MAX];	/* empty: the default name */
 };

@@ -50,6 +50,9 @@ static void cmd_key(const struct dp_cmd *c, char *key, size_t len)
 	case DP_CMD_RA:
 		snprintf(key, len, "ra %s", c->dev);
 		break;
+	case DP_CMD_SOURCE_ROUTE:
+		snprintf(key, len, "source-route");
+		break;
 	}
 }
 
@@ -99,7 +102,8 @@ static bool same_effect(const struct dp_cmd *a, const struct dp_cmd *b)
 	       !memcmp(a->gw, b->gw, 16) && !memcmp(a->mac, b->mac, 6) && a->mtu == b->mtu &&
 	       a->rate == b->rate && a->burst == b->burst && a->host_on == b->host_on &&
 	       a->host_gro == b->host_gro && !strcmp(a->host_name, b->host_name) &&
-	       a->redirects == b->redirects && a->seconds == b->seconds && a->ra_on == b->ra_on;
+	       a->redirects == b->redirects && a->seconds == b->seconds && a->ra_on == b->ra_on &&
+	       a->source_route == b->source_route;
 }
 
 /* The undo of an add: the matching del. */
@@ -115,13 +119,14 @@ static struct dp_cmd undo(const struct dp_cmd *c)
 	return d;
 }
 
-/* A setting gone from the file (redirects, advertisements, neighbour ageing): its default again. */
+/* A setting gone from the file (redirects, advertisements, ageing, source routes): its default again. */
 static struct dp_cmd setting_default(const struct dp_cmd *c)
 {
 	struct dp_cmd d = *c;
 
 	d.redirects = true;
 	d.ra_on = false;
+	d.source_route = true;
 	d.seconds = (uint32_t)(RXP_NEIGH_REACHABLE_NS / 1000000000ull);
 	snprintf(d.where, sizeof(d.where), "reload (was %.80s)", c->where);
 	return d;
@@ -160,7 +165,8 @@ long reload_diff(const struct dp_config *old, const struct dp_config *new, struc
 			    a[i].cmd->kind == DP_CMD_NEIGH_ADD)
 				dels[n_dels++] = undo(a[i].cmd);
 			else if (a[i].cmd->kind == DP_CMD_REDIRECTS || a[i].cmd->kind == DP_CMD_RA ||
-				 a[i].cmd->kind == DP_CMD_NEIGH_AGEING)	/* back to the default */
+				 a[i].cmd->kind == DP_CMD_NEIGH_AGEING ||
+				 a[i].cmd->kind == DP_CMD_SOURCE_ROUTE)	/* back to the default */
 				adds[n_adds++] = setting_default(a[i].cmd);
 			i++;
 		} else if (c > 0) {	/* new in the file */

@@ -186,6 +186,10 @@ bool rxp_ip4_source_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 			continue;
 		if (olen < 3 || o[2] < 4 || o[2] + 3u > olen)
 			return false;	/* the route is complete: here is its end */
+		if (r->no_source_route) {
+			rxp_drop(st, pkt, RXP_DROP_SOURCE_ROUTE);	/* quietly (RFC 7126 4.3, 4.4) */
+			return true;
+		}
 		memcpy(&next, o + o[2] - 1, 4);
 		if (rxp_lpm4_lookup(r->fib4, ntohl(next), &nh))
 			nh = RXP_LPM_NO_ROUTE;

@@ -214,13 +214,13 @@ void rxp_ip4_options_record(uint8_t *ip, uint32_t self);
 /*
  * A packet addressed to the router (options checked) whose Loose or Strict
  * Source Route option has addresses left goes on to the next of them (RFC
- * 791 3.1, RFC 1812 5.2.4.5 and 5.3.13.4): the router records its address
- * on the way out in the route, makes that next address the destination and
- * routes the packet again. Returns true when it took @pkt that way (or
+ * 791 3.1, as RFC 1812 has routers do): the router records its address on
+ * the way out in the route, makes that next address the destination and
+ * routes the packet again. Returns true when it took @pkt that way, or
  * dropped it: no route to the next address, or for a strict route one not
- * on a connected network, answered with Destination Unreachable 5); false
- * when there is no such option or its route is complete: the packet is the
- * router's own.
+ * on a connected network (answered with Destination Unreachable 5), or `ip
+ * source-route off` (quietly). False when there is no such option or its
+ * route is complete: the packet is the router's own.
  */
 bool rxp_ip4_source_route(struct rxp_stack *st, struct rxp_pkt *pkt);
 

@@ -417,7 +417,7 @@ check("lsrr_through_us_twice", len(out) == 1 and out[0][IP].dst == "10.9.1.1" an
 res = run(BASE, {"p0": [srr(131, ["192.0.2.99"])]})
 errs = icmp_errors(res)
 check("lsrr_no_route_source_route_failed", len(errs) == 1 and (errs[0][ICMP].type, errs[0][ICMP].code) == (3, 5) and
-      res.drops().get("source_route_failed") == 1, (res.sent("p0"), res.drops()))
+      res.drops().get("ip4_source_route") == 1, (res.sent("p0"), res.drops()))
 res = run(BASE, {"p0": [srr(137, ["10.9.1.1"])]})
 errs = icmp_errors(res)
 check("ssrr_next_not_neighbour_fails", len(errs) == 1 and errs[0][ICMP].code == 5 and not [p for p in res.sent("p1") if UDP in p],
@@ -430,6 +430,10 @@ done_route = bytes([131, 7, 8, 10, 0, 0, 9, 0])
 res = run(BASE, {"p0": [Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1", options=[IPOption(done_route)]) / ICMP(id=5, seq=5)]})
 rep = [p for p in res.sent("p0") if ICMP in p and p[ICMP].type == 0]
 check("lsrr_complete_is_ours", len(rep) == 1 and rep[0][IP].dst == "10.0.1.2", (res.sent("p0"), res.drops()))
+# `ip source-route off` (RFC 7126 4.3, 4.4): dropped quietly instead
+res = run(BASE + ["ip source-route off"], {"p0": [srr(131, ["10.9.1.1"])]})
+check("source_route_off_drops", not res.sent("p1") and not icmp_errors(res) and res.drops().get("ip4_source_route") == 1,
+      (res.sent("p0"), res.sent("p1"), res.drops()))
 # to another destination, the option goes on intact
 res = run(BASE, {"p0": [srr(131, ["10.8.8.8"], dst="10.9.1.1")]})
 out = [p for p in res.sent("p1") if UDP in p]
