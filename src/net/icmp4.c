@@ -164,10 +164,8 @@ void rxp_icmp4_local(struct rxp_stack *st, struct rxp_pkt *pkt)
 	memcpy(&a, ip + 12, 4);
 	memcpy(ip + 12, ip + 16, 4);
 	memcpy(ip + 16, &a, 4);
-	if (rxp_unlikely(ip[0] != 0x45)) {
-		memcpy(&a, ip + 12, 4);
-		rxp_ip4_options_record(ip, a);	/* Record Route, Timestamp: the way back too */
-	}
+	if (rxp_unlikely(ip[0] != 0x45))
+		rxp_ip4_echo_options(ip);	/* recorded routes, timestamps, source routes back */
 	ip[8] = 64;
 	ip[6] &= 0x40;	/* keep DF, clear MF and offset: the request was whole */
 	ip[7] = 0;

@@ -155,20 +155,55 @@ static void record_ts(uint8_t *o, unsigned olen, uint32_t self)
 	o[2] = (uint8_t)(ptr + room);
 }
 
-void rxp_ip4_options_record(uint8_t *ip, uint32_t self)
+/*
+ * The completed source route at @o (@olen bytes) of a request from @src
+ * turned into the way back (RFC 1122 3.2.1.8, 3.2.2.6): the route came
+ * through G1 .. Gn, so the reply goes to Gn first, then Gn-1 .. G1, and
+ * ends at @src. Returns the reply's first destination (network order), or
+ * @src when the route is empty.
+ */
+static uint32_t reverse_route(uint8_t *o, unsigned olen, uint32_t src)
+{
+	unsigned n = (olen - 3) / 4;
+	uint8_t *slot = o + 3;
+	uint32_t first;
+
+	if (n == 0)
+		return src;
+	memcpy(&first, slot + 4 * (n - 1), 4);
+	for (unsigned a = 0, b = n - 2; n >= 2 && a < b; a++, b--) {
+		uint8_t t[4];
+
+		memcpy(t, slot + 4 * a, 4);
+		memcpy(slot + 4 * a, slot + 4 * b, 4);
+		memcpy(slot + 4 * b, t, 4);
+	}
+	memcpy(slot + 4 * (n - 1), &src, 4);
+	o[2] = 4;
+	return first;
+}
+
+void rxp_ip4_echo_options(uint8_t *ip)
 {
 	unsigned ihl = (ip[0] & 0x0fu) * 4u, olen;
+	uint32_t self, src, dst;
 
+	memcpy(&self, ip + 12, 4);	/* the reply's addresses, already swapped */
+	memcpy(&src, ip + 16, 4);
+	dst = src;
 	for (unsigned i = RXP_IP4_HLEN; (olen = option_len(ip, ihl, i)); i += olen) {
 		uint8_t *o = ip + i;
 
-		if (o[0] == IP4_OPT_RR && olen >= 3 && o[2] >= 4 && o[2] + 3u <= olen) {
+		if ((o[0] == IP4_OPT_LSRR || o[0] == IP4_OPT_SSRR) && olen >= 3 && dst == src) {
+			dst = reverse_route(o, olen, src);	/* one source route: the first */
+		} else if (o[0] == IP4_OPT_RR && olen >= 3 && o[2] >= 4 && o[2] + 3u <= olen) {
 			memcpy(o + o[2] - 1, &self, 4);
 			o[2] = (uint8_t)(o[2] + 4);
 		} else if (o[0] == IP4_OPT_TS && olen >= 4 && o[2] >= 5) {
 			record_ts(o, olen, self);
 		}
 	}
+	memcpy(ip + 16, &dst, 4);
 }
 
 bool rxp_ip4_source_route(struct rxp_stack *st, struct rxp_pkt *pkt)

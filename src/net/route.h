@@ -204,12 +204,14 @@ unsigned rxp_ip4_copied_options(const uint8_t *opt, unsigned len, uint8_t *out);
 bool rxp_ip4_source_routed(const uint8_t *ip);
 
 /*
- * The router's echo reply @ip (options checked) gets @self (network order)
- * and the time in its Record Route and Timestamp options, where they have
- * room (RFC 1812 4.3.3.6, RFC 1122 3.2.2.6): the recorded route is the
- * round trip's. The caller recomputes the header checksum.
+ * The options of the router's echo reply @ip (options checked, addresses
+ * already swapped), as RFC 1812 4.3.3.6 and RFC 1122 3.2.2.6 have them: its
+ * source address and the time go into Record Route and Timestamp where they
+ * have room (the recorded route is the round trip's), and a source route
+ * the request came by is reversed for the way back, its last hop becoming
+ * the reply's destination. The caller recomputes the header checksum.
  */
-void rxp_ip4_options_record(uint8_t *ip, uint32_t self);
+void rxp_ip4_echo_options(uint8_t *ip);
 
 /*
  * A packet addressed to the router (options checked) whose Loose or Strict

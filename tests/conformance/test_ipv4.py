@@ -425,11 +425,16 @@ check("ssrr_next_not_neighbour_fails", len(errs) == 1 and errs[0][ICMP].code == 
 res = run(BASE, {"p0": [srr(137, ["10.0.2.2"])]})
 out = [p for p in res.sent("p1") if UDP in p]
 check("ssrr_to_neighbour_followed", len(out) == 1 and out[0][IP].dst == "10.0.2.2" and out[0][Ether].dst == GW, res.sent("p1"))
-# a completed route ends here: the packet is the router's (an echo request is answered)
-done_route = bytes([131, 7, 8, 10, 0, 0, 9, 0])
+# a completed route ends here: the packet is the router's; the echo reply goes back the way it
+# came, the route reversed (RFC 1122 3.2.2.6): first to the last hop, then the others, then the source
+done_route = bytes([131, 11, 12, 10, 5, 5, 5, 10, 0, 0, 9, 0])
 res = run(BASE, {"p0": [Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1", options=[IPOption(done_route)]) / ICMP(id=5, seq=5)]})
 rep = [p for p in res.sent("p0") if ICMP in p and p[ICMP].type == 0]
-check("lsrr_complete_is_ours", len(rep) == 1 and rep[0][IP].dst == "10.0.1.2", (res.sent("p0"), res.drops()))
+check("lsrr_complete_is_ours", len(rep) == 1 and rep[0][IP].src == "10.0.1.1", (res.sent("p0"), res.drops()))
+if rep:
+    o = bytes(rep[0][IP])[20:32]
+    check("echo_source_route_reversed", rep[0][IP].dst == "10.0.0.9" and o[:11] == bytes([131, 11, 4, 10, 5, 5, 5, 10, 0, 1, 2]) and
+          ip_ok(rep[0]) and icmp_ok(rep[0]), (rep[0][IP].dst, o.hex()))
 # `ip source-route off` (RFC 7126 4.3, 4.4): dropped quietly instead
 res = run(BASE + ["ip source-route off"], {"p0": [srr(131, ["10.9.1.1"])]})
 check("source_route_off_drops", not res.sent("p1") and not icmp_errors(res) and res.drops().get("ip4_source_route") == 1,
