@@ -27,6 +27,10 @@ enum rxp_nh_kind {
 	RXP_NH_KIND_LOCAL,	/* deliver to the router itself */
 	RXP_NH_KIND_CONNECTED,	/* on-link: the destination is the neighbour */
 	RXP_NH_KIND_GATEWAY,	/* via a gateway on the interface */
+	/* routes that lead nowhere, as iproute2's route types: */
+	RXP_NH_KIND_BLACKHOLE,	/* dropped without a word */
+	RXP_NH_KIND_UNREACHABLE,	/* dropped, Destination Unreachable (host / no route) */
+	RXP_NH_KIND_PROHIBIT,	/* dropped, Destination Unreachable (administratively prohibited) */
 };
 
 struct rxp_nexthop {
@@ -155,6 +159,19 @@ int rxp_router_del_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
  */
 int rxp_router_add_route(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
 			 uint8_t plen, const uint8_t *gw, int ifidx);
+
+/*
+ * Adds a route that leads nowhere: @kind is RXP_NH_KIND_BLACKHOLE,
+ * _UNREACHABLE or _PROHIBIT. Returns 0 or -errno.
+ */
+int rxp_router_add_route_reject(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
+				uint8_t plen, uint8_t kind);
+
+/* Returns true for the next hop kinds of rxp_router_add_route_reject(). */
+static inline bool rxp_nh_kind_rejects(uint8_t kind)
+{
+	return kind >= RXP_NH_KIND_BLACKHOLE;
+}
 
 /* Deletes a route. Returns 0 or -ENOENT. */
 int rxp_router_del_route(struct rxp_router *r, uint8_t family, const uint8_t *prefix,

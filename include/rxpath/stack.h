@@ -69,6 +69,8 @@
 	X(REASM_OVERLAP,  "reasm_overlap",     "fragment overlapping another of its datagram: the whole datagram dropped (RFC 5722), or an exact duplicate") \
 	X(REASM_BAD,      "reasm_bad_fragment", "fragment to the router not a multiple of 8 bytes with more to come, past 65535 bytes, or (IPv6) a first one without its upper-layer header (IPv6: Parameter Problem sent)") \
 	X(REASM_FULL,     "reasm_full",        "no room to hold another fragment or datagram being reassembled") \
+	X(BLACKHOLE,      "blackhole",         "to a blackhole route: dropped without an answer") \
+	X(ROUTE_REJECT,   "route_reject",      "to an unreachable or prohibit route (Destination Unreachable sent: host unreachable or no route, administratively prohibited)") \
 	X(SOURCE_ROUTE,   "ip4_source_route",  "source-routed through the router to a next address it has no route to, or (strict) not on a connected network (Destination Unreachable 5 sent), or with ip source-route off")
 
 enum rxp_drop_reason {

@@ -204,6 +204,16 @@ static int cmd_route(struct dp_config *cfg, char **w, int n, const char *where, 
 	c.family = (uint8_t)parse_prefix(w[2], c.addr, &c.plen);
 	if (!c.family)
 		BAD("%s: '%s': expected a prefix like 10.9.0.0/16 or 2001:db8:9::/48", where, w[2]);
+	/* the route types that lead nowhere, one word each */
+	if (c.kind == DP_CMD_ROUTE_ADD && n == 4 && (!strcmp(w[3], "blackhole") ||
+						     !strcmp(w[3], "unreachable") ||
+						     !strcmp(w[3], "prohibit"))) {
+		c.route_type = !strcmp(w[3], "blackhole") ? RXP_NH_KIND_BLACKHOLE :
+			       !strcmp(w[3], "unreachable") ? RXP_NH_KIND_UNREACHABLE :
+			       RXP_NH_KIND_PROHIBIT;
+		snprintf(c.where, sizeof(c.where), "%s", where);
+		return dp_config_add_cmd(cfg, &c);
+	}
 	for (i = 3; i + 1 < n; i += 2) {
 		if (c.kind == DP_CMD_ROUTE_ADD && !strcmp(w[i], "via") && !c.has_gw) {
 			if (parse_addr(w[i + 1], c.gw) != c.family)
@@ -219,19 +229,21 @@ static int cmd_route(struct dp_config *cfg, char **w, int n, const char *where, 
 	}
 	if (i < n)
 		BAD("%s: '%s': expected %s", where, w[i],
-		    c.kind == DP_CMD_ROUTE_ADD ? "'via GATEWAY' or 'dev PORT'" : "nothing more");
+		    c.kind == DP_CMD_ROUTE_ADD ?
+		    "'via GATEWAY' or 'dev PORT' (or alone, a type: blackhole, unreachable, prohibit)" :
+		    "nothing more");
 	if (c.kind == DP_CMD_ROUTE_ADD && !c.has_gw && !c.dev[0])
-		BAD("%s: route add needs 'via GATEWAY', 'dev PORT' or both", where);
+		BAD("%s: route add needs 'via GATEWAY', 'dev PORT' or both, or a type: blackhole, unreachable, prohibit",
+		    where);
 	snprintf(c.where, sizeof(c.where), "%s", where);
 	return dp_config_add_cmd(cfg, &c);
 }
 
-/* "neigh add ADDR lladdr MAC dev NAME", "neigh del ADDR dev NAME" */
 /* Learned neighbours: longer than the last-seconds probes that renew them, at most a day. */
 #define NEIGH_AGEING_MIN 5u
 #define NEIGH_AGEING_MAX 86400u
 
-/* "neigh add|del ...", "neigh ageing SECONDS" */
+/* "neigh add ADDR lladdr MAC dev NAME", "neigh del ADDR dev NAME", "neigh ageing SECONDS" */
 static int cmd_neigh(struct dp_config *cfg, char **w, int n, const char *where, char *err,
 		     size_t errlen)
 {
@@ -251,8 +263,9 @@ static int cmd_neigh(struct dp_config *cfg, char **w, int n, const char *where, 
 		snprintf(c.where, sizeof(c.where), "%s", where);
 		return dp_config_add_cmd(cfg, &c);
 	}
-	if (n < 2 || (strcmp(w[1], "add") && strcmp(w[1], "del") && strcmp(w[1], "ageing")))
-		BAD("%s: '%s': expected 'add', 'del' or 'ageing' after 'neigh'", where, n < 2 ? "" : w[1]);
+	if (n < 2 || (strcmp(w[1], "add") && strcmp(w[1], "del")))
+		BAD("%s: '%s': expected 'add' or 'del' after 'neigh' (or 'neigh ageing SECONDS')", where,
+		    n < 2 ? "" : w[1]);
 	if (!strcmp(w[1], "del")) {
 		c.kind = DP_CMD_NEIGH_DEL;
 		dev = 4;

@@ -173,8 +173,11 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 			snprintf(err, errlen, "%s: a configured route has this prefix; it stays", c->where);
 			return -EEXIST;
 		}
-		ret = rxp_router_add_route(r, c->family, c->addr, c->plen, c->has_gw ? c->gw : NULL,
-					   ifidx);
+		if (c->route_type)
+			ret = rxp_router_add_route_reject(r, c->family, c->addr, c->plen, c->route_type);
+		else
+			ret = rxp_router_add_route(r, c->family, c->addr, c->plen,
+						   c->has_gw ? c->gw : NULL, ifidx);
 		rt = ret ? NULL : rxp_router_route(r, c->family, c->addr, c->plen);
 		if (rt)
 			rt->origin = c->kernel ? RXP_ROUTE_KERNEL : RXP_ROUTE_STATIC;

@@ -65,6 +65,7 @@ struct dp_cmd {
 	bool redirects;
 	bool ra_on;
 	bool source_route;
+	uint8_t route_type;		/* 0, or a rejecting next hop kind (blackhole, ...) */
 	uint32_t seconds;		/* neigh ageing */
 	char host_name[RXP_TAP_NAME_MAX];	/* empty: the default name */
 };

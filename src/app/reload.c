@@ -103,7 +103,7 @@ static bool same_effect(const struct dp_cmd *a, const struct dp_cmd *b)
 	       a->rate == b->rate && a->burst == b->burst && a->host_on == b->host_on &&
 	       a->host_gro == b->host_gro && !strcmp(a->host_name, b->host_name) &&
 	       a->redirects == b->redirects && a->seconds == b->seconds && a->ra_on == b->ra_on &&
-	       a->source_route == b->source_route;
+	       a->source_route == b->source_route && a->route_type == b->route_type;
 }
 
 /* The undo of an add: the matching del. */

@@ -358,8 +358,13 @@ static void route_out(const struct show_route *sr, bool json, bool first, struct
 {
 	const struct rxp_route *rt = &sr->rt;
 	const struct rxp_nexthop *nh = &sr->nh;
-	const char *kind = rt->nh == RXP_NH_LOCAL ? "local" :
-			   nh->kind == RXP_NH_KIND_GATEWAY ? "gateway" : "connected";
+	static const char *const kinds[] = {
+		[RXP_NH_KIND_LOCAL] = "local", [RXP_NH_KIND_CONNECTED] = "connected",
+		[RXP_NH_KIND_GATEWAY] = "gateway", [RXP_NH_KIND_BLACKHOLE] = "blackhole",
+		[RXP_NH_KIND_UNREACHABLE] = "unreachable", [RXP_NH_KIND_PROHIBIT] = "prohibit",
+	};
+	const char *kind = rt->nh == RXP_NH_LOCAL ? "local" : kinds[nh->kind];
+	bool rejects = rt->nh != RXP_NH_LOCAL && rxp_nh_kind_rejects(nh->kind);
 
 	if (json) {
 		rxp_sbuf_printf(o, "%s{\"prefix\":\"", first ? "" : ",");
@@ -370,15 +375,15 @@ static void route_out(const struct show_route *sr, bool json, bool first, struct
 			put_addr(o, rt->family, nh->gw);
 			rxp_sbuf_printf(o, "\"");
 		}
-		if (rt->nh != RXP_NH_LOCAL)
+		if (rt->nh != RXP_NH_LOCAL && !rejects)
 			rxp_sbuf_printf(o, ",\"dev\":\"%s\"", sr->dev);
 		rxp_sbuf_printf(o, ",\"origin\":\"%s\"}", rt->origin == RXP_ROUTE_KERNEL ? "kernel" : "static");
 		return;
 	}
 	put_addr(o, rt->family, rt->prefix);
 	rxp_sbuf_printf(o, "/%u", rt->plen);
-	if (rt->nh == RXP_NH_LOCAL) {
-		rxp_sbuf_printf(o, " local\n");
+	if (rt->nh == RXP_NH_LOCAL || rejects) {
+		rxp_sbuf_printf(o, " %s%s\n", kind, rt->origin == RXP_ROUTE_KERNEL ? " proto kernel" : "");
 		return;
 	}
 	if (nh->kind == RXP_NH_KIND_GATEWAY) {

@@ -510,6 +510,19 @@ int rxp_router_add_route(struct rxp_router *r, uint8_t family, const uint8_t *pr
 	return route_set(r, family, prefix, plen, nh);
 }
 
+int rxp_router_add_route_reject(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
+				uint8_t plen, uint8_t kind)
+{
+	int nh;
+
+	if (!rxp_nh_kind_rejects(kind) || kind > RXP_NH_KIND_PROHIBIT)
+		return -EINVAL;
+	nh = nh_get(r, kind, family, 0, NULL);	/* one per kind and family, shared */
+	if (nh < 0)
+		return nh;
+	return route_set(r, family, prefix, plen, nh);
+}
+
 int rxp_router_add_neigh(struct rxp_router *r, int ifidx, uint8_t family, const uint8_t *addr,
 			 const uint8_t mac[6])
 {

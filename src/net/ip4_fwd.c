@@ -130,6 +130,18 @@ static rxp_noinline void maybe_redirect4(struct rxp_stack *st, struct rxp_pkt *p
 		st->stats.redirects++;
 }
 
+/* A route that leads nowhere: dropped, answered as its kind says (as Linux's route types). */
+static rxp_noinline void reject4(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t kind)
+{
+	if (kind == RXP_NH_KIND_BLACKHOLE) {
+		rxp_drop(st, pkt, RXP_DROP_BLACKHOLE);
+		return;
+	}
+	/* host unreachable (3/1), or communication administratively prohibited (3/13, RFC 1812 5.2.7.1) */
+	rxp_icmp4_error(st, pkt, RXP_ICMP_DEST_UNREACH, kind == RXP_NH_KIND_PROHIBIT ? 13 : 1, 0);
+	rxp_drop(st, pkt, RXP_DROP_ROUTE_REJECT);
+}
+
 /* True when @adj, the cached adjacency of a next hop, holds a neighbour cached in generation @gen. */
 static rxp_always_inline bool adj_ok(const struct rxp_adj *adj, uint32_t gen)
 {
@@ -230,6 +242,10 @@ static rxp_always_inline void route_nh(struct rxp_stack *st, struct rxp_pkt *pkt
 		if (rxp_unlikely(ip[0] != 0x45) && rxp_ip4_source_route(st, pkt))
 			return;
 		local_deliver4(st, pkt);
+		return;
+	}
+	if (rxp_unlikely(rxp_nh_kind_rejects(r->nh[nh].kind))) {
+		reject4(st, pkt, r->nh[nh].kind);
 		return;
 	}
 	/*

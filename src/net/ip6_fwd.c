@@ -146,6 +146,16 @@ void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 		return;
 	}
 	nhp = &r->nh[nh];
+	if (rxp_unlikely(rxp_nh_kind_rejects(nhp->kind))) {
+		if (nhp->kind == RXP_NH_KIND_BLACKHOLE) {
+			rxp_drop(st, pkt, RXP_DROP_BLACKHOLE);
+			return;
+		}
+		/* RFC 4443 3.1: no route (code 0), administratively prohibited (code 1) */
+		rxp_icmp6_error(st, pkt, RXP_ICMP6_DEST_UNREACH, nhp->kind == RXP_NH_KIND_PROHIBIT ? 1 : 0, 0);
+		rxp_drop(st, pkt, RXP_DROP_ROUTE_REJECT);
+		return;
+	}
 	out = &r->ifs[nhp->ifidx];
 	/* RFC 4291 2.6.1: a router answers to the Subnet-Router anycast address of its subnets */
 	if (rxp_unlikely(nhp->kind == RXP_NH_KIND_CONNECTED && !dst[12] && !dst[13] && !dst[14] &&

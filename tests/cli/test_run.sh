@@ -93,6 +93,8 @@ check router_multicast_lladdr_refused grep -q "expected a unicast MAC address" <
 out=$("$RXPATH" run -e 'port add p0 sim' -e 'neigh ageing 3' 2>&1); rc=$?
 check router_neigh_ageing_range_exit [ "$rc" -eq 2 ]
 check router_neigh_ageing_range grep -q "\-e 2: '3': expected seconds from 5 to 86400" <<<"$out"
+out=$("$RXPATH" run -e 'port add p0 sim' -e 'route add 10.9.0.0/16 blackhole dev p0' 2>&1); rc=$?
+check router_route_type_alone grep -q "\-e 2: 'blackhole': expected 'via GATEWAY' or 'dev PORT' (or alone, a type" <<<"$out"
 out=$("$RXPATH" run -e 'port add p0 sim' -e 'ip source-route maybe' 2>&1); rc=$?
 check router_source_route_bad_word grep -q "\-e 2: expected 'ip source-route on|off'" <<<"$out"
 out=$("$RXPATH" run -e 'port add p0 sim' -e 'port set p0 redirects of' 2>&1); rc=$?

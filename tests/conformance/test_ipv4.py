@@ -4,7 +4,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rxlab import check, done, run  # noqa: E402
-from scapy.all import ARP, ICMP, IP, UDP, Dot1Q, Ether, IPOption, IPOption_NOP, Raw, TCP  # noqa: E402
+from scapy.all import ARP, ICMP, IP, IPerror, UDP, Dot1Q, Ether, IPOption, IPOption_NOP, Raw, TCP  # noqa: E402
 from scapy.all import checksum as inet_cksum  # noqa: E402
 from scapy.all import defragment, fragment  # noqa: E402
 
@@ -396,6 +396,17 @@ res = run(BASE, {"p0": [Ether(dst=R0, src=H1) / f for f in fragment(dgram, frags
 errs = icmp_errors(res)
 check("fragmented_udp_port_unreachable", len(errs) == 1 and (errs[0][ICMP].type, errs[0][ICMP].code) == (3, 3), [e.summary() for e in errs])
 check("fragmented_udp_counted", res.drops().get("port_unreachable") == 3, res.drops())
+
+# --- routes that lead nowhere (iproute2's types): blackhole silent, unreachable 3/1, prohibit 3/13 ---
+REJECTS = BASE + ["route add 10.61.0.0/16 blackhole", "route add 10.62.0.0/16 unreachable", "route add 10.63.0.0/16 prohibit",
+                  "route add 10.61.7.0/24 via 10.0.2.2"]
+res = run(REJECTS, {"p0": [udp("10.61.1.1"), udp("10.62.1.1"), udp("10.63.1.1"), udp("10.61.7.7")]})
+errs = icmp_errors(res)
+check("route_blackhole_silent", res.drops().get("blackhole") == 1, res.drops())
+check("route_reject_answers", [(e[ICMP].type, e[ICMP].code, e[IPerror].dst) for e in errs] == [(3, 1, "10.62.1.1"), (3, 13, "10.63.1.1")],
+      [e.summary() for e in errs])
+check("route_reject_counted", res.drops().get("route_reject") == 2, res.drops())
+check("route_blackhole_longer_prefix_wins", len([p for p in res.sent("p1") if UDP in p and p[IP].dst == "10.61.7.7"]) == 1, res.sent("p1"))
 
 # --- source routes through the router (RFC 791 3.1, RFC 1812 5.2.4.5): followed, recorded ---
 def srr(kind, route, ptr=4, dst="10.0.1.1"):

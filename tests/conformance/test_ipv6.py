@@ -544,6 +544,13 @@ check("hostile_input_survived", res.rc == 0 and s["ports"][0]["rx_packets"] == l
 check("hostile_input_accounted", s["ports"][0]["rx_packets"] == s["forwarded"] + sum(s["delivered"].values()) + sum(s["drops"].values()),
       (s["forwarded"], s["delivered"], s["drops"]))
 
+# --- routes that lead nowhere: blackhole silent, unreachable 1/0, prohibit 1/1 (RFC 4443 3.1) ---
+res = run(BASE + ["route add 2001:db8:61::/48 blackhole", "route add 2001:db8:62::/48 unreachable", "route add 2001:db8:63::/48 prohibit"],
+          {"p0": [udp("2001:db8:61::1"), udp("2001:db8:62::1"), udp("2001:db8:63::1")]})
+errs = [p for p in res.sent("p0") if ICMPv6DestUnreach in p]
+check("route6_reject_answers", [e[ICMPv6DestUnreach].code for e in errs] == [0, 1], [e.summary() for e in errs])
+check("route6_reject_counted", res.drops().get("blackhole") == 1 and res.drops().get("route_reject") == 2, res.drops())
+
 # --- Redirect (RFC 4861 8.2): a packet leaving by the port it came in on ---
 from scapy.all import ICMPv6ND_Redirect, ICMPv6NDOptDstLLAddr as TLLA, ICMPv6NDOptRedirectedHdr  # noqa: E402
 
