@@ -113,8 +113,9 @@ struct rxp_ksync_route_info {
 	uint8_t prefix[16];	/* network order, host bits cleared */
 	bool has_gw;
 	uint8_t gw[16];
-	const char *port;	/* rxpath port (the strings live as long as the object) */
-	const char *ifname;	/* kernel interface */
+	const char *type;	/* NULL, or "blackhole", "unreachable", "prohibit" (no port then) */
+	const char *port;	/* rxpath port (the strings live as long as the object); "" for a type */
+	const char *ifname;	/* kernel interface; "" for a type */
 	uint32_t metric;
 	enum rxp_ksync_state state;
 	int error;		/* -errno of the refusal, or 0 */

@@ -236,17 +236,23 @@ static int kernel_route_one(void *ctx, const struct rxp_ksync_route_info *r)
 	if (r->has_gw)
 		inet_ntop(af, r->gw, g, sizeof(g));
 	if (w->json) {
-		rxp_sbuf_printf(w->out, "%s{\"prefix\":\"%s/%u\",\"via\":\"%s\",\"dev\":\"%s\","
-				"\"kernel_dev\":\"%s\",\"metric\":%u,\"state\":\"%s\"",
-				w->first ? "" : ",", p, r->plen, g, r->port, r->ifname, r->metric,
+		rxp_sbuf_printf(w->out, "%s{\"prefix\":\"%s/%u\",", w->first ? "" : ",", p, r->plen);
+		if (r->type)
+			rxp_sbuf_printf(w->out, "\"type\":\"%s\",", r->type);
+		rxp_sbuf_printf(w->out, "\"via\":\"%s\",\"dev\":\"%s\",\"kernel_dev\":\"%s\","
+				"\"metric\":%u,\"state\":\"%s\"", g, r->port, r->ifname, r->metric,
 				rxp_ksync_state_name(r->state));
 		if (r->error)
 			rxp_sbuf_printf(w->out, ",\"error\":\"%s\"", strerror(-r->error));
 		rxp_sbuf_printf(w->out, "}");
 	} else {
-		rxp_sbuf_printf(w->out, "%s/%u%s%s dev %s (kernel %s, metric %u): %s", p, r->plen,
-				r->has_gw ? " via " : "", g, r->port, r->ifname, r->metric,
-				rxp_ksync_state_name(r->state));
+		if (r->type)
+			rxp_sbuf_printf(w->out, "%s/%u %s (kernel, metric %u): %s", p, r->plen,
+					r->type, r->metric, rxp_ksync_state_name(r->state));
+		else
+			rxp_sbuf_printf(w->out, "%s/%u%s%s dev %s (kernel %s, metric %u): %s", p,
+					r->plen, r->has_gw ? " via " : "", g, r->port, r->ifname,
+					r->metric, rxp_ksync_state_name(r->state));
 		if (r->error)
 			rxp_sbuf_printf(w->out, " (%s)", strerror(-r->error));
 		rxp_sbuf_printf(w->out, "\n");

@@ -77,10 +77,18 @@ struct key {
 	uint8_t addr[16];
 };
 
+/*
+ * A route that leads nowhere (blackhole, unreachable, prohibit) has a
+ * nexthop with no gateway whose port is this mark | its type: no mapped
+ * port comes near it, so it pools and compares like the others.
+ */
+#define NH_PORT_REJECT 0xff00u
+enum { REJECT_BLACKHOLE = 1, REJECT_UNREACHABLE, REJECT_PROHIBIT };
+
 struct nexthop {
 	uint8_t family;
 	uint8_t has_gw;
-	uint16_t port;
+	uint16_t port;		/* map index, or NH_PORT_REJECT | REJECT_... */
 	uint32_t refs;		/* 0 = free; then next_free links it */
 	uint32_t next_free;
 	uint8_t gw[16];
@@ -442,13 +450,28 @@ static int emit(struct rxp_ksync *k, const char *line, bool is_add)
 	return ret;
 }
 
+/* The route type word of a rejecting nexthop's port, NULL for a real port. */
+static const char *reject_type(uint16_t port)
+{
+	if ((port & NH_PORT_REJECT) != NH_PORT_REJECT)
+		return NULL;
+	switch (port & 0xffu) {
+	case REJECT_BLACKHOLE: return "blackhole";
+	case REJECT_UNREACHABLE: return "unreachable";
+	default: return "prohibit";
+	}
+}
+
 static int emit_route_add(struct rxp_ksync *k, const struct rec *r)
 {
 	const struct nexthop *nh = &k->nhs[r->r.nh];
 	char line[RXP_KSYNC_LINE_MAX], prefix[INET6_ADDRSTRLEN], gw[INET6_ADDRSTRLEN];
+	const char *type = reject_type(nh->port);
 
 	format_addr(r->family, r->addr, prefix, sizeof(prefix));
-	if (nh->has_gw) {
+	if (type) {
+		snprintf(line, sizeof(line), "route add %s/%u %s", prefix, r->plen, type);
+	} else if (nh->has_gw) {
 		format_addr(nh->family, nh->gw, gw, sizeof(gw));
 		snprintf(line, sizeof(line), "route add %s/%u via %s dev %s", prefix, r->plen, gw,
 			 port_name(k, nh->port));
@@ -819,6 +842,18 @@ static enum verdict route_parse(struct rxp_ksync *k, const struct nlmsghdr *nlh,
 			    (out->key.addr[0] == 0xfe && (out->key.addr[1] & 0xc0) == 0x80)))) {
 		skips->kernel++;
 		return V_SKIP;
+	}
+	/* the types that lead nowhere have no nexthop: rxpath has the same three */
+	if ((rtm->rtm_type == RTN_BLACKHOLE || rtm->rtm_type == RTN_UNREACHABLE ||
+	     rtm->rtm_type == RTN_PROHIBIT) && !rtm->rtm_src_len && !rtm->rtm_tos) {
+		out->n_hops = 1;
+		out->has_gw = false;
+		memset(out->gw, 0, sizeof(out->gw));
+		out->port = (uint16_t)(NH_PORT_REJECT |
+				       (rtm->rtm_type == RTN_BLACKHOLE ? REJECT_BLACKHOLE :
+					rtm->rtm_type == RTN_UNREACHABLE ? REJECT_UNREACHABLE :
+					REJECT_PROHIBIT));
+		return V_MIRROR;
 	}
 	if (rtm->rtm_type != RTN_UNICAST || rtm->rtm_src_len || rtm->rtm_tos ||
 	    (rtm->rtm_flags & RTNH_F_DEAD)) {
@@ -1568,8 +1603,9 @@ int rxp_ksync_foreach_route(const struct rxp_ksync *k, rxp_ksync_route_fn fn, vo
 		memcpy(info.prefix, r->addr, 16);
 		info.has_gw = nh->has_gw;
 		memcpy(info.gw, nh->gw, 16);
-		info.port = k->map[nh->port].port;
-		info.ifname = k->map[nh->port].ifname;
+		info.type = reject_type(nh->port);
+		info.port = info.type ? "" : k->map[nh->port].port;
+		info.ifname = info.type ? "" : k->map[nh->port].ifname;
 		info.metric = r->metric;
 		if (r->flags & F_REFUSED) {
 			info.state = RXP_KSYNC_REFUSED;

@@ -44,6 +44,11 @@ lab_in "$LAB_R" ip route replace 10.9.0.0/24 via 10.0.2.3 dev r1 onlink
 check "${T}_route4_replaced" within_1s has_route 10.9.0.7 '^10.9.0.0/24 via 10.0.2.3 dev p1 proto kernel$'
 lab_in "$LAB_R" ip route del 10.9.0.0/24
 check "${T}_route4_deleted_within_1s" within_1s no_route 10.9.0.7
+# a blackhole route in the kernel is one in rxpath too: h1's packets to it go nowhere
+lab_in "$LAB_R" ip route add blackhole 10.66.0.0/16
+check "${T}_blackhole_mirrored" within_1s has_route 10.66.1.1 '^10.66.0.0/16 blackhole proto kernel$'
+lab_in "$LAB_R" ip route del blackhole 10.66.0.0/16
+check "${T}_blackhole_withdrawn" within_1s no_route 10.66.1.1
 if lab_in "$LAB_H1" ping -n -c 1 -w 2 10.9.0.2 >/dev/null 2>&1; then
 	fail "${T}_route4_gone_unreachable" "10.9.0.2 still answers after the route was deleted"
 else

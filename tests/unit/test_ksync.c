@@ -321,7 +321,7 @@ static void test_route_ignored(void)
 	CHECK_EQ(sh("ip route add 10.8.0.0/24 via 10.0.3.2"), 0);		/* r2: not mapped */
 	CHECK_EQ(sh("ip -6 route add 2001:db8:7::/48 via 2001:db8:3::2"), 0);
 	CHECK_EQ(sh("ip route add 10.5.0.0/24 via 10.0.2.2 table 100"), 0);	/* table 100 */
-	CHECK_EQ(sh("ip route add blackhole 10.1.0.0/24"), 0);
+	CHECK_EQ(sh("ip route add throw 10.1.0.0/24"), 0);
 	CHECK_EQ(sh("ip route add 10.1.1.0/24 via 10.0.2.2 tos 0x10"), 0);
 	CHECK_NO_LINE(km, &cap_main);
 	after = stats(km);
@@ -335,8 +335,36 @@ static void test_route_ignored(void)
 	CHECK_EQ(after.last_dump.unmapped, 2);
 	CHECK_EQ(after.last_dump.unsupported, 2);
 	CHECK_EQ(sh("ip route del 10.8.0.0/24 && ip -6 route del 2001:db8:7::/48 && "
-		    "ip route del blackhole 10.1.0.0/24 && ip route del 10.1.1.0/24 tos 0x10"), 0);
+		    "ip route del throw 10.1.0.0/24 && ip route del 10.1.1.0/24 tos 0x10"), 0);
 	CHECK_NO_LINE(km, &cap_main);
+}
+
+/* The route types that lead nowhere have the same names in rxpath, and no port. */
+static void test_route_reject_types(void)
+{
+	if (!km) {
+		CHECK(km);
+		return;
+	}
+	CHECK_EQ(sh("ip route add blackhole 10.1.0.0/24"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route add 10.1.0.0/24 blackhole");
+	CHECK_EQ(sh("ip route add unreachable 10.1.2.0/24"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route add 10.1.2.0/24 unreachable");
+	CHECK_EQ(sh("ip -6 route add prohibit 2001:db8:66::/48"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route add 2001:db8:66::/48 prohibit");
+	/* a type changed in place is one add: rxpath's add replaces */
+	CHECK_EQ(sh("ip route replace prohibit 10.1.0.0/24"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route add 10.1.0.0/24 prohibit");
+	CHECK_EQ(sh("ip route del 10.1.0.0/24 && ip route del 10.1.2.0/24 && "
+		    "ip -6 route del 2001:db8:66::/48"), 0);
+	pump(km, 200);
+	CHECK_EQ(count_line(&cap_main, "route del 10.1.0.0/24"), 1);
+	CHECK_EQ(count_line(&cap_main, "route del 10.1.2.0/24"), 1);
+	CHECK_EQ(count_line(&cap_main, "route del 2001:db8:66::/48"), 1);
+	CHECK_EQ(cap_main.n, 3);
+	capture_clear(&cap_main);
+	CHECK_EQ(stats(km).routes, 0);
+	CHECK_EQ(stats(km).nexthops, 0);
 }
 
 /* `sync kernel table 100` mirrors table 100 and nothing of main. */
@@ -843,6 +871,7 @@ int main(void)
 	RUN(test_route_add_del);
 	RUN(test_route_replace);
 	RUN(test_route_ignored);
+	RUN(test_route_reject_types);
 	RUN(test_other_table);
 	RUN(test_route_metrics);
 	RUN(test_route_multipath);
