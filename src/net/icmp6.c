@@ -41,14 +41,9 @@ void rxp_icmp6_finish(uint8_t *ip, const uint8_t src[16], const uint8_t dst[16],
 	memcpy(icmp + 2, &c, 2);
 }
 
-static bool ip6_is_link_local(const uint8_t *a)
-{
-	return a[0] == 0xfe && (a[1] & 0xc0) == 0x80;
-}
-
 static bool ip6_is_global(const uint8_t *a)
 {
-	return a[0] != 0xff && !ip6_is_link_local(a);
+	return a[0] != 0xff && !rxp_ip6_is_link_local(a);
 }
 
 /* Returns true when the first @plen bits of @a and @b agree. */
@@ -93,7 +88,7 @@ static void icmp6_source(const struct rxp_router *r, const struct rxp_l3if *ifp,
 	const uint8_t *best = NULL;
 
 	memcpy(out, ifp->addr6[0], 16);
-	if (ip6_is_link_local(peer))
+	if (rxp_ip6_is_link_local(peer))
 		return;
 	for (unsigned i = 0; i < ifp->n_addr6; i++) {
 		if (!ip6_is_global(ifp->addr6[i]))

@@ -114,17 +114,14 @@ static rxp_noinline void maybe_redirect4(struct rxp_stack *st, struct rxp_pkt *p
 					 const uint8_t *ip, uint32_t next)
 {
 	const struct rxp_l3if *ifp = &st->router->ifs[pkt->ifidx];
-	uint32_t src, mask;
+	uint32_t src;
 	int i;
 
 	if (ifp->no_redirects)
 		return;
 	memcpy(&src, ip + 12, 4);
 	i = rxp_l3if_subnet4(ifp, src);
-	if (i < 0 || src == next)
-		return;
-	mask = ifp->plen4[i] ? htonl(~0u << (32 - ifp->plen4[i])) : 0;
-	if (((src ^ next) & mask) || rxp_ip4_source_routed(ip))
+	if (i < 0 || src == next || rxp_l3if_subnet4(ifp, next) != i || rxp_ip4_source_routed(ip))
 		return;
 	if (rxp_icmp4_error(st, pkt, RXP_ICMP_REDIRECT, 1, ntohl(next)))
 		st->stats.redirects++;

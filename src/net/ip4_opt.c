@@ -123,14 +123,6 @@ static uint32_t ms_since_midnight_ut(void)
 	return (uint32_t)((ts.tv_sec % 86400) * 1000 + ts.tv_nsec / 1000000);
 }
 
-static void put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
 /* One Timestamp option at @o (@olen bytes, pointer and flags checked on the way in). */
 static void record_ts(uint8_t *o, unsigned olen, uint32_t self)
 {
@@ -151,7 +143,7 @@ static void record_ts(uint8_t *o, unsigned olen, uint32_t self)
 		memcpy(slot, &self, 4);
 		slot += 4;
 	}
-	put_be32(slot, ms_since_midnight_ut());
+	rxp_store_be32(slot, ms_since_midnight_ut());
 	o[2] = (uint8_t)(ptr + room);
 }
 

@@ -26,11 +26,6 @@ static bool ip6_is_loopback(const uint8_t *a)
 	return a[15] == 1 && !memcmp(a, zero16, 15);
 }
 
-static bool ip6_is_link_local(const uint8_t *a)
-{
-	return a[0] == 0xfe && (a[1] & 0xc0) == 0x80;	/* fe80::/10 */
-}
-
 /*
  * Returns true when @dst is a group the router listens to on @ifp
  * (RFC 4291 2.7.1, RFC 4861 7.2.1): all-nodes, all-routers (link scope),
@@ -51,7 +46,7 @@ static bool ip6_our_group(const struct rxp_l3if *ifp, const uint8_t *dst)
 		if (!memcmp(a + 13, dst + 13, 3))
 			return true;
 		/* a Subnet-Router anycast address (prefix <= /104) ends in 24 zero bits */
-		if (ifp->plen6[i] <= 104 && !ip6_is_link_local(a) && !dst[13] && !dst[14] &&
+		if (ifp->plen6[i] <= 104 && !rxp_ip6_is_link_local(a) && !dst[13] && !dst[14] &&
 		    !dst[15])
 			return true;
 	}
@@ -123,7 +118,7 @@ void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 		return;
 	}
 	/* RFC 4291 2.5.6: link-local is for the link it came in on; no FIB lookup */
-	if (rxp_unlikely(ip6_is_link_local(dst))) {
+	if (rxp_unlikely(rxp_ip6_is_link_local(dst))) {
 		if (rxp_l3if_has_addr6(&r->ifs[pkt->ifidx], dst)) {
 			local_deliver6(st, pkt);
 			return;
@@ -168,7 +163,7 @@ void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 		return;
 	}
 	/* RFC 4007 9: a link-local source must not leave its link (RFC 4443 3.1 code 2) */
-	if (rxp_unlikely(ip6_is_link_local(src)) && nhp->ifidx != pkt->ifidx) {
+	if (rxp_unlikely(rxp_ip6_is_link_local(src)) && nhp->ifidx != pkt->ifidx) {
 		rxp_icmp6_error(st, pkt, 1, 2, 0);
 		rxp_drop(st, pkt, RXP_DROP_IP6_SCOPE);
 		return;
@@ -228,7 +223,7 @@ void rxp_ip6_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 		 * (multicast), and link-local addresses, need the full checks.
 		 */
 		if (rxp_unlikely((uint8_t)(src[0] + 1) <= 1 || (uint8_t)(dst[0] + 1) <= 1 ||
-				 ip6_is_link_local(src) || ip6_is_link_local(dst) ||
+				 rxp_ip6_is_link_local(src) || rxp_ip6_is_link_local(dst) ||
 				 (pkt->flags & RXP_PKT_F_L2_MCAST) || ip[7] <= 1 ||
 				 rxp_lpm6_lookup(r->fib6, dst, &nh) || nh >= RXP_STACK_NH_MAX)) {
 			rxp_ip6_route(st, pkt);

@@ -218,21 +218,15 @@ void rxp_nd_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 	rxp_pool_free(st->cache, pkt);
 }
 
-/* True for fe80::/10. */
-static bool is_link_local(const uint8_t *a)
-{
-	return a[0] == 0xfe && (a[1] & 0xc0) == 0x80;
-}
-
 /* True when @a is a neighbour on @ifp: link-local, or on one of its prefixes. */
 static bool on_link6(const struct rxp_l3if *ifp, const uint8_t *a)
 {
-	if (is_link_local(a))
+	if (rxp_ip6_is_link_local(a))
 		return true;
 	for (unsigned i = 0; i < ifp->n_addr6; i++) {
 		unsigned plen = ifp->plen6[i], bytes = plen / 8, bits = plen % 8;
 
-		if (is_link_local(ifp->addr6[i]) || memcmp(ifp->addr6[i], a, bytes))
+		if (rxp_ip6_is_link_local(ifp->addr6[i]) || memcmp(ifp->addr6[i], a, bytes))
 			continue;
 		if (!bits || !((ifp->addr6[i][bytes] ^ a[bytes]) & (uint8_t)(0xff00u >> bits)))
 			return true;
@@ -263,7 +257,7 @@ void rxp_nd_maybe_redirect(struct rxp_stack *st, struct rxp_pkt *orig, const uin
 	uint8_t *o, *rd, *opt;
 
 	if (ifp->no_redirects || !ifp->n_addr6 || dst[0] == 0xff || !on_link6(ifp, src) ||
-	    (memcmp(next, dst, 16) && !is_link_local(next)) || !memcmp(src, next, 16) ||
+	    (memcmp(next, dst, 16) && !rxp_ip6_is_link_local(next)) || !memcmp(src, next, 16) ||
 	    (orig->flags & (RXP_PKT_F_L2_MCAST | RXP_PKT_F_LOCAL_OUT)))
 		return;
 	if (!rxp_ratelimit_take(&st->router->icmp_limit, st->now_ns)) {

@@ -29,19 +29,6 @@ void rxp_gro_flush(struct rxp_stack *st, struct rxp_host *h);
 void rxp_gso_output(struct rxp_stack *st, struct rxp_host *h, const struct rxp_vnet_hdr *vh,
 		    uint8_t *frame, uint32_t len);
 
-static inline void rxp_store_be16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static inline void rxp_store_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
 
 /* Recomputes the checksum of the IPv4 header at @ip (@ihl bytes). */
 static inline void rxp_ip4_set_csum(uint8_t *ip, unsigned ihl)

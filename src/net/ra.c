@@ -42,19 +42,6 @@
 static const uint8_t all_nodes[16] = { 0xff, 0x02, [15] = 0x01 };
 static const uint8_t all_nodes_mac[6] = { 0x33, 0x33, 0, 0, 0, 1 };
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static bool is_link_local(const uint8_t *a)
-{
-	return a[0] == 0xfe && (a[1] & 0xc0) == 0x80;
-}
-
 /* A number in [0, @range) from the router's PRNG (timers need no more). */
 static uint64_t random_below(struct rxp_router *r, uint64_t range)
 {
@@ -79,7 +66,7 @@ static void ra_send(struct rxp_stack *st, int ifidx, uint16_t lifetime_s)
 	if (!ifp->n_addr6)
 		return;		/* no link-local address to speak from */
 	for (unsigned i = 0; i < ifp->n_addr6; i++)
-		n_prefixes += !is_link_local(ifp->addr6[i]);
+		n_prefixes += !rxp_ip6_is_link_local(ifp->addr6[i]);
 	len = RA_LEN + OPT_SLLA_LEN + OPT_MTU_LEN + n_prefixes * OPT_PREFIX_LEN;
 	pkt = rxp_local_alloc(st, (uint16_t)(RXP_IP6_HLEN + len));
 	if (!pkt) {
@@ -102,20 +89,20 @@ static void ra_send(struct rxp_stack *st, int ifidx, uint16_t lifetime_s)
 	o += OPT_SLLA_LEN;
 	o[0] = OPT_MTU;
 	o[1] = OPT_MTU_LEN / 8;
-	put32(o + 4, ifp->mtu);
+	rxp_store_be32(o + 4, ifp->mtu);
 	o += OPT_MTU_LEN;
 	for (unsigned i = 0; i < ifp->n_addr6; i++) {
 		unsigned plen = ifp->plen6[i];
 
-		if (is_link_local(ifp->addr6[i]))
+		if (rxp_ip6_is_link_local(ifp->addr6[i]))
 			continue;
 		o[0] = OPT_PREFIX;
 		o[1] = OPT_PREFIX_LEN / 8;
 		o[2] = (uint8_t)plen;
 		/* addresses are made from 64-bit interface identifiers (RFC 4862 5.5.3) */
 		o[3] = PREFIX_ON_LINK | (plen == 64 ? PREFIX_AUTONOMOUS : 0);
-		put32(o + 4, VALID_LIFETIME_S);
-		put32(o + 8, PREFERRED_LIFETIME_S);
+		rxp_store_be32(o + 4, VALID_LIFETIME_S);
+		rxp_store_be32(o + 8, PREFERRED_LIFETIME_S);
 		memcpy(o + 16, ifp->addr6[i], plen / 8);
 		if (plen % 8)
 			o[16 + plen / 8] = ifp->addr6[i][plen / 8] & (uint8_t)(0xff00u >> (plen % 8));

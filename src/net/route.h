@@ -397,4 +397,10 @@ static inline uint32_t rxp_load_be32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+/* True for an IPv6 link-local address, fe80::/10 (RFC 4291 2.5.6). */
+static inline bool rxp_ip6_is_link_local(const uint8_t *a)
+{
+	return a[0] == 0xfe && (a[1] & 0xc0) == 0x80;
+}
+
 #endif
