@@ -163,7 +163,9 @@ static uint32_t reverse_route(uint8_t *o, unsigned olen, uint32_t src)
 	if (n == 0)
 		return src;
 	memcpy(&first, slot + 4 * (n - 1), 4);
-	for (unsigned a = 0, b = n - 2; n >= 2 && a < b; a++, b--) {
+	/* G1 .. Gn-1 reversed in place, then @src where Gn was */
+	for (unsigned a = 0; 2 * a + 2 < n; a++) {
+		unsigned b = n - 2 - a;
 		uint8_t t[4];
 
 		memcpy(t, slot + 4 * a, 4);

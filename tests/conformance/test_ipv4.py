@@ -446,6 +446,11 @@ if rep:
     o = bytes(rep[0][IP])[20:32]
     check("echo_source_route_reversed", rep[0][IP].dst == "10.0.0.9" and o[:11] == bytes([131, 11, 4, 10, 5, 5, 5, 10, 0, 1, 2]) and
           ip_ok(rep[0]) and icmp_ok(rep[0]), (rep[0][IP].dst, o.hex()))
+three = bytes([137, 15, 16, 10, 5, 5, 1, 10, 5, 5, 2, 10, 5, 5, 3, 0])   # strict, completed through A, B, C
+res = run(BASE, {"p0": [Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1", options=[IPOption(three)]) / ICMP(id=6, seq=6)]})
+rep = [p for p in res.sent("p0") if ICMP in p and p[ICMP].type == 0]
+check("echo_source_route_reversed_three", len(rep) == 1 and rep[0][IP].dst == "10.5.5.3" and
+      bytes(rep[0][IP])[20:35] == bytes([137, 15, 4, 10, 5, 5, 2, 10, 5, 5, 1, 10, 0, 1, 2]), res.sent("p0"))
 # `ip source-route off` (RFC 7126 4.3, 4.4): dropped quietly instead
 res = run(BASE + ["ip source-route off"], {"p0": [srr(131, ["10.9.1.1"])]})
 check("source_route_off_drops", not res.sent("p1") and not icmp_errors(res) and res.drops().get("ip4_source_route") == 1,
