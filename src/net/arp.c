@@ -42,10 +42,8 @@ void rxp_arp_request(struct rxp_stack *st, int ifidx, uint32_t target, const uin
 	if (!if_source4(ifp, target, &src))
 		return;
 	pkt = rxp_local_alloc(st, ARP_LEN);
-	if (!pkt) {
-		st->stats.local_out_dropped++;
+	if (!pkt)
 		return;
-	}
 	arp_fill(rxp_pkt_data(pkt) + pkt->l3_off, ARP_OP_REQUEST, ifp->mac, src, zero, target);
 	rxp_l2_prepend(pkt, ifp, mac ? mac : bcast, RXP_ETHERTYPE_ARP);
 	pkt->port = ifp->port;

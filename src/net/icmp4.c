@@ -49,10 +49,8 @@ static bool icmp4_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 	}
 	quote = RXP_MIN((uint32_t)orig->l3_len, (uint32_t)RXP_ICMP_QUOTE_MAX);
 	pkt = rxp_local_alloc(st, (uint16_t)(RXP_IP4_HLEN + ICMP_HLEN + quote));
-	if (!pkt) {
-		st->stats.local_out_dropped++;
+	if (!pkt)
 		return false;
-	}
 	o = rxp_pkt_data(pkt) + pkt->l3_off;
 	icmp = o + RXP_IP4_HLEN;
 	/* IP header: from the ingress interface's address, back to the sender */

@@ -187,10 +187,8 @@ static void icmp6_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 	/* (c): as much of the packet as fits in the minimum MTU */
 	quote = RXP_MIN((uint32_t)orig->l3_len, IP6_MIN_MTU - RXP_IP6_HLEN - ICMP6_HLEN);
 	pkt = rxp_local_alloc(st, (uint16_t)(RXP_IP6_HLEN + ICMP6_HLEN + quote));
-	if (!pkt) {
-		st->stats.local_out_dropped++;
+	if (!pkt)
 		return;
-	}
 	memcpy(src_mac, rxp_pkt_cdata(orig) + 6, 6);
 	if (from)
 		memcpy(src, from, 16);

@@ -48,10 +48,8 @@ static void fragment4(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, uint
 		uint8_t *fip;
 		uint16_t v, c;
 
-		if (!f) {
-			st->stats.local_out_dropped++;
+		if (!f)
 			break;
-		}
 		fip = rxp_pkt_data(f) + f->l3_off;
 		memcpy(fip, ip, RXP_IP4_HLEN);
 		if (off == 0)

@@ -171,10 +171,8 @@ static void tcp_reset(struct rxp_stack *st, const struct rxp_pkt *orig, uint32_t
 		return;
 	}
 	pkt = rxp_local_alloc(st, (uint16_t)(ip_hlen + RXP_TCP_HLEN));
-	if (!pkt) {
-		st->stats.local_out_dropped++;
+	if (!pkt)
 		return;
-	}
 	o = rxp_pkt_data(pkt) + pkt->l3_off;
 	t = o + ip_hlen;
 	/* ports swapped */

@@ -81,10 +81,8 @@ static void na_send(struct rxp_stack *st, int ifidx, const uint8_t target[16],
 	struct rxp_pkt *pkt = rxp_local_alloc(st, RXP_IP6_HLEN + ND_NA_LEN + ND_OPT_LLA_LEN);
 	uint8_t *ip, *na;
 
-	if (!pkt) {
-		st->stats.local_out_dropped++;
+	if (!pkt)
 		return;
-	}
 	ip = rxp_pkt_data(pkt) + pkt->l3_off;
 	na = ip + RXP_IP6_HLEN;
 	na[0] = ND_NA;
@@ -279,10 +277,8 @@ void rxp_nd_maybe_redirect(struct rxp_stack *st, struct rxp_pkt *orig, const uin
 	quote = RXP_MIN((uint32_t)orig->l3_len, IP6_MIN_MTU - RXP_IP6_HLEN - len) & ~7u;
 	len += quote;
 	pkt = rxp_local_alloc(st, (uint16_t)(RXP_IP6_HLEN + len));
-	if (!pkt) {
-		st->stats.local_out_dropped++;
+	if (!pkt)
 		return;
-	}
 	memcpy(src_mac, rxp_pkt_cdata(orig) + 6, 6);
 	o = rxp_pkt_data(pkt) + pkt->l3_off;
 	rd = o + RXP_IP6_HLEN;
@@ -321,10 +317,8 @@ void rxp_nd_solicit(struct rxp_stack *st, int ifidx, const uint8_t target[16], c
 	/* RFC 4861 7.2.2: to the target's solicited-node group, with our link-layer address */
 	memcpy(group + 13, target + 13, 3);
 	pkt = rxp_local_alloc(st, RXP_IP6_HLEN + ND_NS_LEN + ND_OPT_LLA_LEN);
-	if (!pkt) {
-		st->stats.local_out_dropped++;
+	if (!pkt)
 		return;
-	}
 	ip = rxp_pkt_data(pkt) + pkt->l3_off;
 	ns = ip + RXP_IP6_HLEN;
 	ns[0] = ND_NS;

@@ -69,10 +69,8 @@ static void ra_send(struct rxp_stack *st, int ifidx, uint16_t lifetime_s)
 		n_prefixes += !rxp_ip6_is_link_local(ifp->addr6[i]);
 	len = RA_LEN + OPT_SLLA_LEN + OPT_MTU_LEN + n_prefixes * OPT_PREFIX_LEN;
 	pkt = rxp_local_alloc(st, (uint16_t)(RXP_IP6_HLEN + len));
-	if (!pkt) {
-		st->stats.local_out_dropped++;
+	if (!pkt)
 		return;
-	}
 	ip = rxp_pkt_data(pkt) + pkt->l3_off;
 	ra = ip + RXP_IP6_HLEN;
 	memset(ra, 0, len);

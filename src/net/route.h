@@ -28,7 +28,11 @@ void rxp_tx_enqueue(struct rxp_stack *st, struct rxp_pkt *pkt, bool local);
 bool rxp_l2_prepend(struct rxp_pkt *pkt, const struct rxp_l3if *ifp, const uint8_t dst[6],
 		    uint16_t ethertype);
 
-/* Returns a fresh buffer laid out for a packet the router makes (network header at l3_off). */
+/*
+ * Returns a fresh buffer laid out for a packet the router makes (network
+ * header at l3_off), or NULL, counted in local_out_dropped, when the pool
+ * is empty or @l3_len does not fit.
+ */
 struct rxp_pkt *rxp_local_alloc(struct rxp_stack *st, uint16_t l3_len);
 
 /* ---- stack.c ---- */

@@ -100,10 +100,13 @@ struct rxp_pkt *rxp_local_alloc(struct rxp_stack *st, uint16_t l3_len)
 {
 	struct rxp_pkt *pkt = rxp_pool_alloc(st->cache);
 
-	if (!pkt)
+	if (!pkt) {
+		st->stats.local_out_dropped++;
 		return NULL;
+	}
 	if (RXP_ETH_HLEN + RXP_VLAN_HLEN + (uint32_t)l3_len > pkt->pool->data_room) {
 		rxp_pool_free(st->cache, pkt);
+		st->stats.local_out_dropped++;
 		return NULL;
 	}
 	/* room for Ethernet + VLAN in front, as for a received frame */
