@@ -163,17 +163,6 @@ static void fx_fini(struct fx *f)
 
 /* ---- building TCP segments from the peer ---- */
 
-static uint64_t tcp_pseudo(const uint8_t *ip, bool v6, uint32_t tcp_len)
-{
-	uint32_t s, d;
-
-	if (v6)
-		return rxp_csum_pseudo6(ip + 8, ip + 24, RXP_IPPROTO_TCP, tcp_len);
-	memcpy(&s, ip + 12, 4);
-	memcpy(&d, ip + 16, 4);
-	return rxp_csum_pseudo4(s, d, RXP_IPPROTO_TCP, (uint16_t)tcp_len);
-}
-
 
 struct seg {
 	bool v6;
@@ -259,7 +248,7 @@ static struct rxp_pkt *seg_frame(struct fx *f, const struct seg *s)
 	}
 	for (unsigned i = 0; i < s->payload; i++)
 		tcp[thl + i] = data_at(s->seq + i);
-	sum = tcp_pseudo(ip, s->v6, tcp_len);
+	sum = rxp_csum_pseudo_ip(ip, s->v6, RXP_IPPROTO_TCP, tcp_len);
 	c = rxp_csum_fold(rxp_csum_partial(tcp, tcp_len, sum));
 	if (s->bad_csum)
 		c ^= 0x0101;
@@ -322,7 +311,7 @@ static unsigned count_frames(struct fx *f)
 /* True when the TCP checksum of @tcp (@tcp_len bytes under @ip) verifies. */
 static bool tcp_csum_ok(const uint8_t *ip, bool v6, const uint8_t *tcp, uint32_t tcp_len)
 {
-	return rxp_csum_fold(rxp_csum_partial(tcp, tcp_len, tcp_pseudo(ip, v6, tcp_len))) == 0;
+	return rxp_csum_fold(rxp_csum_partial(tcp, tcp_len, rxp_csum_pseudo_ip(ip, v6, RXP_IPPROTO_TCP, tcp_len))) == 0;
 }
 
 /*
@@ -654,7 +643,7 @@ static uint32_t build_tso(uint8_t *d, bool v6, uint32_t payload, uint8_t flags, 
 	tcp[23] = 10;
 	for (uint32_t i = 0; i < payload; i++)
 		tcp[thl + i] = data_at(0xfffff000u + i);
-	c = (uint16_t)~rxp_csum_fold(tcp_pseudo(ip, v6, tcp_len));
+	c = (uint16_t)~rxp_csum_fold(rxp_csum_pseudo_ip(ip, v6, RXP_IPPROTO_TCP, tcp_len));
 	memcpy(tcp + 16, &c, 2);
 	memset(vh, 0, sizeof(*vh));
 	vh->flags = RXP_VNET_F_NEEDS_CSUM;
