@@ -63,7 +63,7 @@
 	X(PORT_UNREACH,   "port_unreachable",  "UDP to the router's own address that nothing takes (Port Unreachable sent)") \
 	X(TCP_RESET,      "tcp_reset",         "TCP to the router's own address that nothing takes (reset sent, unless it was one)") \
 	X(PROTO_UNREACH,  "protocol_unreachable", "to the router's own address in a protocol it does not serve (Protocol Unreachable, or Parameter Problem for IPv6, sent)") \
-	X(IP4_BAD_OPTION, "ip4_bad_option",    "IPv4 option whose length or pointer is out of bounds (Parameter Problem sent)") \
+	X(IP4_BAD_OPTION, "ip4_bad_option",    "IPv4 option whose length or pointer is out of bounds, with room for part of an entry only, a timestamp of no known format, or (to the router) a full timestamp whose overflow count would wrap (Parameter Problem sent)") \
 	X(IP6_UNKNOWN_OPTION, "ip6_unknown_option", "IPv6 option to the router that it does not know and whose type says discard (RFC 8200 4.2; Parameter Problem sent when it asks)") \
 	X(REASM_TIMEOUT,  "reasm_timeout",     "fragments to the router whose datagram did not complete in time (Time Exceeded sent when the first had come)") \
 	X(REASM_OVERLAP,  "reasm_overlap",     "fragment overlapping another of its datagram: the whole datagram dropped (RFC 5722), or an exact duplicate") \
@@ -71,7 +71,7 @@
 	X(REASM_FULL,     "reasm_full",        "no room to hold another fragment or datagram being reassembled") \
 	X(BLACKHOLE,      "blackhole",         "to a blackhole route: dropped without an answer") \
 	X(ROUTE_REJECT,   "route_reject",      "to an unreachable or prohibit route (Destination Unreachable sent: host unreachable or no route, administratively prohibited)") \
-	X(SOURCE_ROUTE,   "ip4_source_route",  "source-routed through the router to a next address it has no route to, or (strict) not on a connected network (Destination Unreachable 5 sent), or with ip source-route off")
+	X(SOURCE_ROUTE,   "ip4_source_route",  "source-routed through the router to a next address it has no route to, or (strict) not on a connected network (Destination Unreachable 5 sent), or with ip source-route off, or an echo request whose recorded route would send the reply to one of the router's addresses, a broadcast or a martian")
 
 enum rxp_drop_reason {
 #define X(id, name, help) RXP_DROP_##id,

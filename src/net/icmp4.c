@@ -145,6 +145,10 @@ void rxp_icmp4_local(struct rxp_stack *st, struct rxp_pkt *pkt)
 		rxp_host_take(st, pkt);
 		return;
 	}
+	if (rxp_unlikely(ip[0] != 0x45) && !rxp_ip4_echo_options_ok(st, pkt)) {
+		rxp_drop(st, pkt, (enum rxp_drop_reason)pkt->drop_reason);
+		return;
+	}
 	/* Echo reply in place: same id, sequence and data (RFC 792). */
 	icmp[0] = RXP_ICMP_ECHO_REPLY;
 	memcpy(&c, icmp + 2, 2);

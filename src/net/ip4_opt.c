@@ -25,14 +25,17 @@
  * the offset in the header of the octet at fault (RFC 791 3.1): an option
  * whose length is below 2 or runs past the header (the option's type
  * octet), a route option shorter than 3 or a timestamp shorter than 4 (its
- * length octet), a pointer below the first slot (its pointer octet).
- * Options are not acted on (they are forwarded intact), only walked.
+ * length octet), a pointer below the first slot or at a slot with some
+ * room but not enough for a whole entry (its pointer octet: RFC 791 calls
+ * such a datagram in error), a timestamp of a format RFC 791 does not
+ * define (its flags octet). Options are not acted on (they are forwarded
+ * intact), only walked.
  */
 static unsigned options_fault(const uint8_t *ip, unsigned ihl)
 {
 	for (unsigned i = RXP_IP4_HLEN; i < ihl;) {
 		uint8_t type = ip[i];
-		unsigned olen, min_len = 2, min_ptr = 0;
+		unsigned olen, min_len = 2, min_ptr = 0, entry = 0;
 
 		if (type == IP4_OPT_EOL)
 			return 0;
@@ -46,6 +49,7 @@ static unsigned options_fault(const uint8_t *ip, unsigned ihl)
 		if (type == IP4_OPT_RR || type == IP4_OPT_LSRR || type == IP4_OPT_SSRR) {
 			min_len = 3;
 			min_ptr = 4;
+			entry = 4;	/* an address */
 		} else if (type == IP4_OPT_TS) {
 			min_len = 4;
 			min_ptr = 5;
@@ -53,6 +57,16 @@ static unsigned options_fault(const uint8_t *ip, unsigned ihl)
 		if (olen < min_len)
 			return i + 1;
 		if (min_ptr && ip[i + 2] < min_ptr)
+			return i + 2;
+		if (type == IP4_OPT_TS) {
+			unsigned flag = ip[i + 3] & 0x0fu;
+
+			if (flag != 0 && flag != 1 && flag != 3)
+				return i + 3;
+			entry = flag == 0 ? 4 : 8;	/* a time, or an address and a time */
+		}
+		/* not full (the pointer past the end), yet no room for a whole entry */
+		if (entry && ip[i + 2] <= olen && ip[i + 2] + entry - 1 > olen)
 			return i + 2;
 		i += olen;
 	}
@@ -123,18 +137,14 @@ static uint32_t ms_since_midnight_ut(void)
 	return (uint32_t)((ts.tv_sec % 86400) * 1000 + ts.tv_nsec / 1000000);
 }
 
-/* One Timestamp option at @o (@olen bytes, pointer and flags checked on the way in). */
+/* One Timestamp option at @o (@olen bytes, checked on the way in and by rxp_ip4_echo_options_ok()). */
 static void record_ts(uint8_t *o, unsigned olen, uint32_t self)
 {
 	unsigned ptr = o[2], flag = o[3] & 0x0fu, room = flag == 0 ? 4u : 8u;
 	uint8_t *slot = o + ptr - 1;
 
-	if (flag != 0 && flag != 1 && flag != 3)
-		return;			/* a format we do not know: untouched */
-	if (ptr + room - 1 > olen) {
-		/* full: count it, up to what the 4-bit overflow field holds */
-		if ((o[3] >> 4) < 15)
-			o[3] = (uint8_t)(o[3] + 0x10);
+	if (ptr > olen) {
+		o[3] = (uint8_t)(o[3] + 0x10);	/* full: counted (below 15, checked before) */
 		return;
 	}
 	if (flag == 3 && memcmp(slot, &self, 4))
@@ -148,21 +158,52 @@ static void record_ts(uint8_t *o, unsigned olen, uint32_t self)
 }
 
 /*
+ * Whether the completed source route at @o (@olen bytes) of a request from
+ * @src begins with @src itself: a sender may record its own address first
+ * (RFC 1122 3.2.1.8, case (B)), and the way back must name it only once.
+ */
+static bool route_starts_at_source(const uint8_t *o, unsigned olen, uint32_t src)
+{
+	return olen >= 7 && !memcmp(o + 3, &src, 4);
+}
+
+/* Where the reply to a request from @src with the completed source route at @o goes first. */
+static uint32_t reverse_route_first(const uint8_t *o, unsigned olen, uint32_t src)
+{
+	unsigned n = (olen - 3) / 4;
+	uint32_t last;
+
+	if (n == 0 || (n == 1 && route_starts_at_source(o, olen, src)))
+		return src;
+	memcpy(&last, o + 3 + 4 * (n - 1), 4);
+	return last;
+}
+
+/*
  * The completed source route at @o (@olen bytes) of a request from @src
  * turned into the way back (RFC 1122 3.2.1.8, 3.2.2.6): the route came
  * through G1 .. Gn, so the reply goes to Gn first, then Gn-1 .. G1, and
- * ends at @src. Returns the reply's first destination (network order), or
- * @src when the route is empty.
+ * ends at @src. A route that recorded @src before G1 loses that slot: the
+ * option shrinks by 4 and No Operations fill the bytes it leaves. Returns
+ * the reply's first destination (network order), or @src when the route
+ * is empty.
  */
 static uint32_t reverse_route(uint8_t *o, unsigned olen, uint32_t src)
 {
-	unsigned n = (olen - 3) / 4;
+	uint32_t first = reverse_route_first(o, olen, src);
 	uint8_t *slot = o + 3;
-	uint32_t first;
+	unsigned n;
 
+	if (route_starts_at_source(o, olen, src)) {
+		memmove(slot, slot + 4, olen - 7);
+		memset(o + olen - 4, IP4_OPT_NOP, 4);
+		olen -= 4;
+		o[1] = (uint8_t)olen;
+	}
+	o[2] = 4;
+	n = (olen - 3) / 4;
 	if (n == 0)
 		return src;
-	memcpy(&first, slot + 4 * (n - 1), 4);
 	/* G1 .. Gn-1 reversed in place, then @src where Gn was */
 	for (unsigned a = 0; 2 * a + 2 < n; a++) {
 		unsigned b = n - 2 - a;
@@ -173,23 +214,60 @@ static uint32_t reverse_route(uint8_t *o, unsigned olen, uint32_t src)
 		memcpy(slot + 4 * b, t, 4);
 	}
 	memcpy(slot + 4 * (n - 1), &src, 4);
-	o[2] = 4;
 	return first;
+}
+
+bool rxp_ip4_echo_options_ok(struct rxp_stack *st, struct rxp_pkt *pkt)
+{
+	const struct rxp_router *r = st->router;
+	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
+	unsigned ihl = (ip[0] & 0x0fu) * 4u, olen;
+	bool routed = false;
+	uint32_t src;
+
+	memcpy(&src, ip + 12, 4);
+	for (unsigned i = RXP_IP4_HLEN; (olen = option_len(ip, ihl, i)); i += olen) {
+		const uint8_t *o = ip + i;
+
+		/* RFC 791: a full timestamp whose overflow count would wrap is in error */
+		if (o[0] == IP4_OPT_TS && olen >= 4 && o[2] > olen && (o[3] >> 4) == 15) {
+			rxp_icmp4_error(st, pkt, RXP_ICMP_PARAM_PROB, 0, (i + 3u) << 24);
+			rxp_drop_as(pkt, RXP_DROP_IP4_BAD_OPTION);
+			return false;
+		}
+		if ((o[0] == IP4_OPT_LSRR || o[0] == IP4_OPT_SSRR) && olen >= 3 && !routed) {
+			uint32_t first = reverse_route_first(o, olen, src), h = ntohl(first), nh;
+
+			routed = true;	/* one source route: the first */
+			/* the sender wrote that address: no reply to ours, a broadcast, 0/8, 127/8, class D or E */
+			if (first != src &&
+			    ((h >> 24) == 0 || (h >> 24) == 127 || (h >> 28) >= 0xe ||
+			     rxp_router_is_bcast4(r, first) ||
+			     (!rxp_lpm4_lookup(r->fib4, h, &nh) && nh == RXP_NH_LOCAL))) {
+				rxp_drop_as(pkt, RXP_DROP_SOURCE_ROUTE);
+				return false;
+			}
+		}
+	}
+	return true;
 }
 
 void rxp_ip4_echo_options(uint8_t *ip)
 {
 	unsigned ihl = (ip[0] & 0x0fu) * 4u, olen;
 	uint32_t self, src, dst;
+	bool routed = false;
 
 	memcpy(&self, ip + 12, 4);	/* the reply's addresses, already swapped */
 	memcpy(&src, ip + 16, 4);
 	dst = src;
+	/* olen is each option's length before it is touched: a shrunk route leaves NOPs behind it */
 	for (unsigned i = RXP_IP4_HLEN; (olen = option_len(ip, ihl, i)); i += olen) {
 		uint8_t *o = ip + i;
 
-		if ((o[0] == IP4_OPT_LSRR || o[0] == IP4_OPT_SSRR) && olen >= 3 && dst == src) {
+		if ((o[0] == IP4_OPT_LSRR || o[0] == IP4_OPT_SSRR) && olen >= 3 && !routed) {
 			dst = reverse_route(o, olen, src);	/* one source route: the first */
+			routed = true;
 		} else if (o[0] == IP4_OPT_RR && olen >= 3 && o[2] >= 4 && o[2] + 3u <= olen) {
 			memcpy(o + o[2] - 1, &self, 4);
 			o[2] = (uint8_t)(o[2] + 4);

@@ -75,7 +75,7 @@ static uint64_t payload_sum(const struct rxp_reasm *r, uint32_t limit)
 /*
  * Echo reply to a reassembled echo request: every fragment turned around in
  * place (addresses swapped, a fresh hop count; IPv4 gets one new
- * identification for the reply), the first one's type changed and the
+ * identification for the reply and its options filled in or reversed), the first one's type changed and the
  * checksum recomputed over the whole message, all sent back to the frame's
  * sender. RFC 792, RFC 4443 4.2.
  */
@@ -92,6 +92,15 @@ static void echo_reply(struct rxp_stack *st, struct rxp_reasm *r)
 			drop_all(st, r, RXP_DROP_LOCAL_UNHANDLED);
 			return;
 		}
+	/* options come back as in a whole request's reply: each fragment's (a source route is in all) */
+	for (unsigned i = 0; !v6 && i < r->n; i++) {
+		struct rxp_pkt *p = r->frags[i];
+
+		if (rxp_pkt_cdata(p)[p->l3_off] != 0x45 && !rxp_ip4_echo_options_ok(st, p)) {
+			drop_all(st, r, (enum rxp_drop_reason)p->drop_reason);
+			return;
+		}
+	}
 	id = ++st->ip_id;
 	icmp[0] = v6 ? RXP_ICMP6_ECHO_REPLY : RXP_ICMP_ECHO_REPLY;
 	icmp[2] = 0;
@@ -113,6 +122,8 @@ static void echo_reply(struct rxp_stack *st, struct rxp_reasm *r)
 			memcpy(a, ip + 12, 4);
 			memcpy(ip + 12, ip + 16, 4);
 			memcpy(ip + 16, a, 4);
+			if (ip[0] != 0x45)
+				rxp_ip4_echo_options(ip);
 			ip[4] = (uint8_t)(id >> 8);
 			ip[5] = (uint8_t)id;
 			ip[8] = 64;

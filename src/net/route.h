@@ -208,8 +208,19 @@ unsigned rxp_ip4_copied_options(const uint8_t *opt, unsigned len, uint8_t *out);
 bool rxp_ip4_source_routed(const uint8_t *ip);
 
 /*
- * The options of the router's echo reply @ip (options checked, addresses
- * already swapped), as RFC 1812 4.3.3.6 and RFC 1122 3.2.2.6 have them: its
+ * Whether the options of @pkt, an echo request to the router (options
+ * checked), can go back in its reply. False with the drop reason set (the
+ * caller drops it) for a full Timestamp whose overflow count would wrap
+ * (RFC 791 calls it in error; Parameter Problem sent), and for a completed
+ * source route whose way back would start at one of the router's
+ * addresses, a broadcast, 0/8, 127/8 or a class D or E address: the sender
+ * wrote that address, and the reply is not sent to whatever it names.
+ */
+bool rxp_ip4_echo_options_ok(struct rxp_stack *st, struct rxp_pkt *pkt);
+
+/*
+ * The options of the router's echo reply @ip (rxp_ip4_echo_options_ok()
+ * said yes, addresses already swapped), as RFC 1812 4.3.3.6 and RFC 1122 3.2.2.6 have them: its
  * source address and the time go into Record Route and Timestamp where they
  * have room (the recorded route is the round trip's), and a source route
  * the request came by is reversed for the way back, its last hop becoming

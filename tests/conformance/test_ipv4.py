@@ -90,6 +90,9 @@ bad_opts = [
     (bytes([1, 1, 0x94, 9, 0, 0, 0, 0]), 22),  # Router Alert whose length runs past the header: its type octet
     (bytes([0x82, 0, 0, 0]), 20),              # length 0
     (bytes([1, 1, 1, 68]), 23),                # a type octet with no length after it
+    (bytes([7, 11, 10]) + bytes(8), 22),       # Record Route pointer with room for half an address (RFC 791: in error)
+    (bytes([68, 12, 9, 1]) + bytes(8), 22),    # Timestamp with addresses: room for the address, not the time
+    (bytes([68, 8, 5, 2]) + bytes(4), 23),     # Timestamp flag 2, a format RFC 791 does not define: its flags octet
 ]
 res = run(BASE, {"p0": [with_options(raw) for raw, _ in bad_opts] + [with_options(bytes([1, 7, 2, 0]), dst="10.0.1.1")]})
 errs = icmp_errors(res) + [p for p in res.sent("p0") if ICMP in p and p[ICMP].type == 12]
@@ -451,6 +454,37 @@ res = run(BASE, {"p0": [Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1
 rep = [p for p in res.sent("p0") if ICMP in p and p[ICMP].type == 0]
 check("echo_source_route_reversed_three", len(rep) == 1 and rep[0][IP].dst == "10.5.5.3" and
       bytes(rep[0][IP])[20:35] == bytes([137, 15, 4, 10, 5, 5, 2, 10, 5, 5, 1, 10, 0, 1, 2]), res.sent("p0"))
+# a route that recorded the source host first (RFC 1122 3.2.1.8 case (B)) names it once on the way back:
+# the option loses that slot and No Operations fill the four bytes it leaves
+case_b = bytes([131, 15, 16, 10, 0, 1, 2, 10, 5, 5, 1, 10, 5, 5, 2, 0])
+res = run(BASE, {"p0": [Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1", options=[IPOption(case_b)]) / ICMP(id=7, seq=7)]})
+rep = [p for p in res.sent("p0") if ICMP in p and p[ICMP].type == 0]
+check("echo_source_route_case_b", len(rep) == 1 and rep[0][IP].dst == "10.5.5.2" and
+      bytes(rep[0][IP])[20:36] == bytes([131, 11, 4, 10, 5, 5, 1, 10, 0, 1, 2, 1, 1, 1, 1, 0]) and ip_ok(rep[0]) and icmp_ok(rep[0]),
+      [bytes(p[IP])[20:36].hex() for p in rep] or res.sent("p0"))
+only_source = bytes([131, 7, 8, 10, 0, 1, 2, 0])
+res = run(BASE, {"p0": [Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1", options=[IPOption(only_source)]) / ICMP(id=8, seq=8)]})
+rep = [p for p in res.sent("p0") if ICMP in p and p[ICMP].type == 0]
+check("echo_source_route_only_source", len(rep) == 1 and rep[0][IP].dst == "10.0.1.2" and
+      bytes(rep[0][IP])[20:28] == bytes([131, 3, 4, 1, 1, 1, 1, 0]) and ip_ok(rep[0]), [bytes(p[IP])[20:28].hex() for p in rep])
+# the sender wrote the way back: no reply to our own address, a broadcast or a martian (RFC 1812 5.3.7)
+bad_back = ["127.0.0.1", "255.255.255.255", "224.0.0.1", "0.0.0.0", "10.0.1.255", "10.0.2.1"]
+res = run(BASE, {"p0": [Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1",
+                                                    options=[IPOption(bytes([131, 7, 8]) + bytes(int(x) for x in a.split(".")) + bytes(1))]) /
+                        ICMP(id=9, seq=i) for i, a in enumerate(bad_back)]})
+check("echo_source_route_bad_way_back", not [p for p in res.sent("p0") if ICMP in p] and
+      res.drops().get("ip4_source_route") == len(bad_back), (res.sent("p0"), res.drops()))
+# an echo request in fragments gets the same options back as a whole one: the route reversed in each
+frag_req = IP(src="10.0.1.2", dst="10.0.1.1", options=[IPOption(done_route)]) / ICMP(id=10, seq=10) / Raw(b"f" * 120)
+res = run(BASE, {"p0": [Ether(dst=R0, src=H1) / f for f in fragment(frag_req, fragsize=64)]})
+rep = [p for p in res.sent("p0") if IP in p]
+check("echo_fragments_source_route_reversed", len(rep) >= 2 and all(p[IP].dst == "10.0.0.9" and ip_ok(p) and
+      bytes(p[IP])[20:31] == bytes([131, 11, 4, 10, 5, 5, 5, 10, 0, 1, 2]) for p in rep), [p.summary() for p in rep] or res.drops())
+# a full timestamp whose overflow count is at 15 would wrap: in error (RFC 791), Parameter Problem at its flags octet
+res = run(BASE, {"p0": [echo_with([bytes([68, 8, 9, 0xf0]) + bytes(4)])]})
+pp = [p for p in res.sent("p0") if ICMP in p and p[ICMP].type == 12]
+check("echo_timestamp_overflow_wraps", not [p for p in res.sent("p0") if ICMP in p and p[ICMP].type == 0] and
+      len(pp) == 1 and pp[0][ICMP].ptr == 23 and res.drops().get("ip4_bad_option") == 1, (res.sent("p0"), res.drops()))
 # `ip source-route off` (RFC 7126 4.3, 4.4): dropped quietly instead
 res = run(BASE + ["ip source-route off"], {"p0": [srr(131, ["10.9.1.1"])]})
 check("source_route_off_drops", not res.sent("p1") and not icmp_errors(res) and res.drops().get("ip4_source_route") == 1,
