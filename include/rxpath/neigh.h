@@ -17,6 +17,7 @@
 #define RXP_NEIGH_RETRY_NS 1000000000ull	/* between requests */
 #define RXP_NEIGH_FAILED_NS 3000000000ull	/* a failed entry answers "unreachable" this long */
 #define RXP_NEIGH_REACHABLE_NS 300000000000ull	/* default: a learned entry ages out after this */
+#define RXP_NEIGH_UNRESOLVED_SHIFT 2	/* unresolved entries: at most max_entries >> this */
 
 enum rxp_neigh_state {
 	RXP_NEIGH_FREE,
@@ -44,6 +45,13 @@ struct rxp_neigh_table {
 	uint32_t size, mask;	/* slots, a power of two */
 	uint32_t max_entries;	/* at most this many in use (keeps probes short) */
 	uint32_t n_entries;
+	/*
+	 * Entries resolving or failed, as the last timer walk counted them plus
+	 * those made since: at most a quarter of the table, so that traffic to
+	 * addresses nobody answers for (a scan) leaves room to learn the
+	 * neighbours that do answer (RFC 6583 6, 7).
+	 */
+	uint32_t n_unresolved;
 	uint32_t n_held;	/* packets held by all entries together */
 	struct rxp_neigh *slots;
 };

@@ -42,8 +42,8 @@
 	X(NO_ROUTE,       "no_route",          "no route to the destination (Destination Unreachable sent)") \
 	X(FRAG_NEEDED,    "frag_needed",       "larger than the egress MTU with DF set (Fragmentation Needed sent)") \
 	X(NEIGH_UNRESOLVED, "neigh_unresolved", "next hop did not answer ARP/ND (Destination Unreachable sent)") \
-	X(NEIGH_HOLD_FULL, "neigh_hold_full",  "too many packets already waiting for this next hop, or for all of them (1/8 of the pool)") \
-	X(NEIGH_TABLE_FULL, "neigh_table_full", "neighbour table full; cannot resolve a new next hop") \
+	X(NEIGH_HOLD_FULL, "neigh_hold_full",  "too many packets already waiting for this next hop (the oldest makes room for the new one), or for all of them (1/8 of the pool)") \
+	X(NEIGH_TABLE_FULL, "neigh_table_full", "neighbour table full, or a quarter of it already resolving or failed (a scan); cannot resolve a new next hop") \
 	X(ARP_BAD,        "arp_malformed",     "ARP packet too short or not Ethernet/IPv4") \
 	X(ARP_NOT_FOR_US, "arp_not_for_us",    "ARP for an address that is not ours (learned from if known)") \
 	X(ICMP_BAD,       "icmp_malformed",    "ICMP to us too short or with a bad checksum") \

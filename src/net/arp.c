@@ -76,12 +76,14 @@ void rxp_arp_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 	ifp = &r->ifs[pkt->ifidx];
 	/*
 	 * RFC 826: update the sender's entry if we have one; add it when the
-	 * packet is for us and the sender is on-link. A sender of 0.0.0.0 (an address probe, RFC 5227) is
-	 * answered but not learned.
+	 * packet is for us and the sender is on-link. A sender of 0.0.0.0 (an
+	 * address probe, RFC 5227) is answered but not learned. A reply to us
+	 * answers our request and renews the entry; a request does not.
 	 */
 	if (spa != 0)
 		rxp_neigh_learn(st, pkt->ifidx, 4, (const uint8_t *)&spa, sha,
-				rxp_l3if_has_addr4(ifp, tpa) && rxp_l3if_subnet4(ifp, spa) >= 0);
+				rxp_l3if_has_addr4(ifp, tpa) && rxp_l3if_subnet4(ifp, spa) >= 0,
+				op == ARP_OP_REPLY && rxp_l3if_has_addr4(ifp, tpa));
 	if (!rxp_l3if_has_addr4(ifp, tpa)) {
 		rxp_drop(st, pkt, RXP_DROP_ARP_NOT_FOR_US);
 		return;

@@ -8,7 +8,6 @@
 #define ICMP6_HLEN 8u
 #define ICMP6_ND_FIRST 133	/* Router Solicitation .. */
 #define ICMP6_REDIRECT 137	/* .. Redirect */
-#define IP6_MIN_MTU 1280u	/* RFC 8200 5 */
 
 static const uint8_t zero16[16];
 
@@ -79,11 +78,11 @@ bool rxp_l3if_anycast6(const struct rxp_l3if *ifp, const uint8_t addr[16])
 /*
  * Picks the source of a message the router sends to @peer out of @ifp
  * (RFC 4443 2.2): the link-local address for a link-local peer; else a
- * global address of @ifp, one on the peer's prefix first; else any global
- * address of the router; else the link-local one.
+ * global address of @ifp, one on the peer's prefix first; else, with
+ * @other_ifs, any global address of the router; else the link-local one.
  */
 static void icmp6_source(const struct rxp_router *r, const struct rxp_l3if *ifp,
-			 const uint8_t *peer, uint8_t out[16])
+			 const uint8_t *peer, bool other_ifs, uint8_t out[16])
 {
 	const uint8_t *best = NULL;
 
@@ -100,12 +99,30 @@ static void icmp6_source(const struct rxp_router *r, const struct rxp_l3if *ifp,
 		if (!best)
 			best = ifp->addr6[i];
 	}
-	for (unsigned f = 0; !best && f < r->n_ifs; f++)
+	for (unsigned f = 0; other_ifs && !best && f < r->n_ifs; f++)
 		for (unsigned i = 0; !best && i < r->ifs[f].n_addr6; i++)
 			if (ip6_is_global(r->ifs[f].addr6[i]))
 				best = r->ifs[f].addr6[i];
 	if (best)
 		memcpy(out, best, 16);
+}
+
+/* Returns true when @addr is a unicast address of one of the router's interfaces. */
+static bool router_has_addr6(const struct rxp_router *r, const uint8_t *addr)
+{
+	for (unsigned f = 0; f < r->n_ifs; f++)
+		if (rxp_l3if_has_addr6(&r->ifs[f], addr))
+			return true;
+	return false;
+}
+
+/* Returns true when @addr is the Subnet-Router anycast address of one of the router's prefixes. */
+static bool router_anycast6(const struct rxp_router *r, const uint8_t *addr)
+{
+	for (unsigned f = 0; f < r->n_ifs; f++)
+		if (rxp_l3if_anycast6(&r->ifs[f], addr))
+			return true;
+	return false;
 }
 
 /*
@@ -174,8 +191,9 @@ static void icmp6_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 	/* RFC 4443 2.4 (e.3, e.4): not about multicast, save Packet Too Big and option code 2 */
 	if (!to_group_ok && (odst[0] == 0xff || (orig->flags & RXP_PKT_F_L2_MCAST)))
 		return;
-	/* (e.6): only to a source that names one node: not ::, ::1 or multicast */
-	if (osrc[0] == 0xff || (osrc[0] == 0 && !memcmp(osrc, zero16, 15) && osrc[15] <= 1))
+	/* (e.6): only to a source that names one node: not ::, ::1, multicast or an anycast we know */
+	if (osrc[0] == 0xff || (osrc[0] == 0 && !memcmp(osrc, zero16, 15) && osrc[15] <= 1) ||
+	    router_anycast6(r, osrc))
 		return;
 	if (carries_icmp6_error(ip, orig->l3_len))
 		return;
@@ -185,7 +203,7 @@ static void icmp6_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 		return;
 	}
 	/* (c): as much of the packet as fits in the minimum MTU */
-	quote = RXP_MIN((uint32_t)orig->l3_len, IP6_MIN_MTU - RXP_IP6_HLEN - ICMP6_HLEN);
+	quote = RXP_MIN((uint32_t)orig->l3_len, RXP_IP6_MIN_MTU - RXP_IP6_HLEN - ICMP6_HLEN);
 	pkt = rxp_local_alloc(st, (uint16_t)(RXP_IP6_HLEN + ICMP6_HLEN + quote));
 	if (!pkt)
 		return;
@@ -193,7 +211,7 @@ static void icmp6_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 	if (from)
 		memcpy(src, from, 16);
 	else
-		icmp6_source(r, ifp, osrc, src);
+		icmp6_source(r, ifp, osrc, true, src);
 	o = rxp_pkt_data(pkt) + pkt->l3_off;
 	icmp = o + RXP_IP6_HLEN;
 	icmp[0] = type;
@@ -223,17 +241,9 @@ void rxp_icmp6_error_local(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t t
 {
 	uint8_t dst[16];
 
+	/* from the address the packet was sent to, unless that is an anycast one (RFC 4443 2.2 (b)) */
 	memcpy(dst, rxp_pkt_cdata(orig) + orig->l3_off + 24, 16);
-	icmp6_error_from(st, orig, type, code, param, dst);
-}
-
-/* Returns true when @addr is a unicast address of one of the router's interfaces. */
-static bool router_has_addr6(const struct rxp_router *r, const uint8_t *addr)
-{
-	for (unsigned f = 0; f < r->n_ifs; f++)
-		if (rxp_l3if_has_addr6(&r->ifs[f], addr))
-			return true;
-	return false;
+	icmp6_error_from(st, orig, type, code, param, router_has_addr6(st->router, dst) ? dst : NULL);
 }
 
 /* RFC 4443 4.2: the request becomes the reply, same identifier, sequence and data. */
@@ -249,11 +259,11 @@ static void echo_reply(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t *ip, u
 		rxp_drop(st, pkt, RXP_DROP_ICMP_BAD);
 		return;
 	}
-	/* from the address asked; for a group or anycast, one of the interface's */
+	/* from the address asked; for a group or anycast, one of the interface's (RFC 4443 4.2) */
 	if (ip[24] != 0xff && router_has_addr6(r, ip + 24))
 		memcpy(src, ip + 24, 16);
 	else
-		icmp6_source(r, ifp, ip + 8, src);
+		icmp6_source(r, ifp, ip + 8, false, src);
 	memcpy(ip + 24, ip + 8, 16);
 	memcpy(ip + 8, src, 16);
 	ip[1] &= 0xf0;	/* keep the traffic class; the flow label is the sender's own */

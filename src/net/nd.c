@@ -23,7 +23,6 @@
 #define ND_OPT_TLLA 2
 #define ND_OPT_REDIRECTED 4	/* Redirected Header (RFC 4861 4.6.3) */
 #define ND_OPT_REDIRECTED_HLEN 8
-#define IP6_MIN_MTU 1280
 #define ND_OPT_LLA_LEN 8	/* an Ethernet address option is one 8-byte unit (RFC 2464 8) */
 #define NA_F_ROUTER 0x80
 #define NA_F_SOLICITED 0x40
@@ -131,7 +130,7 @@ static void ns_input(struct rxp_stack *st, struct rxp_pkt *pkt, const uint8_t *i
 		return;
 	}
 	if (lla && !rxp_eth_is_multicast(lla))
-		rxp_neigh_learn(st, pkt->ifidx, 6, src, lla, true);
+		rxp_neigh_learn(st, pkt->ifidx, 6, src, lla, true, false);
 	if (unspec) {
 		/* RFC 4861 7.2.4: to all-nodes, and not marked solicited */
 		mcast_mac(mac, all_nodes);
@@ -165,7 +164,8 @@ static void na_input(struct rxp_stack *st, struct rxp_pkt *pkt, const uint8_t *i
 	 * (the entry stays as it is until it ages out).
 	 */
 	if (lla && !rxp_eth_is_multicast(lla))
-		rxp_neigh_learn_advert(st, pkt->ifidx, target, lla, icmp[4] & NA_F_OVERRIDE);
+		rxp_neigh_learn_advert(st, pkt->ifidx, target, lla, icmp[4] & NA_F_OVERRIDE,
+				       icmp[4] & NA_F_SOLICITED);
 	else if (!lla && (icmp[4] & NA_F_SOLICITED))
 		rxp_neigh_confirm(st, pkt->ifidx, target);
 	/* the host's kernel may be resolving @target too: a copy for it */
@@ -211,8 +211,12 @@ void rxp_nd_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 		return;
 	}
 	st->stats.delivered[RXP_SINK_ND]++;
-	if (icmp[0] == ND_RS)
+	if (icmp[0] == ND_RS) {
+		/* 6.2.6: a soliciting host's address is learned (not from ::, which carries none) */
+		if (lla && !rxp_eth_is_multicast(lla))
+			rxp_neigh_learn(st, pkt->ifidx, 6, ip + 8, lla, true, false);
 		rxp_ra_solicited(st, pkt->ifidx);
+	}
 	rxp_pool_free(st->cache, pkt);
 }
 
@@ -274,7 +278,7 @@ void rxp_nd_maybe_redirect(struct rxp_stack *st, struct rxp_pkt *orig, const uin
 	rxp_neigh_unlock(st);
 	len = ND_REDIRECT_LEN + (have_mac ? ND_OPT_LLA_LEN : 0) + ND_OPT_REDIRECTED_HLEN;
 	/* whole 8-byte units of the packet, as many as fit in the minimum MTU */
-	quote = RXP_MIN((uint32_t)orig->l3_len, IP6_MIN_MTU - RXP_IP6_HLEN - len) & ~7u;
+	quote = RXP_MIN((uint32_t)orig->l3_len, RXP_IP6_MIN_MTU - RXP_IP6_HLEN - len) & ~7u;
 	len += quote;
 	pkt = rxp_local_alloc(st, (uint16_t)(RXP_IP6_HLEN + len));
 	if (!pkt)

@@ -54,10 +54,33 @@ static uint64_t random_below(struct rxp_router *r, uint64_t range)
 	return range ? x % range : 0;
 }
 
+/* The prefix bits of @a (@plen long) equal @b's. */
+static bool same_prefix(const uint8_t *a, const uint8_t *b, unsigned plen)
+{
+	unsigned bytes = plen / 8, bits = plen % 8;
+
+	return !memcmp(a, b, bytes) &&
+	       (!bits || !((a[bytes] ^ b[bytes]) & (uint8_t)(0xff00u >> bits)));
+}
+
+/* Whether address @i of @ifp brings a Prefix Information option: global, and its prefix's first. */
+static bool advertised_prefix(const struct rxp_l3if *ifp, unsigned i)
+{
+	if (rxp_ip6_is_link_local(ifp->addr6[i]))
+		return false;
+	for (unsigned k = 0; k < i; k++)
+		if (ifp->plen6[k] == ifp->plen6[i] && !rxp_ip6_is_link_local(ifp->addr6[k]) &&
+		    same_prefix(ifp->addr6[k], ifp->addr6[i], ifp->plen6[i]))
+			return false;
+	return true;
+}
+
 /* Multicasts one RA on @ifidx to all nodes; @lifetime_s 0 says "no longer a router". */
 static void ra_send(struct rxp_stack *st, int ifidx, uint16_t lifetime_s)
 {
 	const struct rxp_l3if *ifp = &st->router->ifs[ifidx];
+	/* hosts ignore an MTU below IPv6's minimum (4.6.4): not sent */
+	bool mtu_ok = ifp->mtu >= RXP_IP6_MIN_MTU;
 	unsigned n_prefixes = 0;
 	struct rxp_pkt *pkt;
 	uint8_t *ip, *ra, *o;
@@ -66,8 +89,8 @@ static void ra_send(struct rxp_stack *st, int ifidx, uint16_t lifetime_s)
 	if (!ifp->n_addr6)
 		return;		/* no link-local address to speak from */
 	for (unsigned i = 0; i < ifp->n_addr6; i++)
-		n_prefixes += !rxp_ip6_is_link_local(ifp->addr6[i]);
-	len = RA_LEN + OPT_SLLA_LEN + OPT_MTU_LEN + n_prefixes * OPT_PREFIX_LEN;
+		n_prefixes += advertised_prefix(ifp, i);
+	len = RA_LEN + OPT_SLLA_LEN + (mtu_ok ? OPT_MTU_LEN : 0) + n_prefixes * OPT_PREFIX_LEN;
 	pkt = rxp_local_alloc(st, (uint16_t)(RXP_IP6_HLEN + len));
 	if (!pkt)
 		return;
@@ -85,14 +108,16 @@ static void ra_send(struct rxp_stack *st, int ifidx, uint16_t lifetime_s)
 	o[1] = OPT_SLLA_LEN / 8;
 	memcpy(o + 2, ifp->mac, 6);
 	o += OPT_SLLA_LEN;
-	o[0] = OPT_MTU;
-	o[1] = OPT_MTU_LEN / 8;
-	rxp_store_be32(o + 4, ifp->mtu);
-	o += OPT_MTU_LEN;
+	if (mtu_ok) {
+		o[0] = OPT_MTU;
+		o[1] = OPT_MTU_LEN / 8;
+		rxp_store_be32(o + 4, ifp->mtu);
+		o += OPT_MTU_LEN;
+	}
 	for (unsigned i = 0; i < ifp->n_addr6; i++) {
 		unsigned plen = ifp->plen6[i];
 
-		if (rxp_ip6_is_link_local(ifp->addr6[i]))
+		if (!advertised_prefix(ifp, i))
 			continue;
 		o[0] = OPT_PREFIX;
 		o[1] = OPT_PREFIX_LEN / 8;
@@ -150,9 +175,12 @@ void rxp_ra_solicited(struct rxp_stack *st, int ifidx)
 	if (!ifp->ra)
 		return;
 	rxp_neigh_lock(st);
-	/* 6.2.6: after a random delay, and not sooner than 3 s after the last one */
-	at = RXP_MAX(st->now_ns + random_below(r, MAX_RA_DELAY_NS),
-		     ifp->ra_last_ns ? ifp->ra_last_ns + MIN_DELAY_BETWEEN_NS : 0);
+	/* 6.2.6: after a random delay, counted from 3 s after the last one when that is later */
+	at = random_below(r, MAX_RA_DELAY_NS);
+	if (ifp->ra_last_ns && st->now_ns < ifp->ra_last_ns + MIN_DELAY_BETWEEN_NS)
+		at += ifp->ra_last_ns + MIN_DELAY_BETWEEN_NS;
+	else
+		at += st->now_ns;
 	if (at < ifp->ra_next_ns)
 		ifp->ra_next_ns = at;
 	rxp_neigh_unlock(st);
@@ -171,13 +199,14 @@ void rxp_stack_set_ra(struct rxp_stack *st, int ifidx, bool on)
 	ifp->ra = on;
 	if (on && !was) {
 		ifp->ra_initial = 0;
-		ifp->ra_last_ns = 0;
-		ifp->ra_next_ns = 0;	/* at the next tick */
+		/* at the next tick, but 6.2.6's 3 s since the last one hold across off and on */
+		ifp->ra_next_ns = ifp->ra_last_ns ? ifp->ra_last_ns + MIN_DELAY_BETWEEN_NS : 0;
 	}
 	rxp_neigh_unlock(st);
 	/* 6.2.5: hosts drop us as a default router now rather than in 30 minutes */
 	if (!on && was && ifp->ra_last_ns) {
 		ra_send(st, ifidx, 0);
+		ifp->ra_last_ns = st->now_ns;
 		rxp_stack_flush(st);
 	}
 }

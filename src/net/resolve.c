@@ -45,13 +45,22 @@ static void send_to(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_
 	rxp_tx_enqueue(st, pkt, pkt->flags & RXP_PKT_F_LOCAL_OUT);
 }
 
-/* Queues @pkt on @n while it resolves, or drops it when @n or all entries hold enough. */
+/*
+ * Queues @pkt on @n while it resolves. When @n holds enough, the oldest
+ * makes room (RFC 4861 7.2.2: the new arrival replaces the oldest entry);
+ * when all entries together do, @pkt is dropped.
+ */
 static void hold(struct rxp_stack *st, struct rxp_neigh *n, struct rxp_pkt *pkt)
 {
 	struct rxp_neigh_table *t = &st->router->neigh;
 
-	if (n->n_held == RXP_NEIGH_HOLD ||
-	    t->n_held >= (st->cache->pool->n_bufs >> HELD_POOL_SHIFT)) {
+	if (n->n_held == RXP_NEIGH_HOLD) {
+		rxp_drop(st, n->held[0], RXP_DROP_NEIGH_HOLD_FULL);
+		memmove(n->held, n->held + 1, (RXP_NEIGH_HOLD - 1) * sizeof(n->held[0]));
+		n->held[RXP_NEIGH_HOLD - 1] = pkt;
+		return;
+	}
+	if (t->n_held >= (st->cache->pool->n_bufs >> HELD_POOL_SHIFT)) {
 		rxp_drop(st, pkt, RXP_DROP_NEIGH_HOLD_FULL);
 		return;
 	}
@@ -145,11 +154,12 @@ static void neigh_output(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, u
 		return;
 	}
 	if (!n) {
-		n = rxp_neigh_create(t, (uint16_t)ifidx, family, next, RXP_NEIGH_INCOMPLETE);
-		if (!n) {
+		if (t->n_unresolved >= t->max_entries >> RXP_NEIGH_UNRESOLVED_SHIFT ||
+		    !(n = rxp_neigh_create(t, (uint16_t)ifidx, family, next, RXP_NEIGH_INCOMPLETE))) {
 			rxp_drop(st, pkt, RXP_DROP_NEIGH_TABLE_FULL);
 			return;
 		}
+		t->n_unresolved++;
 		hold(st, n, pkt);
 		solicit(st, n);
 		return;
@@ -234,7 +244,7 @@ static void confirm(struct rxp_stack *st, struct rxp_neigh *n)
 }
 
 static void neigh_learn(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr,
-			const uint8_t mac[6], bool create)
+			const uint8_t mac[6], bool create, bool confirmed)
 {
 	struct rxp_neigh_table *t = &st->router->neigh;
 	struct rxp_neigh *n = rxp_neigh_lookup(t, (uint16_t)ifidx, family, addr);
@@ -242,36 +252,42 @@ static void neigh_learn(struct rxp_stack *st, int ifidx, uint8_t family, const u
 	if (!n) {
 		if (!create)
 			return;
-		n = rxp_neigh_create(t, (uint16_t)ifidx, family, addr, RXP_NEIGH_REACHABLE);
+		n = rxp_neigh_create(t, (uint16_t)ifidx, family, addr, RXP_NEIGH_INCOMPLETE);
 		if (!n)
 			return;	/* full: we answer, but do not remember */
 	}
 	if (n->state == RXP_NEIGH_STATIC)
 		return;		/* configured entries are not overridden */
-	memcpy(n->mac, mac, 6);
-	confirm(st, n);
+	if (confirmed || n->state != RXP_NEIGH_REACHABLE) {
+		memcpy(n->mac, mac, 6);
+		confirm(st, n);
+	} else if (memcmp(n->mac, mac, 6)) {
+		/* unasked, but a new MAC: used from now on, the lifetime unchanged */
+		memcpy(n->mac, mac, 6);
+		rxp_neigh_gen_bump(t);
+	}
 	for (unsigned i = 0; i < n->n_held; i++)
 		send_to(st, n->held[i], n);
 	held_gone(st, n);
 }
 
 void rxp_neigh_learn(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr,
-		     const uint8_t mac[6], bool create)
+		     const uint8_t mac[6], bool create, bool confirmed)
 {
 	rxp_neigh_lock(st);
-	neigh_learn(st, ifidx, family, addr, mac, create);
+	neigh_learn(st, ifidx, family, addr, mac, create, confirmed);
 	rxp_neigh_unlock(st);
 }
 
 void rxp_neigh_learn_advert(struct rxp_stack *st, int ifidx, const uint8_t *addr,
-			    const uint8_t mac[6], bool override)
+			    const uint8_t mac[6], bool override, bool solicited)
 {
 	struct rxp_neigh *n;
 
 	rxp_neigh_lock(st);
 	n = rxp_neigh_lookup(&st->router->neigh, (uint16_t)ifidx, 6, addr);
 	if (n && (n->state == RXP_NEIGH_INCOMPLETE || override || !memcmp(n->mac, mac, 6)))
-		neigh_learn(st, ifidx, 6, addr, mac, false);
+		neigh_learn(st, ifidx, 6, addr, mac, false, solicited);
 	rxp_neigh_unlock(st);
 }
 
@@ -399,6 +415,7 @@ struct walk_ctx {
 	bool give_up;		/* drain: fail everything still resolving */
 	bool release_all;	/* shutdown: drop held packets quietly and empty the table */
 	uint64_t dropped;
+	uint32_t unresolved;	/* entries left resolving or failed */
 };
 
 static void timer_one(void *arg, struct rxp_neigh *n)
@@ -429,18 +446,24 @@ static void timer_one(void *arg, struct rxp_neigh *n)
 		}
 		break;
 	case RXP_NEIGH_REACHABLE:
-		if (st->now_ns >= n->deadline_ns)
+		if (st->now_ns >= n->deadline_ns) {
 			rxp_neigh_remove(&st->router->neigh, n);
-		else if (refresh_due(st, n))
+			return;	/* another entry may have moved into @n: the walk visits it */
+		}
+		if (refresh_due(st, n))
 			request(st, n, n->mac);
 		break;
 	case RXP_NEIGH_FAILED:
-		if (st->now_ns >= n->deadline_ns)
+		if (st->now_ns >= n->deadline_ns) {
 			rxp_neigh_remove(&st->router->neigh, n);
+			return;
+		}
 		break;
 	default:
 		break;
 	}
+	if (n->state == RXP_NEIGH_INCOMPLETE || n->state == RXP_NEIGH_FAILED)
+		c->unresolved++;
 }
 
 void rxp_stack_tick(struct rxp_stack *st, uint64_t now_ns)
@@ -454,6 +477,7 @@ void rxp_stack_tick(struct rxp_stack *st, uint64_t now_ns)
 	if (st->timer_owner) {	/* one worker runs the shared table's timers */
 		rxp_neigh_lock(st);
 		rxp_neigh_walk(&st->router->neigh, timer_one, &c);
+		st->router->neigh.n_unresolved = c.unresolved;
 		rxp_ra_tick(st);
 		rxp_neigh_unlock(st);
 	}

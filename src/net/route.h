@@ -374,17 +374,22 @@ static inline void rxp_output_via(struct rxp_stack *st, struct rxp_pkt *pkt, uin
 
 /*
  * Records what a neighbour said (@mac for @addr on @ifidx); with @create, a
- * new entry is made when there is none. Releases packets held for it.
+ * new entry is made when there is none. Releases packets held for it. Only
+ * an answer to the router's own request (@confirmed: an ARP reply, a
+ * solicited Neighbor Advertisement) renews a known entry's lifetime; what a
+ * neighbour says unasked (a request, an unsolicited advertisement) updates
+ * its MAC and leaves the lifetime as it was (RFC 4861 7.2.3, 7.2.5, 7.3.1).
  */
 void rxp_neigh_learn(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr,
-		     const uint8_t mac[6], bool create);
+		     const uint8_t mac[6], bool create, bool confirmed);
 
 /*
  * What a Neighbor Advertisement for @addr says (RFC 4861 7.2.5): learned for
- * an incomplete entry, with Override, or when the MAC is the same.
+ * an incomplete entry, with Override, or when the MAC is the same; a
+ * @solicited one confirms the entry.
  */
 void rxp_neigh_learn_advert(struct rxp_stack *st, int ifidx, const uint8_t *addr,
-			    const uint8_t mac[6], bool override);
+			    const uint8_t mac[6], bool override, bool solicited);
 
 /*
  * A solicited Neighbor Advertisement for @addr without a link-layer address

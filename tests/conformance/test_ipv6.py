@@ -210,6 +210,24 @@ if len(rep) == 2:
     check("echo_multicast_sources", rep[0][IPv6].src == LL0 and rep[1][IPv6].src == A0
           and rep[0][IPv6].dst == LLH and rep[1][IPv6].dst == HOST, [r[IPv6].summary() for r in rep])
 
+# an interface with no global address answers from its link-local one, never another interface's (RFC 4443 4.2)
+res = run(["addr add %s/64 dev p1" % A1, "route add 2001:db8:5::/48 dev p0"],
+          {"p0": [echo("ff02::1", src="2001:db8:5::9", l2dst="33:33:00:00:00:01")]})
+rep = of_type(res, "p0", 129)
+check("echo_multicast_source_own_interface", len(rep) == 1 and rep[0][IPv6].src == LL0 and icmp6_ok(rep[0]),
+      [r[IPv6].summary() for r in rep] or res.sent("p0"))
+
+# errors about packets to the Subnet-Router anycast address come from a unicast one (RFC 4443 2.2 (b))
+closed = Ether(dst=R0, src=H1) / IPv6(src=HOST, dst="2001:db8:1::") / UDP(sport=4000, dport=33434) / Raw(b"t")
+unknown = Ether(dst=R0, src=H1) / IPv6(src=HOST, dst="2001:db8:1::", nh=253) / Raw(b"x" * 8)
+res = run(BASE, {"p0": [closed, unknown]})
+errs = errors(res)
+check("anycast_errors_from_unicast", len(errs) == 2 and all(e[IPv6].src == A0 and icmp6_ok(e) for e in errs) and
+      [icmp6(e)[:2] for e in errs] == [b"\x01\x04", b"\x04\x01"], [e.summary() for e in errs])
+# and no error goes to a source that is one of our anycast addresses (RFC 4443 2.4 (e.6))
+res = run(BASE, {"p0": [udp("2001:db8:4::1", src="2001:db8:1::")]})
+check("anycast_source_no_error", not errors(res) and res.drops().get("no_route") == 1, (res.sent("p0"), res.drops()))
+
 bad = echo(A0)
 bad[ICMPv6EchoRequest].cksum = 0x1234
 res = run(BASE, {"p0": [bad]})
@@ -267,6 +285,13 @@ check("ns_foreign_group_not_taken", not res.sent("p0") and res.drops().get("ip6_
 rs = Ether(dst="33:33:00:00:00:02", src=H1) / IPv6(src=LLH, dst="ff02::2", hlim=255) / ICMPv6ND_RS() / ICMPv6NDOptSrcLLAddr(lladdr=H1)
 res = run(BASE, {"p0": [rs]})
 check("rs_taken", not res.sent("p0") and res.summary["delivered"].get("nd") == 1 and not res.drops(), (res.drops(), res.summary["delivered"]))
+# RFC 4861 6.2.6: the soliciting host's link-layer address is learned: traffic to it needs no NS
+rs_global = Ether(dst="33:33:00:00:00:02", src=H1) / IPv6(src=HOST, dst="ff02::2", hlim=255) / ICMPv6ND_RS() / \
+    ICMPv6NDOptSrcLLAddr(lladdr=H1)
+res = run(BASE, {"p0": [rs_global], "p1": [udp(HOST, src="2001:db8:2::8", l2dst=R1)]})
+out = fwd(res, "p0")
+check("rs_source_learned", len(out) == 1 and out[0][Ether].dst == H1 and not of_type(res, "p0", 135),
+      res.sent("p0"))
 # RFC 4861 6.1.1: from the unspecified address a solicitation carries no link-layer address
 bad_rs = Ether(dst="33:33:00:00:00:02", src=H1) / IPv6(src="::", dst="ff02::2", hlim=255) / ICMPv6ND_RS() / ICMPv6NDOptSrcLLAddr(lladdr=H1)
 res = run(BASE, {"p0": [bad_rs]})
@@ -329,6 +354,13 @@ for flag, want in ((0, "02:00:00:00:00:33"), (1, "02:00:00:00:00:44")):
 # an NA nobody asked for creates nothing: traffic to that address still has to ask
 res = run(cfg, {"p1": [na_in, udp("2001:db8:2::3", src="2001:db8:2::8", l2dst=R1)]})
 check("unsolicited_na_not_learned", len(of_type(res, "p1", 135)) >= 1, res.sent("p1"))
+
+# a full hold queue makes room: the newest packet replaces the oldest (RFC 4861 7.2.2)
+burst = [udp("2001:db8:8::5", payload=b"pkt-%d" % i) for i in range(6)]
+res = run(cfg, {"p0": burst, "p1": [na_in]})
+out = fwd(res)
+check("hold_queue_newest_replace_oldest", [bytes(p[Raw]) for p in out] == [b"pkt-%d" % i for i in range(2, 6)] and
+      res.drops().get("neigh_hold_full") == 2, ([bytes(p[Raw]) for p in out if Raw in p], res.drops()))
 
 # --- unresolved: held packets dropped, Address Unreachable 1/3 to each sender ---
 res = run(BASE + ["route add 2001:db8:7::/48 via 2001:db8:2::4"], {"p0": [udp("2001:db8:7::1"), udp("2001:db8:7::2")]})
