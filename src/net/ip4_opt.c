@@ -291,12 +291,13 @@ bool rxp_ip4_source_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 
 		if (o[0] != IP4_OPT_LSRR && o[0] != IP4_OPT_SSRR)
 			continue;
-		if (olen < 3 || o[2] < 4 || o[2] + 3u > olen)
-			return false;	/* the route is complete: here is its end */
+		/* quietly (RFC 7126 4.3, 4.4), at the route's end too: no reply goes back along it */
 		if (r->no_source_route) {
-			rxp_drop(st, pkt, RXP_DROP_SOURCE_ROUTE);	/* quietly (RFC 7126 4.3, 4.4) */
+			rxp_drop(st, pkt, RXP_DROP_SOURCE_ROUTE);
 			return true;
 		}
+		if (olen < 3 || o[2] < 4 || o[2] + 3u > olen)
+			return false;	/* the route is complete: here is its end */
 		memcpy(&next, o + o[2] - 1, 4);
 		if (rxp_lpm4_lookup(r->fib4, ntohl(next), &nh))
 			nh = RXP_LPM_NO_ROUTE;

@@ -236,8 +236,9 @@ void rxp_ip4_echo_options(uint8_t *ip);
  * routes the packet again. Returns true when it took @pkt that way, or
  * dropped it: no route to the next address, or for a strict route one not
  * on a connected network (answered with Destination Unreachable 5), or `ip
- * source-route off` (quietly). False when there is no such option or its
- * route is complete: the packet is the router's own.
+ * source-route off` (quietly, the completed routes that end here included).
+ * False when there is no such option or its route is complete: the packet
+ * is the router's own.
  */
 bool rxp_ip4_source_route(struct rxp_stack *st, struct rxp_pkt *pkt);
 

@@ -489,6 +489,10 @@ check("echo_timestamp_overflow_wraps", not [p for p in res.sent("p0") if ICMP in
 res = run(BASE + ["ip source-route off"], {"p0": [srr(131, ["10.9.1.1"])]})
 check("source_route_off_drops", not res.sent("p1") and not icmp_errors(res) and res.drops().get("ip4_source_route") == 1,
       (res.sent("p0"), res.sent("p1"), res.drops()))
+# ... and at the end of a completed route too: no echo reply goes back along it
+res = run(BASE + ["ip source-route off"], {"p0": [Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1", options=[IPOption(done_route)]) /
+                                                 ICMP(id=11, seq=11)]})
+check("source_route_off_no_reversed_reply", not res.sent("p0") and res.drops().get("ip4_source_route") == 1, (res.sent("p0"), res.drops()))
 # to another destination, the option goes on intact
 res = run(BASE, {"p0": [srr(131, ["10.8.8.8"], dst="10.9.1.1")]})
 out = [p for p in res.sent("p1") if UDP in p]
