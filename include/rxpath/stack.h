@@ -192,6 +192,7 @@ struct rxp_reasm {
 	uint8_t family;		/* 4 or 6 */
 	uint8_t proto;		/* IPv4 protocol (part of the key) */
 	uint8_t n;		/* fragments held */
+	bool dead;		/* abandoned on an overlap: later fragments go too, until the deadline */
 	uint8_t src[16], dst[16];
 	struct rxp_pkt *frags[RXP_REASM_FRAGS];
 };

@@ -207,6 +207,12 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 			return -EINVAL;
 		}
 		ret = rxp_router_set_mtu(r, ifidx, c->mtu);
+		if (!ret && c->mtu < RXP_IP6_MIN_MTU)
+			fprintf(stderr, "rxpath: warning: %s: mtu %u is below the %u bytes every IPv6 link "
+				"carries (RFC 8200 5): IPv6 packets over %u bytes leaving %s are answered "
+				"with Packet Too Big, which hosts ignore below %u (RFC 8201); keep %u or "
+				"more where IPv6 is routed\n", c->where, c->mtu, RXP_IP6_MIN_MTU, c->mtu,
+				c->dev, RXP_IP6_MIN_MTU, RXP_IP6_MIN_MTU);
 		break;
 	}
 	case DP_CMD_ICMP_RATE:

@@ -51,6 +51,14 @@ void rxp_arp_request(struct rxp_stack *st, int ifidx, uint32_t target, const uin
 	rxp_tx_enqueue(st, pkt, true);
 }
 
+/* True when @addr (network order) is one of the router's own addresses. */
+static bool claims_our_address(const struct rxp_router *r, uint32_t addr)
+{
+	uint32_t nh;
+
+	return !rxp_lpm4_lookup(r->fib4, ntohl(addr), &nh) && nh == RXP_NH_LOCAL;
+}
+
 void rxp_arp_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
 	struct rxp_router *r = st->router;
@@ -77,10 +85,12 @@ void rxp_arp_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 	/*
 	 * RFC 826: update the sender's entry if we have one; add it when the
 	 * packet is for us and the sender is on-link. A sender of 0.0.0.0 (an
-	 * address probe, RFC 5227) is answered but not learned. A reply to us
-	 * answers our request and renews the entry; a request does not.
+	 * address probe, RFC 5227) is answered but not learned, nor one that
+	 * claims an address of ours (a conflict, RFC 5227 2.4: it is not a
+	 * neighbour). A reply to us answers our request and renews the entry;
+	 * a request does not.
 	 */
-	if (spa != 0)
+	if (spa != 0 && !claims_our_address(r, spa))
 		rxp_neigh_learn(st, pkt->ifidx, 4, (const uint8_t *)&spa, sha,
 				rxp_l3if_has_addr4(ifp, tpa) && rxp_l3if_subnet4(ifp, spa) >= 0,
 				op == ARP_OP_REPLY && rxp_l3if_has_addr4(ifp, tpa));

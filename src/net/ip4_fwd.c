@@ -39,6 +39,7 @@ static void fragment4(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, uint
 	uint8_t nf_opts[40];
 	unsigned nf_len = rxp_ip4_copied_options(ip + RXP_IP4_HLEN, ihl - RXP_IP4_HLEN, nf_opts);
 	unsigned n_frags = 0;
+	bool out_of_buffers = false;
 
 	for (unsigned off = 0; off < data_len;) {
 		unsigned hlen = off == 0 ? ihl : RXP_IP4_HLEN + nf_len;
@@ -48,8 +49,10 @@ static void fragment4(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, uint
 		uint8_t *fip;
 		uint16_t v, c;
 
-		if (!f)
+		if (!f) {
+			out_of_buffers = true;
 			break;
+		}
 		fip = rxp_pkt_data(f) + f->l3_off;
 		memcpy(fip, ip, RXP_IP4_HLEN);
 		if (off == 0)
@@ -80,11 +83,12 @@ static void fragment4(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, uint
 		n_frags++;
 		off += chunk;
 	}
-	if (!n_frags) {
+	st->stats.fragments += n_frags;
+	/* the pool ran dry on the way: the pieces sent cannot make the datagram whole */
+	if (rxp_unlikely(out_of_buffers)) {
 		rxp_drop(st, pkt, RXP_DROP_NO_MEMORY);
 		return;
 	}
-	st->stats.fragments += n_frags;
 	st->stats.forwarded++;
 	rxp_pool_free(st->cache, pkt);
 }

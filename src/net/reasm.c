@@ -13,12 +13,13 @@
  * place, which makes a reply fragmented exactly as the request was, each
  * piece fitting the link it came in on.
  *
- * Overlapping fragments abandon their datagram (RFC 5722; RFC 8200 4.5 asks
- * it of IPv6, and IPv4 is treated the same for the same reasons); an exact
- * duplicate is dropped alone. A datagram not complete after 30 s (IPv4, as
- * Linux) or 60 s (IPv6, RFC 8200) is given up, with Time Exceeded code 1 when
- * its first fragment had come. An IPv6 fragment alone (offset 0, no more to
- * come) is processed in isolation (RFC 6946).
+ * Overlapping fragments abandon their datagram, the fragments still to come
+ * included (RFC 5722; RFC 8200 4.5 asks it of IPv6, and IPv4 is treated the
+ * same for the same reasons); an exact duplicate is dropped alone. A
+ * datagram not complete after 30 s (IPv4, as Linux) or 60 s (IPv6, RFC 8200)
+ * is given up, with Time Exceeded code 1 when its first fragment had come.
+ * An IPv6 fragment alone (offset 0, no more to come) is processed in
+ * isolation (RFC 6946).
  */
 #include <arpa/inet.h>
 #include "rxpath/csum.h"
@@ -55,6 +56,21 @@ static void abandon(struct rxp_stack *st, struct rxp_reasm *r, enum rxp_drop_rea
 	drop_all(st, r, why);
 	r->end = 0;
 	r->deadline_ns = 0;
+}
+
+/*
+ * An overlap: the datagram's fragments are dropped, and so are those still
+ * to come (RFC 5722 4, RFC 8200 4.5: "including those not yet received"):
+ * the slot stays, holding nothing, until the datagram's deadline, and is
+ * then freed without a Time Exceeded.
+ */
+static void abandon_overlap(struct rxp_stack *st, struct rxp_reasm *r)
+{
+	uint64_t deadline = r->deadline_ns;
+
+	abandon(st, r, RXP_DROP_REASM_OVERLAP);
+	r->deadline_ns = deadline;
+	r->dead = true;
 }
 
 /* The unfolded sum of the first @limit payload bytes of @r's fragments. */
@@ -264,6 +280,7 @@ static struct rxp_reasm *find_slot(struct rxp_stack *st, uint8_t family, uint32_
 	free_slot->proto = proto;
 	free_slot->n = 0;
 	free_slot->end = 0;
+	free_slot->dead = false;
 	/* the poll loop's clock; never 0, which marks a free slot */
 	free_slot->deadline_ns = RXP_MAX(st->now_ns, 1) +
 				 (family == 6 ? REASM_TIMEOUT6_NS : REASM_TIMEOUT4_NS);
@@ -280,13 +297,17 @@ static bool add_fragment(struct rxp_stack *st, struct rxp_reasm *r, struct rxp_p
 	uint32_t end = off + len, covered = 0;
 	unsigned at = r->n;
 
+	if (r->dead) {
+		rxp_drop(st, pkt, RXP_DROP_REASM_OVERLAP);
+		return false;
+	}
 	for (unsigned i = 0; i < r->n; i++) {
 		uint32_t o = frag_off(r->frags[i]), l = frag_len(r->frags[i]);
 
 		if (off < o + l && o < end) {
 			rxp_drop(st, pkt, RXP_DROP_REASM_OVERLAP);
 			if (o != off || l != len)	/* not a duplicate: the datagram goes too */
-				abandon(st, r, RXP_DROP_REASM_OVERLAP);
+				abandon_overlap(st, r);
 			return false;
 		}
 		if (o > off && at == r->n)
