@@ -19,6 +19,8 @@
 
 #define RXP_IFS_MAX 64
 #define RXP_IF_ADDRS 8
+#define RXP_ICMP_RATE_DEFAULT 1000.0	/* ICMP errors per second */
+#define RXP_ICMP_BURST_DEFAULT 50.0
 #define RXP_NH_MAX RXP_STACK_NH_MAX
 #define RXP_NH_LOCAL 0		/* next hop id of the router's own addresses */
 #define RXP_NEIGH_MAX_DEFAULT 4096
@@ -155,14 +157,16 @@ int rxp_router_del_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
 /*
  * Adds a route. @gw may be NULL (on-link via @ifidx); with a gateway and
  * @ifidx < 0, the interface is the one whose connected route covers @gw.
- * Returns 0 or -errno (-ENETUNREACH when no interface reaches the gateway).
+ * Returns 0 or -errno (-ENETUNREACH when no interface reaches the gateway,
+ * -EADDRINUSE for the host route of one of the router's own addresses,
+ * which only its address may change).
  */
 int rxp_router_add_route(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
 			 uint8_t plen, const uint8_t *gw, int ifidx);
 
 /*
  * Adds a route that leads nowhere: @kind is RXP_NH_KIND_BLACKHOLE,
- * _UNREACHABLE or _PROHIBIT. Returns 0 or -errno.
+ * _UNREACHABLE or _PROHIBIT. Returns 0 or -errno (-EADDRINUSE as above).
  */
 int rxp_router_add_route_reject(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
 				uint8_t plen, uint8_t kind);
@@ -173,7 +177,7 @@ static inline bool rxp_nh_kind_rejects(uint8_t kind)
 	return kind >= RXP_NH_KIND_BLACKHOLE;
 }
 
-/* Deletes a route. Returns 0 or -ENOENT. */
+/* Deletes a route. Returns 0, -ENOENT, or -EADDRINUSE for an address's own host route. */
 int rxp_router_del_route(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
 			 uint8_t plen);
 

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 #include "config.h"
 #include "ctl_server.h"
@@ -493,6 +494,8 @@ int ctl_server_handle(struct ctl_server *s, const char *line, bool json, struct 
 {
 	char buf[REQUEST_MAX], first[16] = "";
 
+	if (strcspn(line, "\r\n") >= sizeof(buf))
+		return reply_error(out, json, -E2BIG, "request too long");
 	snprintf(buf, sizeof(buf), "%s", line);
 	buf[strcspn(buf, "\r\n")] = '\0';
 	sscanf(buf, "%15s", first);
@@ -603,6 +606,7 @@ static void write_all(int fd, const char *data, size_t len)
 static void serve_client(struct ctl_server *s, int fd)
 {
 	struct timeval tv = { .tv_sec = CLIENT_TIMEOUT_S };
+	struct timespec deadline;
 	struct rxp_sbuf out = { 0 };
 	char req[REQUEST_MAX + 8];
 	size_t len = 0;
@@ -618,10 +622,26 @@ static void serve_client(struct ctl_server *s, int fd)
 		write_all(fd, denied, sizeof(denied) - 1);
 		return;
 	}
+	/* one deadline for the whole request: a client trickling bytes cannot hold the thread */
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += CLIENT_TIMEOUT_S;
 	while (len < sizeof(req) - 1 && !memchr(req, '\n', len)) {
-		ssize_t n = recv(fd, req + len, sizeof(req) - 1 - len, 0);
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct timespec now;
+		long left_ms;
+		ssize_t n;
 
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left_ms = (deadline.tv_sec - now.tv_sec) * 1000 + (deadline.tv_nsec - now.tv_nsec) / 1000000;
+		if (left_ms <= 0)
+			break;
+		n = poll(&pfd, 1, (int)left_ms);
 		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		n = recv(fd, req + len, sizeof(req) - 1 - len, MSG_DONTWAIT);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n <= 0)
 			break;
@@ -707,6 +727,7 @@ static int bind_socket(struct ctl_server *s, const char *path, char *err, size_t
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char dir[sizeof(sa.sun_path)], *slash;
+	struct stat stx;
 	int fd, probe;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
@@ -735,7 +756,13 @@ static int bind_socket(struct ctl_server *s, const char *path, char *err, size_t
 	}
 	if (probe >= 0)
 		close(probe);
-	unlink(path);	/* what is left is a dead one's */
+	/* what is left is a dead one's socket; anything else at that path is not ours to delete */
+	if (!lstat(path, &stx) && !S_ISSOCK(stx.st_mode)) {
+		snprintf(err, errlen, "control socket %s: a file that is not a socket is there; "
+			 "give --ctl a path for the socket (default /run/rxpath/rxpath.sock)", path);
+		return -EEXIST;
+	}
+	unlink(path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(path, 0600) ||
 	    listen(fd, 16)) {

@@ -109,6 +109,11 @@ int dp_config_add_port(struct dp_config *cfg, const char *name, const char *spec
 			 sizeof(pc->name) - 1);
 		return -EINVAL;
 	}
+	/* names appear in JSON, metrics labels and shell commands: nothing to escape */
+	if (name[strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")]) {
+		snprintf(err, errlen, "port name '%s': only letters, digits, '.', '_' and '-'", name);
+		return -EINVAL;
+	}
 	if (dp_config_has_name(cfg, name)) {
 		snprintf(err, errlen, "port %s is already defined", name);
 		return -EEXIST;
@@ -141,6 +146,7 @@ static const char *af_err(int ret)
 	case -ENETUNREACH: return "no interface has an address on the gateway's subnet; add one first, or give dev";
 	case -ENOENT: return "no such entry";
 	case -EPERM: return "the link-local address stays: Neighbor Discovery needs it";
+	case -EADDRINUSE: return "that is the host route of one of the router's own addresses; addr del removes it";
 	case -ENOMEM: return "out of memory";
 	default: return strerror(-ret);
 	}
@@ -200,18 +206,19 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 	case DP_CMD_MTU: {
 		const struct rxp_l3if *ifp = &r->ifs[ifidx];
 		uint32_t max = dp->pool->max_frame - RXP_ETH_HLEN - (ifp->vlan ? RXP_VLAN_HLEN : 0);
+		uint32_t mtu = c->mtu ? c->mtu : RXP_MIN(IP_MTU_DEFAULT, max);	/* 0: the default */
 
-		if (c->mtu > max) {
+		if (mtu > max) {
 			snprintf(err, errlen, "%s: mtu %u: larger than the %u bytes a %u-byte frame carries; raise --max-frame",
-				 c->where, c->mtu, max, dp->pool->max_frame);
+				 c->where, mtu, max, dp->pool->max_frame);
 			return -EINVAL;
 		}
-		ret = rxp_router_set_mtu(r, ifidx, c->mtu);
-		if (!ret && c->mtu < RXP_IP6_MIN_MTU)
+		ret = rxp_router_set_mtu(r, ifidx, mtu);
+		if (!ret && mtu < RXP_IP6_MIN_MTU)
 			fprintf(stderr, "rxpath: warning: %s: mtu %u is below the %u bytes every IPv6 link "
 				"carries (RFC 8200 5): IPv6 packets over %u bytes leaving %s are answered "
 				"with Packet Too Big, which hosts ignore below %u (RFC 8201); keep %u or "
-				"more where IPv6 is routed\n", c->where, c->mtu, RXP_IP6_MIN_MTU, c->mtu,
+				"more where IPv6 is routed\n", c->where, mtu, RXP_IP6_MIN_MTU, mtu,
 				c->dev, RXP_IP6_MIN_MTU, RXP_IP6_MIN_MTU);
 		break;
 	}

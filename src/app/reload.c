@@ -119,11 +119,18 @@ static struct dp_cmd undo(const struct dp_cmd *c)
 	return d;
 }
 
-/* A setting gone from the file (redirects, advertisements, ageing, source routes): its default again. */
+/*
+ * A setting gone from the file (an MTU, the ICMP rate limit, a host path,
+ * redirects, advertisements, ageing, source routes): its default again.
+ */
 static struct dp_cmd setting_default(const struct dp_cmd *c)
 {
 	struct dp_cmd d = *c;
 
+	d.mtu = 0;		/* the port's default, which only the datapath knows */
+	d.rate = RXP_ICMP_RATE_DEFAULT;
+	d.burst = RXP_ICMP_BURST_DEFAULT;
+	d.host_on = false;
 	d.redirects = true;
 	d.ra_on = false;
 	d.source_route = true;
@@ -164,9 +171,7 @@ long reload_diff(const struct dp_config *old, const struct dp_config *new, struc
 			if (a[i].cmd->kind == DP_CMD_ADDR_ADD || a[i].cmd->kind == DP_CMD_ROUTE_ADD ||
 			    a[i].cmd->kind == DP_CMD_NEIGH_ADD)
 				dels[n_dels++] = undo(a[i].cmd);
-			else if (a[i].cmd->kind == DP_CMD_REDIRECTS || a[i].cmd->kind == DP_CMD_RA ||
-				 a[i].cmd->kind == DP_CMD_NEIGH_AGEING ||
-				 a[i].cmd->kind == DP_CMD_SOURCE_ROUTE)	/* back to the default */
+			else	/* a setting: back to its default */
 				adds[n_adds++] = setting_default(a[i].cmd);
 			i++;
 		} else if (c > 0) {	/* new in the file */

@@ -485,6 +485,8 @@ void show_finish(struct show_request *req, struct rxp_sbuf *o)
 		route_out(&req->routes[i], req->json, i == 0, o);
 	if (req->json)
 		rxp_sbuf_printf(o, "]}\n");
+	else if (!req->n_routes && !req->arg[0])
+		rxp_sbuf_printf(o, "no routes\n");
 	else if (!req->n_routes)
 		rxp_sbuf_printf(o, req->route_of_address ? "no route to %s\n" : "no routes within %s\n",
 				req->arg);

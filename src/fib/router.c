@@ -6,9 +6,6 @@
 #include <string.h>
 #include "rxpath/router.h"
 
-#define ICMP_RATE_DEFAULT 1000.0	/* errors per second */
-#define ICMP_BURST_DEFAULT 50.0
-
 int rxp_router_init(struct rxp_router *r, uint32_t max_routes4, uint32_t max_routes6)
 {
 	memset(r, 0, sizeof(*r));
@@ -26,9 +23,9 @@ int rxp_router_init(struct rxp_router *r, uint32_t max_routes4, uint32_t max_rou
 	r->n_nh = 1;
 	r->neigh_reachable_ns = RXP_NEIGH_REACHABLE_NS;
 	r->ra_rng = (uint64_t)(uintptr_t)r ^ 0x9e3779b97f4a7c15ull;	/* any nonzero seed */
-	r->icmp_limit.rate = ICMP_RATE_DEFAULT;
-	r->icmp_limit.burst = ICMP_BURST_DEFAULT;
-	r->icmp_limit.tokens = ICMP_BURST_DEFAULT;
+	r->icmp_limit.rate = RXP_ICMP_RATE_DEFAULT;
+	r->icmp_limit.burst = RXP_ICMP_BURST_DEFAULT;
+	r->icmp_limit.tokens = RXP_ICMP_BURST_DEFAULT;
 	return 0;
 }
 
@@ -277,19 +274,39 @@ static int route_set(struct rxp_router *r, uint8_t family, const uint8_t *prefix
 	return 0;
 }
 
-int rxp_router_del_route(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
-			 uint8_t plen)
+/* The route record of exactly @prefix/@plen, or NULL. */
+static struct rxp_route *route_find(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
+				    uint8_t plen)
 {
 	uint8_t p[16];
 	struct rxp_route *rt;
-	int ret;
 
 	if (!r->routes_size || plen > (family == 4 ? 32 : 128))
-		return -ENOENT;
+		return NULL;
 	prefix_mask(family, prefix, plen, p);
 	rt = route_slot(r, family, p, plen);
-	if (!rt->family)
+	return rt->family ? rt : NULL;
+}
+
+/* An address's own host route belongs to the address: only addr del takes it. */
+static bool route_is_local(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
+			   uint8_t plen)
+{
+	const struct rxp_route *rt = route_find(r, family, prefix, plen);
+
+	return rt && rt->nh == RXP_NH_LOCAL;
+}
+
+/* rxp_router_del_route(), the addresses' own routes included. */
+static int route_del(struct rxp_router *r, uint8_t family, const uint8_t *prefix, uint8_t plen)
+{
+	uint8_t p[16];
+	struct rxp_route *rt = route_find(r, family, prefix, plen);
+	int ret;
+
+	if (!rt)
 		return -ENOENT;
+	prefix_mask(family, prefix, plen, p);
 	if (family == 4) {
 		uint32_t a;
 
@@ -311,6 +328,14 @@ int rxp_router_del_route(struct rxp_router *r, uint8_t family, const uint8_t *pr
 	r->nh[rt->nh].refs--;
 	route_remove(r, rt);
 	return 0;
+}
+
+int rxp_router_del_route(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
+			 uint8_t plen)
+{
+	if (route_is_local(r, family, prefix, plen))
+		return -EADDRINUSE;
+	return route_del(r, family, prefix, plen);
 }
 
 /* Returns the interface whose connected route covers @addr, or -ENETUNREACH. */
@@ -466,14 +491,14 @@ int rxp_router_del_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
 		return -EPERM;	/* the link-local address: ND needs it */
 	plen = family == 4 ? ifp->plen4[k] : ifp->plen6[k];
 	prefix_mask(family, addr, plen, prefix);
-	rxp_router_del_route(r, family, addr, family == 4 ? 32 : 128);
+	route_del(r, family, addr, family == 4 ? 32 : 128);
 	if (!connected_shared(r, family, prefix, plen, ifidx, k)) {
 		struct rxp_route *rt = route_slot(r, family, prefix, plen);
 
 		/* only the connected route this address made, not a route configured over it */
 		if (rt->family && r->nh[rt->nh].kind == RXP_NH_KIND_CONNECTED &&
 		    r->nh[rt->nh].ifidx == ifidx)
-			rxp_router_del_route(r, family, prefix, plen);
+			route_del(r, family, prefix, plen);
 	}
 	if (family == 4) {
 		memmove(&ifp->addr4[k], &ifp->addr4[k + 1], (n - k - 1) * sizeof(ifp->addr4[0]));
@@ -503,6 +528,8 @@ int rxp_router_add_route(struct rxp_router *r, uint8_t family, const uint8_t *pr
 		return ifidx;
 	if ((unsigned)ifidx >= r->n_ifs)
 		return -EINVAL;
+	if (route_is_local(r, family, prefix, plen))
+		return -EADDRINUSE;
 	nh = nh_get(r, gw ? RXP_NH_KIND_GATEWAY : RXP_NH_KIND_CONNECTED, family, (uint16_t)ifidx,
 		    gw);
 	if (nh < 0)
@@ -517,6 +544,8 @@ int rxp_router_add_route_reject(struct rxp_router *r, uint8_t family, const uint
 
 	if (!rxp_nh_kind_rejects(kind) || kind > RXP_NH_KIND_PROHIBIT)
 		return -EINVAL;
+	if (route_is_local(r, family, prefix, plen))
+		return -EADDRINUSE;
 	nh = nh_get(r, kind, family, 0, NULL);	/* one per kind and family, shared */
 	if (nh < 0)
 		return nh;

@@ -57,6 +57,16 @@ check ctl_neigh_add ctl neigh add 10.0.1.7 lladdr 02:00:00:00:01:07 dev sim1
 check ctl_neigh_static grep -q '^10.0.1.7 dev sim1 lladdr 02:00:00:00:01:07 static' <<<"$(ctl show neigh)"
 check ctl_neigh_del ctl neigh del 10.0.1.7 dev sim1
 check ctl_neigh_gone sh -c "! \"$RXPATH\" ctl --socket \"$SOCK\" show neigh | grep -q 10.0.1.7"
+# An address's own host route is the address's: no route add or del replaces it.
+err=$(ctl route del 10.0.1.1/32 2>&1)
+check ctl_local_route_not_deleted grep -q "host route of one of the router's own addresses" <<<"$err"
+err=$(ctl route add 10.0.1.1/32 blackhole 2>&1)
+check ctl_local_route_not_replaced grep -q "host route of one of the router's own addresses" <<<"$err"
+check ctl_local_route_kept grep -q '^10.0.1.1/32 local' <<<"$(ctl show routes 10.0.1.1/32)"
+# A prefix names its route: the host bits of 41.7.0.0/8 are not part of it.
+check ctl_route_host_bits ctl route add 41.7.0.0/8 via 10.0.1.2
+check ctl_route_host_bits_masked grep -q '^41.0.0.0/8 via 10.0.1.2' <<<"$(ctl show routes 41.0.0.0/8)"
+check ctl_route_host_bits_del ctl route del 41.0.0.0/8
 
 # Reports.
 check ctl_show_drops grep -q '^  ip4_bad_checksum' <<<"$(ctl show drops)"
@@ -105,6 +115,15 @@ sed -i '/^port set sim0 redirects off/d' "$TMP/router.conf"
 kill -HUP $pid
 sleep 0.5
 check redirects_default_when_gone_from_file bash -c '! grep -q "redirects off" <<<"$1"' _ "$(ctl show ports)"
+# so does an MTU: the port's default again (1500), not the last value set
+echo 'port set sim0 mtu 1400' >>"$TMP/router.conf"
+kill -HUP $pid
+sleep 0.5
+check mtu_after_reload grep -q 'mtu 1400' <<<"$(ctl show ports | grep -A1 '^sim0:')"
+sed -i '/^port set sim0 mtu 1400/d' "$TMP/router.conf"
+kill -HUP $pid
+sleep 0.5
+check mtu_default_when_gone_from_file grep -q 'mtu 1500' <<<"$(ctl show ports | grep -A1 '^sim0:')"
 check ra_set_ctl ctl port set sim1 ra on
 check ra_on_shown grep -q 'router advertisements on' <<<"$(ctl show ports)"
 check ra_off_ctl ctl port set sim1 ra off
@@ -123,6 +142,15 @@ kill -TERM $pid
 wait $pid; rc=$?
 check ctl_run_exits_0 [ "$rc" -eq 0 ]
 check ctl_socket_removed [ ! -e "$SOCK" ]
+
+# --ctl naming a file that is not a socket: refused, the file left alone
+echo precious >"$TMP/notes.txt"
+err=$("$RXPATH" run -e 'port add p0 sim:count=1' --ctl "$TMP/notes.txt" 2>&1)
+check ctl_path_not_a_socket grep -q 'a file that is not a socket is there' <<<"$err"
+check ctl_path_file_kept grep -q precious "$TMP/notes.txt"
+# port names are plain: they go into JSON, metrics labels and shell commands
+err=$("$RXPATH" run -e 'port add x"y sim' 2>&1)
+check port_name_plain grep -q "only letters, digits" <<<"$err"
 check ctl_run_buffers_accounted grep -q 'buffers: all [0-9]* accounted for' "$TMP/run.out"
 
 # An explicit socket that cannot be made is an error; a live one is not taken over.
