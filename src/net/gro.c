@@ -42,6 +42,7 @@ struct gro_flow {
 	uint16_t n_segs;	/* 0: the slot is free */
 	uint16_t mss;		/* the first segment's payload: all but the last have it */
 	bool closed;		/* a short segment or PSH ended it */
+	bool id_fixed;		/* IPv4 with DF: every segment carries the first one's ID */
 	uint8_t flags_or;	/* PSH of any segment goes on the super-packet */
 	uint32_t next_seq;
 	uint32_t payload;	/* bytes of all its segments */
@@ -200,11 +201,30 @@ static struct gro_flow *find_flow(struct gro_flow *flows, const struct gro_seg *
 	return NULL;
 }
 
-/* Data with ACK (and maybe PSH) only; no IPv4 options, as the kernel's GRO. */
+/*
+ * Data with ACK (and maybe PSH) only, the reserved bits and AccECN's AE
+ * (RFC 9768) clear beside them, as CWR and ECE are: a super-packet keeps
+ * the first segment's flags, and a change in the ACE counter must reach the
+ * host's TCP. No IPv4 options, as the kernel's GRO.
+ */
 static bool mergeable(const struct gro_seg *s)
 {
 	return s->payload && (s->flags & (uint8_t)~RXP_TCP_F_PSH) == RXP_TCP_F_ACK &&
-	       (s->v6 || s->ip_hlen == RXP_IP4_HLEN);
+	       !(s->tcp[12] & 0x0f) && (s->v6 || s->ip_hlen == RXP_IP4_HLEN);
+}
+
+/*
+ * The IPv4 identification of the segment that would be number @n of @f:
+ * one more per segment, or (with DF, RFC 6864) the first one's throughout,
+ * as the kernel's GRO accepts; the super-packet carries the first one's.
+ */
+static bool ip_id_follows(const struct gro_flow *f, const struct gro_seg *s)
+{
+	uint16_t first = rxp_load_be16(f->first.ip + 4), id = rxp_load_be16(s->ip + 4);
+
+	if (!f->id_fixed && id == (uint16_t)(first + f->n_segs))
+		return true;
+	return (s->ip[6] & (RXP_IP4_DF >> 8)) && id == first && (f->n_segs == 1 || f->id_fixed);
 }
 
 /* Returns true when @s may follow what @f holds. */
@@ -224,9 +244,9 @@ static bool can_merge(const struct gro_flow *f, const struct gro_seg *s)
 		return false;
 	if (s->v6)	/* version, traffic class, flow label; hop limit */
 		return !memcmp(s->ip, a->ip, 4) && s->ip[7] == a->ip[7];
-	/* TOS, DF, TTL */
+	/* TOS, DF, TTL, identification */
 	return s->ip[1] == a->ip[1] && ((s->ip[6] ^ a->ip[6]) & (RXP_IP4_DF >> 8)) == 0 &&
-	       s->ip[8] == a->ip[8];
+	       s->ip[8] == a->ip[8] && ip_id_follows(f, s);
 }
 
 static void flow_start(struct gro_flow *f, const struct gro_seg *s)
@@ -238,12 +258,15 @@ static void flow_start(struct gro_flow *f, const struct gro_seg *s)
 	f->next_seq = s->seq + s->payload;
 	f->flags_or = s->flags;
 	f->closed = s->flags & RXP_TCP_F_PSH;
+	f->id_fixed = false;
 	f->iov[1].iov_base = s->frame;
 	f->iov[1].iov_len = (size_t)s->l4_off + s->tcp_hlen + s->payload;
 }
 
 static void flow_append(struct gro_flow *f, const struct gro_seg *s)
 {
+	if (!s->v6 && f->n_segs == 1)	/* the second segment says how IDs go */
+		f->id_fixed = rxp_load_be16(s->ip + 4) == rxp_load_be16(f->first.ip + 4);
 	f->iov[1 + f->n_segs].iov_base = s->tcp + s->tcp_hlen;
 	f->iov[1 + f->n_segs].iov_len = s->payload;
 	f->n_segs++;

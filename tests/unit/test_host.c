@@ -176,6 +176,9 @@ struct seg {
 	uint8_t ttl;
 	bool bad_csum;
 	const uint8_t *dst4;
+	uint16_t ip_id;		/* IPv4 identification (0 by default: fixed, as DF allows) */
+	bool no_df;		/* IPv4 without DF */
+	bool ae;		/* AccECN's AE bit */
 };
 
 /* Payload byte at sequence number @seq: merged data can be checked by position. */
@@ -222,8 +225,8 @@ static struct rxp_pkt *seg_frame(struct fx *f, const struct seg *s)
 	} else {
 		ip[0] = 0x45;
 		put16(ip + 2, (uint16_t)(ip_hlen + tcp_len));
-		put16(ip + 4, (uint16_t)s->seq);
-		put16(ip + 6, RXP_IP4_DF);
+		put16(ip + 4, s->ip_id);
+		put16(ip + 6, s->no_df ? 0 : RXP_IP4_DF);
 		ip[8] = s->ttl;
 		ip[9] = RXP_IPPROTO_TCP;
 		memcpy(ip + 12, peer4, 4);
@@ -235,7 +238,7 @@ static struct rxp_pkt *seg_frame(struct fx *f, const struct seg *s)
 	put16(tcp + 2, s->dport);
 	put32(tcp + 4, s->seq);
 	put32(tcp + 8, s->ack);
-	tcp[12] = (uint8_t)(thl / 4 << 4);
+	tcp[12] = (uint8_t)(thl / 4 << 4 | s->ae);
 	tcp[13] = s->flags;
 	put16(tcp + 14, s->win);
 	if (s->timestamps) {
@@ -438,7 +441,10 @@ static void test_gro_flags(void)
 	fx_fini(&f);
 }
 
-/* Two flows interleaved merge each on its own; a different TTL, ACK or timestamp does not merge. */
+/*
+ * Two flows interleaved merge each on its own; a different TTL, ACK,
+ * timestamp, window, IPv4 ID sequence or AE bit does not merge.
+ */
 static void test_gro_flows(void)
 {
 	struct fx f;
@@ -456,7 +462,7 @@ static void test_gro_flows(void)
 	CHECK_EQ(f.h->stats.gro_merged, 6);
 
 	/* each pair differs in one thing the kernel's GRO compares: never merged */
-	for (unsigned v = 0; v < 5; v++) {
+	for (unsigned v = 0; v < 8; v++) {
 		s[0] = seg_default(v == 4, 0, 500);
 		s[1] = seg_default(v == 4, 500, 500);
 		if (v == 0)
@@ -467,12 +473,31 @@ static void test_gro_flows(void)
 			s[1].tsval = 100;
 		else if (v == 3)
 			s[1].win = 501;
-		else
+		else if (v == 4)
 			s[1].ttl = 1;	/* the IPv6 hop limit */
+		else if (v == 5)
+			s[1].ip_id = 500;	/* an ID neither fixed nor the next */
+		else if (v == 6)
+			s[0].no_df = s[1].no_df = true;	/* a fixed ID without DF */
+		else
+			s[1].ae = true;	/* AccECN's counter moved */
 		input(&f, s, 2);
 		CHECK_EQ(count_frames(&f), 2);
 	}
 	CHECK_EQ(f.h->stats.gro_super, 2);
+	/* IDs one apart merge, with DF or without; a fixed run cannot turn into a counting one */
+	for (unsigned i = 0; i < 3; i++) {
+		s[i] = seg_default(false, i * 500u, 500);
+		s[i].ip_id = (uint16_t)(0xffff + i);	/* wraps */
+		s[i].no_df = true;
+	}
+	input(&f, s, 3);
+	CHECK_EQ(count_frames(&f), 1);
+	for (unsigned i = 0; i < 3; i++)
+		s[i] = seg_default(false, i * 500u, 500);
+	s[2].ip_id = 2;
+	input(&f, s, 3);
+	CHECK_EQ(count_frames(&f), 2);
 	fx_fini(&f);
 }
 
