@@ -31,6 +31,20 @@ static int split(char *line, char **words)
 	}
 }
 
+/*
+ * Keeps @where ("FILE:LINE", "-e N") for later messages; when it does not
+ * fit, its end does, the line number with it: "...ong/dir/router.conf:12".
+ */
+static void set_where(char *dst, size_t len, const char *where)
+{
+	size_t n = strlen(where);
+
+	if (n < len)
+		memcpy(dst, where, n + 1);
+	else
+		snprintf(dst, len, "...%s", where + n - (len - 4));
+}
+
 /* Parses an IPv4 or IPv6 address; returns its family (4 or 6) or 0. */
 static int parse_addr(const char *text, uint8_t out[16])
 {
@@ -122,7 +136,7 @@ static int cmd_port_host(struct dp_config *cfg, char **w, int n, const char *whe
 		}
 	}
 	snprintf(c.dev, sizeof(c.dev), "%s", w[2]);
-	snprintf(c.where, sizeof(c.where), "%s", where);
+	set_where(c.where, sizeof(c.where), where);
 	return dp_config_add_cmd(cfg, &c);
 }
 
@@ -155,7 +169,7 @@ static int cmd_port(struct dp_config *cfg, char **w, int n, const char *where, c
 			c.mtu = (uint32_t)mtu;
 		}
 		snprintf(c.dev, sizeof(c.dev), "%s", w[2]);
-		snprintf(c.where, sizeof(c.where), "%s", where);
+		set_where(c.where, sizeof(c.where), where);
 		return dp_config_add_cmd(cfg, &c);
 	}
 	if (n < 2 || strcmp(w[1], "add"))
@@ -170,7 +184,7 @@ static int cmd_port(struct dp_config *cfg, char **w, int n, const char *where, c
 	if (dp_config_add_port(cfg, w[2], w[3], perr, sizeof(perr)))
 		BAD("%s: '%s': %s", where, w[2], perr);
 	if (cfg->n_ports > n_ports)	/* driver arguments are checked when the port opens */
-		snprintf(cfg->ports[n_ports].where, sizeof(cfg->ports[n_ports].where), "%s", where);
+		set_where(cfg->ports[n_ports].where, sizeof(cfg->ports[n_ports].where), where);
 	return 0;
 }
 
@@ -192,7 +206,7 @@ static int cmd_addr(struct dp_config *cfg, char **w, int n, const char *where, c
 	if (!dp_config_has_name(cfg, w[4]))
 		BAD("%s: '%s': no such port", where, w[4]);
 	snprintf(c.dev, sizeof(c.dev), "%s", w[4]);
-	snprintf(c.where, sizeof(c.where), "%s", where);
+	set_where(c.where, sizeof(c.where), where);
 	return dp_config_add_cmd(cfg, &c);
 }
 
@@ -219,7 +233,7 @@ static int cmd_route(struct dp_config *cfg, char **w, int n, const char *where, 
 		c.route_type = !strcmp(w[3], "blackhole") ? RXP_NH_KIND_BLACKHOLE :
 			       !strcmp(w[3], "unreachable") ? RXP_NH_KIND_UNREACHABLE :
 			       RXP_NH_KIND_PROHIBIT;
-		snprintf(c.where, sizeof(c.where), "%s", where);
+		set_where(c.where, sizeof(c.where), where);
 		return dp_config_add_cmd(cfg, &c);
 	}
 	for (i = 3; i + 1 < n; i += 2) {
@@ -243,7 +257,7 @@ static int cmd_route(struct dp_config *cfg, char **w, int n, const char *where, 
 	if (c.kind == DP_CMD_ROUTE_ADD && !c.has_gw && !c.dev[0])
 		BAD("%s: route add needs 'via GATEWAY', 'dev PORT' or both, or a type: blackhole, unreachable, prohibit",
 		    where);
-	snprintf(c.where, sizeof(c.where), "%s", where);
+	set_where(c.where, sizeof(c.where), where);
 	return dp_config_add_cmd(cfg, &c);
 }
 
@@ -268,7 +282,7 @@ static int cmd_neigh(struct dp_config *cfg, char **w, int n, const char *where, 
 			    NEIGH_AGEING_MAX);
 		c.kind = DP_CMD_NEIGH_AGEING;
 		c.seconds = (uint32_t)s;
-		snprintf(c.where, sizeof(c.where), "%s", where);
+		set_where(c.where, sizeof(c.where), where);
 		return dp_config_add_cmd(cfg, &c);
 	}
 	if (n < 2 || (strcmp(w[1], "add") && strcmp(w[1], "del")))
@@ -287,12 +301,19 @@ static int cmd_neigh(struct dp_config *cfg, char **w, int n, const char *where, 
 	c.family = (uint8_t)parse_addr(w[2], c.addr);
 	if (!c.family)
 		BAD("%s: '%s': expected an IPv4 or IPv6 address", where, w[2]);
-	if (c.kind == DP_CMD_NEIGH_ADD && (rxp_parse_mac(w[4], c.mac) || rxp_eth_is_multicast(c.mac)))
+	/* a neighbour is one host: not a group, a broadcast or nobody */
+	if (c.kind == DP_CMD_NEIGH_ADD &&
+	    (c.family == 4 ? c.addr[0] >= 224 || !(c.addr[0] | c.addr[1] | c.addr[2] | c.addr[3])
+			   : c.addr[0] == 0xff || !memcmp(c.addr, (const uint8_t[16]){ 0 }, 16)))
+		BAD("%s: '%s': expected a unicast address", where, w[2]);
+	if (c.kind == DP_CMD_NEIGH_ADD &&
+	    (rxp_parse_mac(w[4], c.mac) || rxp_eth_is_multicast(c.mac) ||
+	     !memcmp(c.mac, (const uint8_t[6]){ 0 }, 6)))
 		BAD("%s: '%s': expected a unicast MAC address like 02:00:00:00:00:22", where, w[4]);
 	if (!dp_config_has_name(cfg, w[dev]))
 		BAD("%s: '%s': no such port", where, w[dev]);
 	snprintf(c.dev, sizeof(c.dev), "%s", w[dev]);
-	snprintf(c.where, sizeof(c.where), "%s", where);
+	set_where(c.where, sizeof(c.where), where);
 	return dp_config_add_cmd(cfg, &c);
 }
 
@@ -313,7 +334,7 @@ static int cmd_icmp(struct dp_config *cfg, char **w, int n, const char *where, c
 		BAD("%s: '%s': expected a burst from 0 to 10000000", where, w[4]);
 	c.rate = (double)rate;
 	c.burst = (double)burst;
-	snprintf(c.where, sizeof(c.where), "%s", where);
+	set_where(c.where, sizeof(c.where), where);
 	return dp_config_add_cmd(cfg, &c);
 }
 
@@ -326,7 +347,7 @@ static int cmd_ip(struct dp_config *cfg, char **w, int n, const char *where, cha
 	if (n != 3 || strcmp(w[1], "source-route") || (strcmp(w[2], "on") && strcmp(w[2], "off")))
 		BAD("%s: expected 'ip source-route on|off'", where);
 	c.source_route = !strcmp(w[2], "on");
-	snprintf(c.where, sizeof(c.where), "%s", where);
+	set_where(c.where, sizeof(c.where), where);
 	return dp_config_add_cmd(cfg, &c);
 }
 
@@ -360,7 +381,7 @@ static int cmd_sync(struct dp_config *cfg, char **w, int n, const char *where, c
 	cfg->sync.on = true;
 	cfg->sync.table = (uint32_t)table;
 	cfg->sync.interval_ms = (uint32_t)seconds * 1000;
-	snprintf(cfg->sync.where, sizeof(cfg->sync.where), "%s", where);
+	set_where(cfg->sync.where, sizeof(cfg->sync.where), where);
 	return 0;
 }
 
@@ -371,11 +392,14 @@ int config_apply_line(struct dp_config *cfg, const char *line, const char *where
 	char *w[WORDS_MAX];
 	int n;
 
-	if (strlen(line) >= sizeof(buf)) {
+	size_t len = strcspn(line, "\n");	/* a line's end is not part of it */
+
+	if (len >= sizeof(buf)) {
 		snprintf(err, errlen, "%s: line longer than %d characters", where, LINE_MAX_LEN - 1);
 		return -EINVAL;
 	}
-	strcpy(buf, line);
+	memcpy(buf, line, len);
+	buf[len] = '\0';
 	n = split(buf, w);
 	if (n == 0)
 		return 0;
@@ -407,9 +431,12 @@ int config_apply_file(struct dp_config *cfg, const char *path, char *err, size_t
 	/* all or nothing: on error, put back the counts the config had, and `sync` as it was */
 	unsigned n_ports = cfg->n_ports, n_vlans = cfg->n_vlans, n_cmds = cfg->n_cmds;
 	unsigned char sync[sizeof(cfg->sync)];
-	char line[LINE_MAX_LEN + 1];
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
 	char where[300];
 	unsigned lineno = 0;
+	int ret = 0;
 	FILE *f = fopen(path, "r");
 
 	if (!f) {
@@ -419,22 +446,25 @@ int config_apply_file(struct dp_config *cfg, const char *path, char *err, size_t
 		return -e;
 	}
 	memcpy(sync, &cfg->sync, sizeof(sync));
-	while (fgets(line, sizeof(line), f)) {
+	while ((len = getline(&line, &cap, f)) >= 0) {
 		lineno++;
 		snprintf(where, sizeof(where), "%s:%u", path, lineno);
-		if ((!strchr(line, '\n') && !feof(f)) ||
-		    config_apply_line(cfg, line, where, err, errlen)) {
-			if (!strchr(line, '\n') && !feof(f))
-				snprintf(err, errlen, "%s: line longer than %d characters", where,
-					 LINE_MAX_LEN - 1);
-			fclose(f);
+		if (memchr(line, '\0', (size_t)len)) {
+			snprintf(err, errlen, "%s: a NUL byte: not a text file?", where);
+			ret = -EINVAL;
+		} else {
+			ret = config_apply_line(cfg, line, where, err, errlen);
+		}
+		if (ret) {
 			cfg->n_ports = n_ports;
 			cfg->n_vlans = n_vlans;
 			cfg->n_cmds = n_cmds;
 			memcpy(&cfg->sync, sync, sizeof(sync));
-			return -EINVAL;
+			ret = -EINVAL;
+			break;
 		}
 	}
+	free(line);
 	fclose(f);
-	return 0;
+	return ret;
 }

@@ -562,6 +562,25 @@ static void reload(struct ctl_server *s)
 	fprintf(stderr, "rxpath: reload: %u change%s applied%s%s", w.applied,
 		w.applied == 1 ? "" : "s", w.failed ? ", failed:\n" : "\n",
 		errors.data && w.failed ? errors.data : "");
+	/* `sync kernel` added, removed or changed in the file */
+	if (fresh.sync.on != s->cfg.active->sync.on ||
+	    (fresh.sync.on && (fresh.sync.table != s->cfg.active->sync.table ||
+			       fresh.sync.interval_ms != s->cfg.active->sync.interval_ms))) {
+		int ret = 0;
+
+		if (!fresh.sync.on)
+			sync_stop(s);
+		else
+			ret = sync_start(s, fresh.sync.table, fresh.sync.interval_ms, err, sizeof(err));
+		if (!fresh.sync.on)
+			fprintf(stderr, "rxpath: reload: kernel sync stopped; its routes withdrawn\n");
+		else if (ret < 0)
+			fprintf(stderr, "rxpath: reload: %s: %s\n", fresh.sync.where, err);
+		else
+			fprintf(stderr, "rxpath: reload: mirroring kernel table %u: %d change%s applied\n",
+				fresh.sync.table, ret, ret == 1 ? "" : "s");
+		s->cfg.active->sync = fresh.sync;
+	}
 	fflush(stderr);
 	/* the file is now what later reloads compare with */
 	dp_config_free(s->cfg.active);

@@ -75,6 +75,15 @@ check "${T}_sync_off" sh -c "\"$RXPATH\" ctl --socket \"$SOCK\" sync off >/dev/n
 check "${T}_sync_off_withdraws" no_route 10.8.0.1
 check "${T}_connected_stays" has_route 10.0.2.9 '^10.0.2.0/24 dev p1 connected'
 
+# `sync kernel` written into the config file takes effect at a reload (SIGHUP), and so does its removal.
+echo 'sync kernel' >>"$LAB_DIR/rxpath.conf"
+kill -HUP "$LAB_RXPATH_PID"
+check "${T}_reload_sync_on" within_1s has_route 10.8.0.1 '^10.8.0.0/24 via 10.0.2.2 dev p1 proto kernel$'
+sed -i '/^sync kernel$/d' "$LAB_DIR/rxpath.conf"
+kill -HUP "$LAB_RXPATH_PID"
+check "${T}_reload_sync_off" within_1s no_route 10.8.0.1
+check "${T}_reload_sync_reported" grep -q 'reload: kernel sync stopped' "$LAB_DIR/rxpath.err"
+
 lab_rxpath_stop; rc=$?
 check "${T}_exit_0" [ "$rc" -eq 0 ]
 lab_down
