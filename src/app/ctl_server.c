@@ -51,6 +51,7 @@ static int apply_on_datapath(struct dp *dp, void *arg, struct rxp_sbuf *out)
 	struct apply_work *w = arg;
 	char err[512];
 	int ret, first = 0;
+	bool was_sink;
 
 	(void)out;
 	/* a receive sink becomes a router with its first address or route, not with an MTU */
@@ -63,6 +64,7 @@ static int apply_on_datapath(struct dp *dp, void *arg, struct rxp_sbuf *out)
 			return -EINVAL;
 		}
 	}
+	was_sink = !dp->router;
 	ret = dp_router_enable(dp, err, sizeof(err));
 	if (ret) {
 		rxp_sbuf_printf(w->errors, "%s\n", err);
@@ -80,6 +82,9 @@ static int apply_on_datapath(struct dp *dp, void *arg, struct rxp_sbuf *out)
 		if (!w->keep_going)
 			break;
 	}
+	/* nothing took: the sink stays a sink */
+	if (was_sink && !w->applied)
+		dp_router_disable(dp);
 	return first;
 }
 

@@ -324,14 +324,20 @@ int dp_router_enable(struct dp *dp, char *err, size_t errlen)
 		return 0;
 	dp_config_default(&none);
 	ret = open_router(dp, &none, err, errlen);
-	if (ret && dp->router) {
-		for (unsigned w = 0; w < dp->n_workers; w++)
-			rxp_stack_set_router(dp_stack(dp, w), NULL);
-		rxp_router_free(dp->router);
-		free(dp->router);
-		dp->router = NULL;
-	}
+	if (ret)
+		dp_router_disable(dp);
 	return ret;
+}
+
+void dp_router_disable(struct dp *dp)
+{
+	if (!dp->router)
+		return;
+	for (unsigned w = 0; w < dp->n_workers; w++)
+		rxp_stack_set_router(dp_stack(dp, w), NULL);
+	rxp_router_free(dp->router);
+	free(dp->router);
+	dp->router = NULL;
 }
 
 void dp_stack_stats(struct dp *dp, struct rxp_stack_stats *out)

@@ -184,6 +184,9 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *cmd, char *err, size_t errl
  */
 int dp_router_enable(struct dp *dp, char *err, size_t errlen);
 
+/* Back to a receive sink: the router dp_router_enable() made, with nothing in it yet, goes. */
+void dp_router_disable(struct dp *dp);
+
 /* Builds and starts everything. Returns 0 or -errno with @err; on error nothing is left open. */
 int dp_open(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen);
 

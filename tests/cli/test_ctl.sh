@@ -254,3 +254,18 @@ if [ "$f1" -eq "$f0" ] && [ "$d1" -gt "$d0" ]; then
 else
 	fail mtu_lowered_holds_on_the_fast_path "after 'port set sim1 mtu 576': forwarded $f0 -> $f1, frag_needed $d0 -> $d1"
 fi
+
+# A receive sink stays one when the change that would have made it a router fails.
+SINK_SOCK=$TMP/sink.sock
+"$RXPATH" run -e 'port add p0 sim' --ctl "$SINK_SOCK" --interval 0 --duration 30 >/dev/null 2>&1 &
+sink_pid=$!
+for _ in $(seq 50); do "$RXPATH" ctl --socket "$SINK_SOCK" show pool >/dev/null 2>&1 && break; sleep 0.1; done
+sink_stats() { "$RXPATH" ctl --socket "$SINK_SOCK" --json show stats | python3 -c 'import json,sys; s=json.load(sys.stdin)["stack"]; print(sum(s["delivered"].values()), s["dropped"])'; }
+check sink_bad_addr_refused sh -c "! \"$RXPATH\" ctl --socket \"$SINK_SOCK\" addr add 127.0.0.1/8 dev p0 2>/dev/null"
+read -r d0 _ <<<"$(sink_stats)"
+sleep 0.3
+read -r d1 x1 <<<"$(sink_stats)"
+check sink_still_delivers [ "$d1" -gt "$d0" -a "$x1" -eq 0 ]
+kill -TERM $sink_pid
+wait $sink_pid
+check sink_exits_0 [ $? -eq 0 ]
