@@ -43,6 +43,7 @@ struct apply_work {
 	unsigned n_cmds;
 	bool keep_going;	/* reload: report a failure and go on with the rest */
 	unsigned applied, failed;
+	bool *failed_cmd;	/* if not NULL: per command, whether it failed */
 	struct rxp_sbuf *errors;
 };
 
@@ -78,6 +79,8 @@ static int apply_on_datapath(struct dp *dp, void *arg, struct rxp_sbuf *out)
 		}
 		rxp_sbuf_printf(w->errors, "%s\n", err);
 		w->failed++;
+		if (w->failed_cmd)
+			w->failed_cmd[i] = true;
 		first = first ? first : ret;
 		if (!w->keep_going)
 			break;
@@ -527,6 +530,28 @@ int ctl_server_handle(struct ctl_server *s, const char *line, bool json, struct 
 
 /* ---- reload ---- */
 
+/*
+ * Drops from @cfg the commands of the file that @diff carried and that
+ * failed (@failed_cmd; @n_failed of them, few: each is looked for in turn).
+ */
+static void forget_failed(struct dp_config *cfg, const struct dp_cmd *diff, const bool *failed_cmd,
+			  unsigned n_diff, unsigned n_failed)
+{
+	for (unsigned k = 0; k < n_diff && n_failed; k++) {
+		if (!failed_cmd[k])
+			continue;
+		n_failed--;
+		for (unsigned i = 0; i < cfg->n_cmds; i++) {
+			if (memcmp(&diff[k], &cfg->cmds[i], sizeof(diff[k])))
+				continue;
+			memmove(&cfg->cmds[i], &cfg->cmds[i + 1],
+				(cfg->n_cmds - i - 1) * sizeof(cfg->cmds[0]));
+			cfg->n_cmds--;
+			break;
+		}
+	}
+}
+
 static void reload(struct ctl_server *s)
 {
 	struct dp_config fresh;
@@ -534,6 +559,7 @@ static void reload(struct ctl_server *s)
 	struct rxp_sbuf errors = { 0 }, out = { 0 };
 	struct apply_work w = { 0 };
 	char err[512], where[32];
+	bool *failed_cmd = NULL;
 	unsigned n_exec = 0;
 	long n;
 
@@ -560,8 +586,13 @@ static void reload(struct ctl_server *s)
 		fprintf(stderr, "rxpath: reload: out of memory; nothing changed\n");
 		goto out;
 	}
+	failed_cmd = calloc((size_t)n + 1, sizeof(*failed_cmd));
+	if (!failed_cmd) {
+		fprintf(stderr, "rxpath: reload: out of memory; nothing changed\n");
+		goto out;
+	}
 	w = (struct apply_work){ .cmds = diff, .n_cmds = (unsigned)n, .keep_going = true,
-				 .errors = &errors };
+				 .failed_cmd = failed_cmd, .errors = &errors };
 	if (n > 0 && control_call(s->cfg.ctl, apply_on_datapath, &w, &out) == -ESHUTDOWN)
 		goto out;
 	fprintf(stderr, "rxpath: reload: %u change%s applied%s%s", w.applied,
@@ -587,13 +618,19 @@ static void reload(struct ctl_server *s)
 		s->cfg.active->sync = fresh.sync;
 	}
 	fflush(stderr);
-	/* the file is now what later reloads compare with */
+	/*
+	 * The file is now what later reloads compare with, less what failed to
+	 * go in: the next reload tries those again (when the gateway's subnet
+	 * has come, say) instead of taking them for applied.
+	 */
+	forget_failed(&fresh, diff, failed_cmd, (unsigned)n, w.failed);
 	dp_config_free(s->cfg.active);
 	s->cfg.active->cmds = fresh.cmds;
 	s->cfg.active->n_cmds = fresh.n_cmds;
 	s->cfg.active->cmds_cap = fresh.cmds_cap;
 	fresh.cmds = NULL;
 out:
+	free(failed_cmd);
 	free(diff);
 	dp_config_free(&fresh);
 	rxp_sbuf_free(&errors);

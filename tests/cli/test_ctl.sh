@@ -130,6 +130,19 @@ check ra_off_ctl ctl port set sim1 ra off
 check ra_off_not_shown bash -c '! grep -q "router advertisements on" <<<"$1"' _ "$(ctl show ports)"
 err=$(ctl port set sim0 redirects maybe 2>&1)
 check redirects_bad_value grep -q "'maybe': expected 'on' or 'off' after 'redirects'" <<<"$err"
+# A line that parses but cannot be applied yet (its gateway's subnet is not there) is
+# reported, and tried again at the next reload, when the address it needs has come.
+echo 'route add 43.0.0.0/8 via 10.0.77.1' >>"$TMP/router.conf"
+kill -HUP $pid
+sleep 0.5
+check reload_failed_reported grep -q "no interface has an address on the gateway's subnet" "$TMP/run.err"
+echo 'addr add 10.0.77.254/24 dev sim1' >>"$TMP/router.conf"
+kill -HUP $pid
+sleep 0.5
+check reload_failed_retried grep -q '^43.0.0.0/8 via 10.0.77.1' <<<"$(ctl show routes 43.1.1.1)"
+sed -i '/^route add 43.0.0.0\/8/d; /^addr add 10.0.77.254/d' "$TMP/router.conf"
+kill -HUP $pid
+sleep 0.5
 # A bad line: rejected with its line number, nothing changes.
 echo 'route add 42.0.0.0/8 bogus' >>"$TMP/router.conf"
 kill -HUP $pid
