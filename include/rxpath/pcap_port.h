@@ -15,4 +15,10 @@
  */
 int rxp_pcap_port_skipped(const struct rxp_port *port, uint64_t *oversize, uint64_t *truncated);
 
+/*
+ * Flushes the out= file of @port (a pcap port; others are left alone) and
+ * returns false if a write to it ever failed (said on stderr when it did).
+ */
+bool rxp_pcap_port_flush(struct rxp_port *port);
+
 #endif

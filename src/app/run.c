@@ -14,6 +14,7 @@
 #include "metrics.h"
 #include "privilege.h"
 #include "run.h"
+#include "rxpath/pcap_port.h"
 
 /* Polls between two looks at the clock: the clock is never read per packet. */
 #define POLLS_PER_CLOCK_READ 64u
@@ -606,6 +607,11 @@ int cmd_run(int argc, char **argv)
 		dp_config_free(&cfg);
 		return 1;
 	}
+	/* every frame a pcap port sent is in its file, or the run says it is not */
+	bool written = true;
+
+	for (unsigned i = 0; i < dp.n_ports; i++)
+		written &= rxp_pcap_port_flush(&dp.ports[i]);
 	if (o.json)
 		report_summary_json(&dp, elapsed);
 	else
@@ -622,6 +628,10 @@ int cmd_run(int argc, char **argv)
 	}
 	if (!o.json)
 		printf("  buffers: all %u accounted for\n", n_bufs);
+	if (!written) {
+		fprintf(stderr, "rxpath run: a pcap out= file is missing frames (write failed, above)\n");
+		return 1;
+	}
 	return 0;
 
 bad_config:

@@ -52,6 +52,48 @@ struct pcapport {
 	char out_path[PCAPPORT_PATH_MAX];
 };
 
+/*
+ * The files pcap ports have open (ports open and close on one thread), so
+ * that one port's out= never truncates what another port reads or writes.
+ */
+struct open_file {
+	dev_t dev;
+	ino_t ino;
+	bool out;
+	const struct pcapport *pp;
+};
+
+static struct open_file open_files[2 * RXP_PORTS_MAX];
+static unsigned n_open_files;
+
+/* The port that has the file @st open (for writing only, with @out_only), or NULL. */
+static const struct pcapport *file_user(const struct stat *st, bool out_only)
+{
+	for (unsigned i = 0; i < n_open_files; i++)
+		if (open_files[i].dev == st->st_dev && open_files[i].ino == st->st_ino &&
+		    (open_files[i].out || !out_only))
+			return open_files[i].pp;
+	return NULL;
+}
+
+static void file_opened(const struct pcapport *pp, FILE *f, bool out)
+{
+	struct stat st;
+
+	if (f && !fstat(fileno(f), &st) && n_open_files < RXP_ARRAY_SIZE(open_files))
+		open_files[n_open_files++] = (struct open_file){ st.st_dev, st.st_ino, out, pp };
+}
+
+static void files_closed(const struct pcapport *pp)
+{
+	unsigned kept = 0;
+
+	for (unsigned i = 0; i < n_open_files; i++)
+		if (open_files[i].pp != pp)
+			open_files[kept++] = open_files[i];
+	n_open_files = kept;
+}
+
 /* Slow path: says why a frame of @in was skipped, up to PCAPPORT_WARN_MAX times per port. */
 static rxp_noinline void warn_skip(struct pcapport *pp, const struct pcap_pkthdr *hdr,
 				   bool truncated)
@@ -141,6 +183,14 @@ static uint16_t pcapport_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, ui
 	return i;
 }
 
+/* Slow path: a write to out= failed; said once, and the run ends with an error. */
+static rxp_noinline void out_failed(struct pcapport *pp, int e)
+{
+	pp->out_failed = true;
+	fprintf(stderr, "rxpath: port %s: pcap out=%s: write failed: %s; frames are being lost\n",
+		pp->port_name, pp->out_path, strerror(e ? e : EIO));
+}
+
 /* Takes all @n frames: writes them to @out (if any) and frees their buffers. */
 static uint16_t pcapport_tx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_t n)
 {
@@ -160,12 +210,13 @@ static uint16_t pcapport_tx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, ui
 			pcap_dump((u_char *)pp->out, &hdr, rxp_pkt_cdata(pkts[i]));
 			bytes += pkts[i]->len;
 		}
-		/* Keep the file whole if the program is killed; this is no fast path. */
-		if (pcap_dump_flush(pp->out) && !pp->out_failed) {
-			pp->out_failed = true;
-			fprintf(stderr, "rxpath: port %s: pcap out=%s: write failed: %s; frames are being lost\n",
-				pp->port_name, pp->out_path, strerror(errno));
-		}
+		/*
+		 * Keep the file whole if the program is killed; this is no fast
+		 * path. pcap_dump() does not say when its write fails: the
+		 * stream's error flag does.
+		 */
+		if ((pcap_dump_flush(pp->out) || ferror(pcap_dump_file(pp->out))) && !pp->out_failed)
+			out_failed(pp, errno);
 	} else {
 		for (uint16_t i = 0; i < n; i++)
 			bytes += pkts[i]->len;
@@ -210,9 +261,15 @@ static void pcapport_close(struct rxp_port *port)
 
 	if (!pp)
 		return;
-	/* pcap_dump_close() flushes first. No buffers are held: frames wait in libpcap's. */
-	if (pp->out)
+	/* No buffers are held: frames wait in libpcap's, flushed here before the close. */
+	if (pp->out) {
+		FILE *f = pcap_dump_file(pp->out);
+
+		if ((fflush(f) || ferror(f)) && !pp->out_failed)
+			out_failed(pp, errno);
 		pcap_dump_close(pp->out);
+	}
+	files_closed(pp);
 	if (pp->out_dead)
 		pcap_close(pp->out_dead);
 	if (pp->in)
@@ -270,8 +327,15 @@ static const char *strip_path(const char *msg, const char *path)
 static int open_in(struct pcapport *pp, char *err, size_t errlen)
 {
 	char perr[PCAP_ERRBUF_SIZE] = "";
+	const struct pcapport *user;
+	struct stat st;
 	int linktype;
 
+	if (!stat(pp->in_path, &st) && (user = file_user(&st, true))) {
+		snprintf(err, errlen, "pcap in=%s is port %s's out= file: it was emptied when %s opened; name another file",
+			 pp->in_path, user->port_name, user->port_name);
+		return -EINVAL;
+	}
 	errno = 0;
 	pp->in = pcap_open_offline(pp->in_path, perr);
 	if (!pp->in) {
@@ -290,18 +354,25 @@ static int open_in(struct pcapport *pp, char *err, size_t errlen)
 			 pp->in_path, name ? name : "?", desc ? desc : "unknown", linktype);
 		return -EINVAL;
 	}
+	file_opened(pp, pcap_file(pp->in), false);
 	return 0;
 }
 
 static int open_out(struct pcapport *pp, char *err, size_t errlen)
 {
 	struct stat st_in, st_out;
+	const struct pcapport *user;
 
 	/* Opening out truncates it: it must not be the file being read. */
 	if (pp->in_path[0] && !stat(pp->in_path, &st_in) && !stat(pp->out_path, &st_out) &&
 	    st_in.st_dev == st_out.st_dev && st_in.st_ino == st_out.st_ino) {
 		snprintf(err, errlen, "pcap out=%s is the same file as in=%s; writing would destroy the input, name another file",
 			 pp->out_path, pp->in_path);
+		return -EINVAL;
+	}
+	if (!stat(pp->out_path, &st_out) && (user = file_user(&st_out, false))) {
+		snprintf(err, errlen, "pcap out=%s is a file port %s has open; writing would destroy it, name another file",
+			 pp->out_path, user->port_name);
 		return -EINVAL;
 	}
 	pp->out_dead = pcap_open_dead(DLT_EN10MB, PCAPPORT_SNAPLEN);
@@ -326,6 +397,7 @@ static int open_out(struct pcapport *pp, char *err, size_t errlen)
 			 pp->out_path, strerror(e));
 		return e > 0 ? -e : -EIO;
 	}
+	file_opened(pp, pcap_dump_file(pp->out), true);
 	return 0;
 }
 
@@ -374,6 +446,22 @@ err_free:
 	return ret;
 }
 
+/* What the frame counters do not show: input frames skipped, output lost. */
+static unsigned pcapport_xstats(struct rxp_port *port, struct rxp_xstat *out, unsigned max)
+{
+	const struct pcapport *pp = port->priv;
+	const struct rxp_xstat all[] = {
+		{ "rx_skipped_truncated", pp->skipped_truncated },
+		{ "rx_skipped_oversize", pp->skipped_oversize },
+		{ "tx_write_failed", pp->out_failed },
+	};
+	unsigned n = 0;
+
+	for (; n < RXP_ARRAY_SIZE(all) && n < max; n++)
+		out[n] = all[n];
+	return n;
+}
+
 const struct rxp_port_ops rxp_pcap_ops = {
 	.driver = "pcap",
 	.args_help = PCAPPORT_KEYS,
@@ -386,6 +474,7 @@ const struct rxp_port_ops rxp_pcap_ops = {
 	.tx_idle = pcapport_tx_idle,
 	.start = NULL,
 	.close = pcapport_close,
+	.xstats = pcapport_xstats,
 };
 
 int rxp_pcap_port_skipped(const struct rxp_port *port, uint64_t *oversize, uint64_t *truncated)
@@ -397,4 +486,15 @@ int rxp_pcap_port_skipped(const struct rxp_port *port, uint64_t *oversize, uint6
 	*oversize = pp->skipped_oversize;
 	*truncated = pp->skipped_truncated;
 	return 0;
+}
+
+bool rxp_pcap_port_flush(struct rxp_port *port)
+{
+	struct pcapport *pp = port->priv;
+
+	if (port->ops != &rxp_pcap_ops || !pp || !pp->out)
+		return true;
+	if ((pcap_dump_flush(pp->out) || ferror(pcap_dump_file(pp->out))) && !pp->out_failed)
+		out_failed(pp, errno);
+	return !pp->out_failed;
 }

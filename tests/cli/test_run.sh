@@ -115,3 +115,24 @@ out=$("$RXPATH" run -c "$TMP/bogus.conf" 2>&1); rc=$?
 check port_bad_driver_arg_has_line grep -q "bogus.conf:2: port p0: unknown argument 'bogus'" <<<"$out"
 out=$("$RXPATH" run --max-frame 64 -e 'port add p0 sim' -e 'addr add 10.0.1.1/24 dev p0' 2>&1); rc=$?
 check router_small_max_frame_refused grep -q -- "--max-frame 64 is too small for routing" <<<"$out"
+
+# pcap ports: one port's out= never empties a file another port has open, and
+# a write that fails (a full disk, a file size limit) fails the run.
+"$RXPATH" run -e 'port add g sim:proto=udp4,count=300,dst4=10.9.0.0/16' -e 'port add c pcap:out='"$TMP/in.pcap" \
+	-e 'addr add 10.0.1.1/24 dev c' -e 'neigh add 10.0.1.2 lladdr 02:00:00:00:00:22 dev c' \
+	-e 'route add 10.9.0.0/16 via 10.0.1.2' --ctl none -i 0 >/dev/null 2>&1
+size=$(stat -c %s "$TMP/in.pcap")
+out=$("$RXPATH" run -e "port add p0 pcap:in=$TMP/in.pcap" -e "port add p1 pcap:out=$TMP/in.pcap" --ctl none -i 0 2>&1); rc=$?
+check pcap_out_over_other_ports_file_refused grep -q "is a file port p0 has open; writing would destroy it" <<<"$out"
+check pcap_other_ports_file_kept [ "$(stat -c %s "$TMP/in.pcap")" -eq "$size" ]
+cat >"$TMP/fwd.conf" <<EOT
+port add p0 pcap:in=$TMP/in.pcap,mac=02:00:00:00:00:22
+port add p1 pcap:out=$TMP/out.pcap,mac=02:00:00:00:00:02
+addr add 10.0.1.1/24 dev p0
+addr add 10.0.2.1/24 dev p1
+neigh add 10.0.2.2 lladdr 02:00:00:00:00:33 dev p1
+route add 10.9.0.0/16 via 10.0.2.2
+EOT
+out=$(trap '' XFSZ; ulimit -f 8; "$RXPATH" run -c "$TMP/fwd.conf" --ctl none -i 0 2>&1); rc=$?
+check pcap_write_failure_said grep -q "pcap out=$TMP/out.pcap: write failed: File too large" <<<"$out"
+check pcap_write_failure_exit_1 [ "$rc" -eq 1 ]
