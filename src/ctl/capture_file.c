@@ -91,6 +91,15 @@ static int stage_flush(struct rxp_capture_file *cf)
 	} else if (!cf->error) {
 		cf->error = -ret;
 		atomic_store_explicit(&cf->write_errno, -ret, memory_order_relaxed);
+		/*
+		 * A part of the staged blocks may be in: the file is cut back to
+		 * its last whole block, so that it holds what `written` says.
+		 * (Should that fail too, the write's error is the one reported.)
+		 */
+		int cut = ftruncate(cf->fd, (off_t)atomic_load_explicit(&cf->file_bytes,
+									memory_order_relaxed));
+
+		(void)cut;
 	}
 	cf->stage_len = 0;
 	cf->stage_pkts = 0;
