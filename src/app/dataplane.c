@@ -152,6 +152,32 @@ static const char *af_err(int ret)
 	}
 }
 
+struct subject {
+	char text[2 * INET6_ADDRSTRLEN + 16];
+};
+
+/* What a failed command was about, for its message: " (10.0.1.1/24)", or "". */
+static struct subject cmd_subject(const struct dp_cmd *c)
+{
+	struct subject s = { "" };
+	char a[INET6_ADDRSTRLEN], gw[INET6_ADDRSTRLEN];
+
+	if (c->kind != DP_CMD_ADDR_ADD && c->kind != DP_CMD_ADDR_DEL && c->kind != DP_CMD_ROUTE_ADD &&
+	    c->kind != DP_CMD_ROUTE_DEL && c->kind != DP_CMD_NEIGH_ADD && c->kind != DP_CMD_NEIGH_DEL)
+		return s;
+	if (!inet_ntop(c->family == 4 ? AF_INET : AF_INET6, c->addr, a, sizeof(a)))
+		return s;
+	if (c->kind == DP_CMD_NEIGH_ADD || c->kind == DP_CMD_NEIGH_DEL || c->kind == DP_CMD_ADDR_DEL) {
+		snprintf(s.text, sizeof(s.text), " (%s)", a);
+	} else if (c->kind == DP_CMD_ROUTE_ADD && c->has_gw &&
+		   inet_ntop(c->family == 4 ? AF_INET : AF_INET6, c->gw, gw, sizeof(gw))) {
+		snprintf(s.text, sizeof(s.text), " (%s/%u via %s)", a, c->plen, gw);
+	} else {
+		snprintf(s.text, sizeof(s.text), " (%s/%u)", a, c->plen);
+	}
+	return s;
+}
+
 int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen)
 {
 	struct rxp_router *r = dp->router;
@@ -250,7 +276,7 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 		return dp_host_apply(dp, ifidx, c, err, errlen);	/* writes its own message */
 	}
 	if (ret)
-		snprintf(err, errlen, "%s: %s", c->where, af_err(ret));
+		snprintf(err, errlen, "%s: %s%s", c->where, af_err(ret), cmd_subject(c).text);
 	else
 		dp_host_mirror(dp, ifidx, c);	/* a port's TAP follows its addresses and MTU */
 	return ret;
