@@ -8,6 +8,7 @@
 #include "dataplane.h"
 #include "rxpath/afxdp.h"
 #include "rxpath/proto.h"
+#include "workers.h"
 
 #define ROUTES4_MAX (1u << 20)
 #define ROUTES6_MAX (1u << 17)
@@ -570,12 +571,13 @@ err_pool:
 	return ret;
 }
 
-static bool inputs_done(struct dp *dp)
+/* Whether the queues from @first on, every @step-th, have received all their input. */
+static bool inputs_done(struct dp *dp, unsigned first, unsigned step)
 {
 	for (unsigned p = 0; p < dp->n_ports; p++) {
 		struct rxp_port *port = &dp->ports[p];
 
-		for (uint16_t q = 0; q < port->n_queues; q++)
+		for (unsigned q = first; q < port->n_queues; q += step)
 			if (!port->ops->rx_finished(&port->queues[q]))
 				return false;
 	}
@@ -584,13 +586,22 @@ static bool inputs_done(struct dp *dp)
 
 bool dp_finished(struct dp *dp)
 {
-	if (!inputs_done(dp))
+	bool done;
+
+	/* worker 0's own queues first: no other thread's state is read while any has input left */
+	if (!inputs_done(dp, 0, dp->n_workers))
 		return false;
-	if (!dp->drained) {
+	/* then every queue, and the drain, while the other workers wait between two polls */
+	dp_barrier_enter(dp);
+	done = inputs_done(dp, 0, 1);
+	if (done && !dp->drained) {
 		/* what waits for a neighbour that has not answered by now never will */
 		rxp_stack_drain(&dp->stack);
 		dp->drained = true;
 	}
+	dp_barrier_exit(dp);
+	if (!done)
+		return false;
 	rxp_stack_flush(&dp->stack);
 	for (unsigned p = 0; p < dp->n_ports; p++) {
 		struct rxp_port *port = &dp->ports[p];

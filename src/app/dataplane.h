@@ -99,6 +99,7 @@ struct dp_worker {
 	int cpu;			/* pinned to; -1: not pinned */
 	struct dp *dp;
 	unsigned id;
+	rxp_cache_aligned atomic_uint parked_round;	/* the barrier round it waits in */
 };
 
 struct dp {
@@ -114,7 +115,7 @@ struct dp {
 	struct dp_worker *workers;	/* workers 1..n_workers-1 */
 	/* a line of its own: every worker reads it each round, worker 0 writes it rarely */
 	rxp_cache_aligned atomic_bool barrier;	/* worker 0 asks the others to wait */
-	atomic_uint parked;		/* how many wait */
+	atomic_uint barrier_round;	/* which request: each worker waiting says it saw this one */
 	atomic_bool stopping;
 	unsigned n_workers_running;	/* threads started (dp_workers_start); 0: none */
 	bool caller_pinned;		/* worker 0's thread was pinned: caller_cpus restores it */

@@ -185,13 +185,18 @@ static void print_config(const struct dp *dp, const struct dp_config *cfg, bool 
 static void report_interval(struct dp *dp, struct port_snap *snap, double t0, double t1,
 			    double start, bool json)
 {
+	struct rxp_queue_stats stats[DP_PORTS_MAX];
 	double dt = t1 - t0;
 
+	/* the other workers' counters, read while they wait between two polls */
+	dp_barrier_enter(dp);
+	for (unsigned i = 0; i < dp->n_ports; i++)
+		rxp_port_stats(&dp->ports[i], &stats[i]);
+	dp_barrier_exit(dp);
 	for (unsigned i = 0; i < dp->n_ports; i++) {
-		struct rxp_queue_stats s;
+		const struct rxp_queue_stats s = stats[i];
 		char a[32], b[32], c[32], d[32], e[32];
 
-		rxp_port_stats(&dp->ports[i], &s);
 		double pps = (double)(s.rx_packets - snap[i].rx_packets) / dt;
 		double bps = (double)(s.rx_bytes - snap[i].rx_bytes) * 8 / dt;
 		double dps = (double)(s.rx_dropped - snap[i].rx_dropped) / dt;

@@ -24,13 +24,23 @@ static uint64_t monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Waits between two polls while worker 0 changes the tables. */
-static void park(struct dp *dp)
+/*
+ * Waits between two polls while worker 0 changes the tables, saying in
+ * which round it waits. A worker still here from the round before, when
+ * worker 0 asks again at once, says so for the new round and goes on
+ * waiting; one that has left counts only once it is back: worker 0 never
+ * takes a worker that is about to poll for one that waits (a count of
+ * those waiting could not tell the two apart).
+ */
+static void park(struct dp *dp, struct dp_worker *wk)
 {
-	atomic_fetch_add_explicit(&dp->parked, 1, memory_order_acq_rel);
-	while (atomic_load_explicit(&dp->barrier, memory_order_acquire))
+	while (atomic_load(&dp->barrier)) {
+		unsigned round = atomic_load(&dp->barrier_round);
+
+		if (atomic_load_explicit(&wk->parked_round, memory_order_relaxed) != round)
+			atomic_store(&wk->parked_round, round);
 		cpu_relax();
-	atomic_fetch_sub_explicit(&dp->parked, 1, memory_order_release);
+	}
 }
 
 static void *worker_main(void *arg)
@@ -44,7 +54,7 @@ static void *worker_main(void *arg)
 		dp_poll_worker(dp, wk->id);
 		/* one load of a line no one writes while forwarding: it stays in this core's cache */
 		if (rxp_unlikely(atomic_load_explicit(&dp->barrier, memory_order_acquire)))
-			park(dp);
+			park(dp, wk);
 		if (++rounds % POLLS_PER_CLOCK_READ)
 			continue;
 		rxp_stack_tick(st, monotonic_ns());
@@ -82,7 +92,9 @@ int dp_workers_start(struct dp *dp, int *cpus, char *err, size_t errlen)
 	}
 	atomic_store(&dp->stopping, false);
 	atomic_store(&dp->barrier, false);
-	atomic_store(&dp->parked, 0);
+	atomic_store(&dp->barrier_round, 0);
+	for (unsigned w = 1; w < dp->n_workers; w++)
+		atomic_store(&dp->workers[w - 1].parked_round, 0);
 	for (unsigned w = 0; w < dp->n_workers; w++)
 		cpus[w] = n_allowed ? list[w % (unsigned)n_allowed] : -1;
 	if (cpus[0] >= 0)
@@ -131,11 +143,16 @@ void dp_workers_stop(struct dp *dp)
 
 void dp_barrier_enter(struct dp *dp)
 {
+	unsigned round;
+
 	if (dp->n_workers == 1 || !dp->n_workers_running)
 		return;
-	atomic_store_explicit(&dp->barrier, true, memory_order_release);
-	while (atomic_load_explicit(&dp->parked, memory_order_acquire) < dp->n_workers - 1)
-		cpu_relax();
+	/* the flag first: a worker that sees the new round sees the flag up with it (seq_cst) */
+	atomic_store(&dp->barrier, true);
+	round = atomic_fetch_add(&dp->barrier_round, 1) + 1;
+	for (unsigned w = 1; w < dp->n_workers; w++)
+		while (atomic_load(&dp->workers[w - 1].parked_round) != round)
+			cpu_relax();
 }
 
 void dp_barrier_exit(struct dp *dp)

@@ -132,6 +132,7 @@ static uint32_t dev_rx(struct sim_port *sp, struct sim_queue *sq)
 	struct sim_desc *desc = r->desc;
 	uint8_t *base = sp->pool->base;
 	uint64_t bytes = 0;
+	bool done = false;
 
 	rxp_gen_walk_begin(&sq->gen, &walk);
 	while (head != tail) {
@@ -145,7 +146,7 @@ static uint32_t dev_rx(struct sim_port *sp, struct sim_queue *sq)
 		struct sim_desc *d = &desc[first];
 
 		if (!run) {
-			atomic_store_explicit(&sq->gen_done, true, memory_order_release);
+			done = true;
 			break;
 		}
 		for (uint32_t k = 0; k < run; k++) {
@@ -168,11 +169,12 @@ static uint32_t dev_rx(struct sim_port *sp, struct sim_queue *sq)
 		head += (uint32_t)(d - &desc[first]);
 	}
 	rxp_gen_walk_end(&sq->gen, &walk);
-	if (rxp_gen_done(&sq->gen))
-		atomic_store_explicit(&sq->gen_done, true, memory_order_release);
 	r->dev_head = head;
 	r->dev_frames += head - head0;
 	r->dev_bytes += bytes;
+	/* last: whoever sees the source done sees the frames it wrote */
+	if (done || rxp_gen_done(&sq->gen))
+		atomic_store_explicit(&sq->gen_done, true, memory_order_release);
 	return head - head0;
 }
 
