@@ -390,10 +390,19 @@ int config_apply_line(struct dp_config *cfg, const char *line, const char *where
 {
 	char buf[LINE_MAX_LEN];
 	char *w[WORDS_MAX];
+	size_t len = strlen(line);
 	int n;
 
-	size_t len = strcspn(line, "\n");	/* a line's end is not part of it */
-
+	/* a line's end is not part of it; a break inside would hide the rest */
+	if (len && line[len - 1] == '\n')
+		len--;
+	if (len && line[len - 1] == '\r')
+		len--;
+	if (memchr(line, '\n', len) || memchr(line, '\r', len)) {
+		snprintf(err, errlen, "%s: a line break inside one command; give one command per line or -e",
+			 where);
+		return -EINVAL;
+	}
 	if (len >= sizeof(buf)) {
 		snprintf(err, errlen, "%s: line longer than %d characters", where, LINE_MAX_LEN - 1);
 		return -EINVAL;
@@ -426,14 +435,41 @@ int config_apply_line(struct dp_config *cfg, const char *line, const char *where
 	return -EINVAL;
 }
 
+enum line_read { LINE_OK, LINE_EOF, LINE_LONG, LINE_NUL, LINE_ERROR };
+
+/*
+ * Reads one line of @f into @buf (LINE_MAX_LEN + 1 bytes), its break
+ * included, and never more than fits: a file without line breaks
+ * (/dev/zero) is a line too long, not a line that never ends.
+ */
+static enum line_read read_line(FILE *f, char *buf)
+{
+	size_t len = 0;
+	bool nul = false;
+	int c = 0;
+
+	while (len < LINE_MAX_LEN && (c = getc(f)) != EOF) {
+		nul |= c == '\0';
+		buf[len++] = (char)c;
+		if (c == '\n')
+			break;
+	}
+	buf[len] = '\0';
+	if (c == EOF && ferror(f))
+		return LINE_ERROR;
+	if (!len)
+		return LINE_EOF;
+	if (nul)
+		return LINE_NUL;
+	return len == LINE_MAX_LEN && buf[len - 1] != '\n' ? LINE_LONG : LINE_OK;
+}
+
 int config_apply_file(struct dp_config *cfg, const char *path, char *err, size_t errlen)
 {
 	/* all or nothing: on error, put back the counts the config had, and `sync` as it was */
 	unsigned n_ports = cfg->n_ports, n_vlans = cfg->n_vlans, n_cmds = cfg->n_cmds;
 	unsigned char sync[sizeof(cfg->sync)];
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
+	char line[LINE_MAX_LEN + 1];
 	char where[300];
 	unsigned lineno = 0;
 	int ret = 0;
@@ -446,15 +482,20 @@ int config_apply_file(struct dp_config *cfg, const char *path, char *err, size_t
 		return -e;
 	}
 	memcpy(sync, &cfg->sync, sizeof(sync));
-	while ((len = getline(&line, &cap, f)) >= 0) {
+	for (;;) {
+		enum line_read r = read_line(f, line);
+
+		if (r == LINE_EOF)
+			break;
 		lineno++;
 		snprintf(where, sizeof(where), "%s:%u", path, lineno);
-		if (memchr(line, '\0', (size_t)len)) {
+		if (r == LINE_NUL)
 			snprintf(err, errlen, "%s: a NUL byte: not a text file?", where);
-			ret = -EINVAL;
-		} else {
-			ret = config_apply_line(cfg, line, where, err, errlen);
-		}
+		else if (r == LINE_LONG)
+			snprintf(err, errlen, "%s: line longer than %d characters", where, LINE_MAX_LEN - 1);
+		else if (r == LINE_ERROR)
+			snprintf(err, errlen, "%s: cannot read on: %s", where, strerror(errno));
+		ret = r == LINE_OK ? config_apply_line(cfg, line, where, err, errlen) : -EINVAL;
 		if (ret) {
 			cfg->n_ports = n_ports;
 			cfg->n_vlans = n_vlans;
@@ -464,7 +505,6 @@ int config_apply_file(struct dp_config *cfg, const char *path, char *err, size_t
 			break;
 		}
 	}
-	free(line);
 	fclose(f);
 	return ret;
 }

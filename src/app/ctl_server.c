@@ -530,28 +530,6 @@ int ctl_server_handle(struct ctl_server *s, const char *line, bool json, struct 
 
 /* ---- reload ---- */
 
-/*
- * Drops from @cfg the commands of the file that @diff carried and that
- * failed (@failed_cmd; @n_failed of them, few: each is looked for in turn).
- */
-static void forget_failed(struct dp_config *cfg, const struct dp_cmd *diff, const bool *failed_cmd,
-			  unsigned n_diff, unsigned n_failed)
-{
-	for (unsigned k = 0; k < n_diff && n_failed; k++) {
-		if (!failed_cmd[k])
-			continue;
-		n_failed--;
-		for (unsigned i = 0; i < cfg->n_cmds; i++) {
-			if (memcmp(&diff[k], &cfg->cmds[i], sizeof(diff[k])))
-				continue;
-			memmove(&cfg->cmds[i], &cfg->cmds[i + 1],
-				(cfg->n_cmds - i - 1) * sizeof(cfg->cmds[0]));
-			cfg->n_cmds--;
-			break;
-		}
-	}
-}
-
 static void reload(struct ctl_server *s)
 {
 	struct dp_config fresh;
@@ -615,7 +593,11 @@ static void reload(struct ctl_server *s)
 		else
 			fprintf(stderr, "rxpath: reload: mirroring kernel table %u: %d change%s applied\n",
 				fresh.sync.table, ret, ret == 1 ? "" : "s");
-		s->cfg.active->sync = fresh.sync;
+		/* a start that failed stopped any sync there was; the next reload tries again */
+		if (ret >= 0)
+			s->cfg.active->sync = fresh.sync;
+		else
+			s->cfg.active->sync.on = false;
 	}
 	fflush(stderr);
 	/*
@@ -623,7 +605,8 @@ static void reload(struct ctl_server *s)
 	 * go in: the next reload tries those again (when the gateway's subnet
 	 * has come, say) instead of taking them for applied.
 	 */
-	forget_failed(&fresh, diff, failed_cmd, (unsigned)n, w.failed);
+	if (w.failed && reload_keep_failed(&fresh, s->cfg.active, diff, failed_cmd, (unsigned)n))
+		fprintf(stderr, "rxpath: reload: out of memory recording what failed\n");
 	dp_config_free(s->cfg.active);
 	s->cfg.active->cmds = fresh.cmds;
 	s->cfg.active->n_cmds = fresh.n_cmds;

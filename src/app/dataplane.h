@@ -124,6 +124,7 @@ struct dp {
 	struct rxp_port ports[DP_PORTS_MAX];
 	struct rxp_router *router;	/* NULL: no addresses or routes, a receive sink */
 	bool drained;
+	unsigned finish_checks;		/* dp_finished() calls since worker 0's inputs ended */
 	uint64_t next_port_check_ns;	/* dp_ports_check() */
 	struct rxp_stack stack;		/* worker 0's */
 };

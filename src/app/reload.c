@@ -219,3 +219,45 @@ bool reload_same_ports(const struct dp_config *a, const struct dp_config *b)
 			return false;
 	return true;
 }
+
+/* The command of @cfg that leaves the state about @key (the last one), or NULL if none or a del. */
+static const struct dp_cmd *last_about(const struct dp_config *cfg, const char *key)
+{
+	char k[80];
+
+	for (unsigned i = cfg->n_cmds; i-- > 0;) {
+		cmd_key(&cfg->cmds[i], k, sizeof(k));
+		if (!strcmp(k, key))
+			return is_del(&cfg->cmds[i]) ? NULL : &cfg->cmds[i];
+	}
+	return NULL;
+}
+
+int reload_keep_failed(struct dp_config *new, const struct dp_config *old, const struct dp_cmd *diff,
+		       const bool *failed, unsigned n)
+{
+	for (unsigned k = 0; k < n; k++) {
+		const struct dp_cmd *was;
+		char key[80];
+		unsigned i;
+
+		if (!failed[k])
+			continue;
+		cmd_key(&diff[k], key, sizeof(key));
+		was = diff[k].kind == DP_CMD_ADDR_ADD ? NULL : last_about(old, key);
+		/* the file's own command (a copy of it went into the diff) */
+		for (i = 0; i < new->n_cmds; i++)
+			if (!memcmp(&diff[k], &new->cmds[i], sizeof(diff[k])))
+				break;
+		if (i < new->n_cmds && was) {
+			new->cmds[i] = *was;		/* what still holds */
+		} else if (i < new->n_cmds) {
+			memmove(&new->cmds[i], &new->cmds[i + 1],
+				(new->n_cmds - i - 1) * sizeof(new->cmds[0]));
+			new->n_cmds--;
+		} else if (was && dp_config_add_cmd(new, was)) {
+			return -ENOMEM;	/* an undo or a default that failed: the old state stays */
+		}
+	}
+	return 0;
+}

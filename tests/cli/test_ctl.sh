@@ -143,6 +143,15 @@ check reload_failed_retried grep -q '^43.0.0.0/8 via 10.0.77.1' <<<"$(ctl show r
 sed -i '/^route add 43.0.0.0\/8/d; /^addr add 10.0.77.254/d' "$TMP/router.conf"
 kill -HUP $pid
 sleep 0.5
+# A changed line that fails leaves the route as it was, and removing the line later removes it.
+sed -i 's|^route add 17.0.0.0/8 via 10.0.1.9|route add 17.0.0.0/8 via 10.0.77.1|' "$TMP/router.conf"
+kill -HUP $pid
+sleep 0.5
+check reload_failed_change_keeps_old grep -q '^17.0.0.0/8 via 10.0.1.9' <<<"$(ctl show routes 17.1.1.1)"
+sed -i '/^route add 17.0.0.0\/8/d' "$TMP/router.conf"
+kill -HUP $pid
+sleep 0.5
+check reload_failed_change_then_removed grep -q 'no route to 17.1.1.1' <<<"$(ctl show routes 17.1.1.1)"
 # A bad line: rejected with its line number, nothing changes.
 echo 'route add 42.0.0.0/8 bogus' >>"$TMP/router.conf"
 kill -HUP $pid

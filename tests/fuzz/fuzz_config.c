@@ -214,6 +214,17 @@ NO_COVERAGE static void check_config(const struct dp_config *c, const char *wher
 				    cmd->dev);
 			break;
 		}
+		case DP_CMD_REDIRECTS:
+		case DP_CMD_RA:
+			if (!cmd->dev[0])
+				die("%s: command %u: a port setting for no port", where, i);
+			break;
+		case DP_CMD_NEIGH_AGEING:
+			if (cmd->seconds < 5 || cmd->seconds > 86400)
+				die("%s: command %u: neighbour ageing %u s", where, i, cmd->seconds);
+			break;
+		case DP_CMD_SOURCE_ROUTE:
+			break;
 		default:
 			die("%s: command %u of kind %u", where, i, cmd->kind);
 		}
