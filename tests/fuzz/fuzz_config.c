@@ -191,8 +191,13 @@ NO_COVERAGE static void check_config(const struct dp_config *c, const char *wher
 			if (cmd->kind != DP_CMD_ROUTE_ADD && cmd->kind != DP_CMD_ROUTE_DEL &&
 			    !cmd->dev[0])
 				die("%s: command %u: no port", where, i);
-			if (cmd->kind == DP_CMD_ROUTE_ADD && !cmd->has_gw && !cmd->dev[0])
+			/* blackhole, unreachable and prohibit routes lead nowhere: neither */
+			if (cmd->kind == DP_CMD_ROUTE_ADD && !cmd->route_type && !cmd->has_gw &&
+			    !cmd->dev[0])
 				die("%s: command %u: a route with neither gateway nor port", where, i);
+			if (cmd->kind == DP_CMD_ROUTE_ADD && cmd->route_type &&
+			    (cmd->has_gw || cmd->dev[0]))
+				die("%s: command %u: a route that leads nowhere, with a next hop", where, i);
 			if (cmd->kind == DP_CMD_NEIGH_ADD && (cmd->mac[0] & 1))
 				die("%s: command %u: a multicast neighbour", where, i);
 			break;
