@@ -171,6 +171,12 @@ int rxp_router_add_route(struct rxp_router *r, uint8_t family, const uint8_t *pr
 int rxp_router_add_route_reject(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
 				uint8_t plen, uint8_t kind);
 
+/*
+ * Writes to @out (16 bytes) the first @plen bits of @in (family 4 or 6), the
+ * rest zero: the prefix a route names, whatever host bits it was written with.
+ */
+void rxp_prefix_mask(uint8_t family, const uint8_t *in, uint8_t plen, uint8_t out[16]);
+
 /* Returns true for the next hop kinds of rxp_router_add_route_reject(). */
 static inline bool rxp_nh_kind_rejects(uint8_t kind)
 {

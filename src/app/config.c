@@ -80,19 +80,6 @@ static int parse_prefix(const char *text, uint8_t out[16], uint8_t *plen)
 	return family;
 }
 
-/* Clears the bits of @a (family @family) past @plen: a route names its prefix, not a host in it. */
-static void mask_prefix(uint8_t a[16], int family, uint8_t plen)
-{
-	unsigned bytes = family == 4 ? 4 : 16;
-
-	for (unsigned i = 0; i < bytes; i++) {
-		unsigned keep = plen > 8 * i ? plen - 8 * i : 0;
-
-		if (keep < 8)
-			a[i] &= (uint8_t)(0xff00u >> keep);
-	}
-}
-
 #define BAD(...) do { snprintf(err, errlen, __VA_ARGS__); return -EINVAL; } while (0)
 
 /* Returns 1 for "on", 0 for "off", -1 for anything else. */
@@ -225,7 +212,7 @@ static int cmd_route(struct dp_config *cfg, char **w, int n, const char *where, 
 	if (!c.family)
 		BAD("%s: '%s': expected a prefix like 10.9.0.0/16 or 2001:db8:9::/48", where, w[2]);
 	/* 10.9.1.0/16 is 10.9.0.0/16, as the table stores it: one name for one route */
-	mask_prefix(c.addr, c.family, c.plen);
+	rxp_prefix_mask(c.family, c.addr, c.plen, c.addr);
 	/* the route types that lead nowhere, one word each */
 	if (c.kind == DP_CMD_ROUTE_ADD && n == 4 && (!strcmp(w[3], "blackhole") ||
 						     !strcmp(w[3], "unreachable") ||

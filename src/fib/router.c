@@ -134,15 +134,15 @@ static int nh_get(struct rxp_router *r, uint8_t kind, uint8_t family, uint16_t i
 	return free_slot;
 }
 
-static void prefix_mask(uint8_t family, const uint8_t *in, uint8_t plen, uint8_t *out)
+void rxp_prefix_mask(uint8_t family, const uint8_t *in, uint8_t plen, uint8_t out[16])
 {
 	unsigned alen = family == 4 ? 4 : 16;
 
-	memset(out, 0, 16);
-	for (unsigned i = 0; i < alen; i++) {
+	/* a byte at a time, each read before it is written: @in may be @out */
+	for (unsigned i = 0; i < 16; i++) {
 		unsigned bits = plen > i * 8 ? RXP_MIN(8u, plen - i * 8u) : 0;
 
-		out[i] = in[i] & (uint8_t)(0xff00u >> bits);
+		out[i] = i < alen ? in[i] & (uint8_t)(0xff00u >> bits) : 0;
 	}
 }
 
@@ -178,7 +178,7 @@ struct rxp_route *rxp_router_route(struct rxp_router *r, uint8_t family, const u
 
 	if (!r->routes_size || (family != 4 && family != 6) || plen > (family == 4 ? 32 : 128))
 		return NULL;
-	prefix_mask(family, prefix, plen, p);
+	rxp_prefix_mask(family, prefix, plen, p);
 	rt = route_slot(r, family, p, plen);
 	return rt->family ? rt : NULL;
 }
@@ -193,7 +193,7 @@ const struct rxp_route *rxp_router_match(struct rxp_router *r, uint8_t family,
 	for (int plen = family == 4 ? 32 : 128; plen >= 0; plen--) {
 		struct rxp_route *rt;
 
-		prefix_mask(family, addr, (uint8_t)plen, p);
+		rxp_prefix_mask(family, addr, (uint8_t)plen, p);
 		rt = route_slot(r, family, p, (uint8_t)plen);
 		if (rt->family)
 			return rt;
@@ -248,7 +248,7 @@ static int route_set(struct rxp_router *r, uint8_t family, const uint8_t *prefix
 		return -EINVAL;
 	if ((r->n_routes + 1) * 2 > r->routes_size && routes_grow(r))
 		return -ENOMEM;
-	prefix_mask(family, prefix, plen, p);
+	rxp_prefix_mask(family, prefix, plen, p);
 	if (family == 4) {
 		uint32_t a;
 
@@ -283,7 +283,7 @@ static struct rxp_route *route_find(struct rxp_router *r, uint8_t family, const 
 
 	if (!r->routes_size || plen > (family == 4 ? 32 : 128))
 		return NULL;
-	prefix_mask(family, prefix, plen, p);
+	rxp_prefix_mask(family, prefix, plen, p);
 	rt = route_slot(r, family, p, plen);
 	return rt->family ? rt : NULL;
 }
@@ -306,7 +306,7 @@ static int route_del(struct rxp_router *r, uint8_t family, const uint8_t *prefix
 
 	if (!rt)
 		return -ENOENT;
-	prefix_mask(family, prefix, plen, p);
+	rxp_prefix_mask(family, prefix, plen, p);
 	if (family == 4) {
 		uint32_t a;
 
@@ -347,15 +347,15 @@ static int if_reaching(struct rxp_router *r, uint8_t family, const uint8_t *addr
 
 		if (family == 4) {
 			for (unsigned k = 0; k < ifp->n_addr4; k++) {
-				prefix_mask(4, (const uint8_t *)&ifp->addr4[k], ifp->plen4[k], a);
-				prefix_mask(4, addr, ifp->plen4[k], b);
+				rxp_prefix_mask(4, (const uint8_t *)&ifp->addr4[k], ifp->plen4[k], a);
+				rxp_prefix_mask(4, addr, ifp->plen4[k], b);
 				if (!memcmp(a, b, 4))
 					return (int)i;
 			}
 		} else {
 			for (unsigned k = 0; k < ifp->n_addr6; k++) {
-				prefix_mask(6, ifp->addr6[k], ifp->plen6[k], a);
-				prefix_mask(6, addr, ifp->plen6[k], b);
+				rxp_prefix_mask(6, ifp->addr6[k], ifp->plen6[k], a);
+				rxp_prefix_mask(6, addr, ifp->plen6[k], b);
 				if (!memcmp(a, b, 16))
 					return (int)i;
 			}
@@ -461,7 +461,7 @@ static bool connected_shared(const struct rxp_router *r, uint8_t family, const u
 				continue;
 			if ((family == 4 ? ifp->plen4[k] : ifp->plen6[k]) != plen)
 				continue;
-			prefix_mask(family, family == 4 ? (const uint8_t *)&ifp->addr4[k] : ifp->addr6[k],
+			rxp_prefix_mask(family, family == 4 ? (const uint8_t *)&ifp->addr4[k] : ifp->addr6[k],
 				    plen, a);
 			if (!memcmp(a, prefix, family == 4 ? 4 : 16))
 				return true;
@@ -490,7 +490,7 @@ int rxp_router_del_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
 	if (family == 6 && k == 0)
 		return -EPERM;	/* the link-local address: ND needs it */
 	plen = family == 4 ? ifp->plen4[k] : ifp->plen6[k];
-	prefix_mask(family, addr, plen, prefix);
+	rxp_prefix_mask(family, addr, plen, prefix);
 	route_del(r, family, addr, family == 4 ? 32 : 128);
 	if (!connected_shared(r, family, prefix, plen, ifidx, k)) {
 		struct rxp_route *rt = route_slot(r, family, prefix, plen);

@@ -45,16 +45,6 @@ static bool ip6_is_global(const uint8_t *a)
 	return a[0] != 0xff && !rxp_ip6_is_link_local(a);
 }
 
-/* Returns true when the first @plen bits of @a and @b agree. */
-static bool prefix_eq(const uint8_t *a, const uint8_t *b, unsigned plen)
-{
-	unsigned bytes = plen / 8, bits = plen % 8;
-
-	if (memcmp(a, b, bytes))
-		return false;
-	return !bits || !((a[bytes] ^ b[bytes]) & (uint8_t)(0xff00u >> bits));
-}
-
 bool rxp_l3if_anycast6(const struct rxp_l3if *ifp, const uint8_t addr[16])
 {
 	for (unsigned i = 0; i < ifp->n_addr6; i++) {
@@ -63,7 +53,7 @@ bool rxp_l3if_anycast6(const struct rxp_l3if *ifp, const uint8_t addr[16])
 
 		/* RFC 6164: no Subnet-Router anycast on /127 (or /128) */
 		if (plen >= 127 || !ip6_is_global(ifp->addr6[i]) ||
-		    !prefix_eq(ifp->addr6[i], addr, plen))
+		    !rxp_prefix_eq(ifp->addr6[i], addr, plen))
 			continue;
 		if (plen % 8)
 			host = addr[plen / 8] & (uint8_t)(0xffu >> (plen % 8));
@@ -92,7 +82,7 @@ static void icmp6_source(const struct rxp_router *r, const struct rxp_l3if *ifp,
 	for (unsigned i = 0; i < ifp->n_addr6; i++) {
 		if (!ip6_is_global(ifp->addr6[i]))
 			continue;
-		if (prefix_eq(ifp->addr6[i], peer, ifp->plen6[i])) {
+		if (rxp_prefix_eq(ifp->addr6[i], peer, ifp->plen6[i])) {
 			best = ifp->addr6[i];
 			break;
 		}

@@ -225,14 +225,10 @@ static bool on_link6(const struct rxp_l3if *ifp, const uint8_t *a)
 {
 	if (rxp_ip6_is_link_local(a))
 		return true;
-	for (unsigned i = 0; i < ifp->n_addr6; i++) {
-		unsigned plen = ifp->plen6[i], bytes = plen / 8, bits = plen % 8;
-
-		if (rxp_ip6_is_link_local(ifp->addr6[i]) || memcmp(ifp->addr6[i], a, bytes))
-			continue;
-		if (!bits || !((ifp->addr6[i][bytes] ^ a[bytes]) & (uint8_t)(0xff00u >> bits)))
+	for (unsigned i = 0; i < ifp->n_addr6; i++)
+		if (!rxp_ip6_is_link_local(ifp->addr6[i]) &&
+		    rxp_prefix_eq(ifp->addr6[i], a, ifp->plen6[i]))
 			return true;
-	}
 	return false;
 }
 

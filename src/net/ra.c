@@ -54,15 +54,6 @@ static uint64_t random_below(struct rxp_router *r, uint64_t range)
 	return range ? x % range : 0;
 }
 
-/* The prefix bits of @a (@plen long) equal @b's. */
-static bool same_prefix(const uint8_t *a, const uint8_t *b, unsigned plen)
-{
-	unsigned bytes = plen / 8, bits = plen % 8;
-
-	return !memcmp(a, b, bytes) &&
-	       (!bits || !((a[bytes] ^ b[bytes]) & (uint8_t)(0xff00u >> bits)));
-}
-
 /* Whether address @i of @ifp brings a Prefix Information option: global, and its prefix's first. */
 static bool advertised_prefix(const struct rxp_l3if *ifp, unsigned i)
 {
@@ -70,7 +61,7 @@ static bool advertised_prefix(const struct rxp_l3if *ifp, unsigned i)
 		return false;
 	for (unsigned k = 0; k < i; k++)
 		if (ifp->plen6[k] == ifp->plen6[i] && !rxp_ip6_is_link_local(ifp->addr6[k]) &&
-		    same_prefix(ifp->addr6[k], ifp->addr6[i], ifp->plen6[i]))
+		    rxp_prefix_eq(ifp->addr6[k], ifp->addr6[i], ifp->plen6[i]))
 			return false;
 	return true;
 }
@@ -126,9 +117,7 @@ static void ra_send(struct rxp_stack *st, int ifidx, uint16_t lifetime_s)
 		o[3] = PREFIX_ON_LINK | (plen == 64 ? PREFIX_AUTONOMOUS : 0);
 		rxp_store_be32(o + 4, VALID_LIFETIME_S);
 		rxp_store_be32(o + 8, PREFERRED_LIFETIME_S);
-		memcpy(o + 16, ifp->addr6[i], plen / 8);
-		if (plen % 8)
-			o[16 + plen / 8] = ifp->addr6[i][plen / 8] & (uint8_t)(0xff00u >> (plen % 8));
+		rxp_prefix_mask(6, ifp->addr6[i], (uint8_t)plen, o + 16);
 		o += OPT_PREFIX_LEN;
 	}
 	rxp_icmp6_finish(ip, ifp->addr6[0], all_nodes, ND_HOP_LIMIT, len);

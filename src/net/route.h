@@ -418,6 +418,15 @@ static inline uint32_t rxp_load_be32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+/* True when the first @plen bits of @a and @b are the same. */
+static inline bool rxp_prefix_eq(const uint8_t *a, const uint8_t *b, unsigned plen)
+{
+	unsigned bytes = plen / 8, bits = plen % 8;
+
+	return !memcmp(a, b, bytes) &&
+	       (!bits || !((a[bytes] ^ b[bytes]) & (uint8_t)(0xff00u >> bits)));
+}
+
 /* True for an IPv6 link-local address, fe80::/10 (RFC 4291 2.5.6). */
 static inline bool rxp_ip6_is_link_local(const uint8_t *a)
 {
