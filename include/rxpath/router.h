@@ -227,6 +227,27 @@ static inline bool rxp_router_is_bcast4(const struct rxp_router *r, uint32_t add
 }
 
 /*
+ * True when @addr (network order) may not be a packet's source (RFC 1812
+ * 5.3.7): 0/8, 127/8, multicast, class E and the limited broadcast, or a
+ * directed broadcast of one of the router's subnets.
+ */
+static inline bool rxp_router_is_martian_src4(const struct rxp_router *r, uint32_t addr)
+{
+	uint32_t a = ntohl(addr);
+
+	return (a >> 24) == 0 || (a >> 24) == 127 || (a >> 28) >= 0xe ||
+	       rxp_router_is_bcast4(r, addr);
+}
+
+/* True when @addr (network order) is one of the router's own addresses. */
+static inline bool rxp_router_is_local4(const struct rxp_router *r, uint32_t addr)
+{
+	uint32_t nh;
+
+	return !rxp_lpm4_lookup(r->fib4, ntohl(addr), &nh) && nh == RXP_NH_LOCAL;
+}
+
+/*
  * Returns the index of @ifp's IPv4 address whose subnet holds @addr
  * (network order), or -1 when @addr is on none of them.
  */

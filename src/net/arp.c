@@ -51,14 +51,6 @@ void rxp_arp_request(struct rxp_stack *st, int ifidx, uint32_t target, const uin
 	rxp_tx_enqueue(st, pkt, true);
 }
 
-/* True when @addr (network order) is one of the router's own addresses. */
-static bool claims_our_address(const struct rxp_router *r, uint32_t addr)
-{
-	uint32_t nh;
-
-	return !rxp_lpm4_lookup(r->fib4, ntohl(addr), &nh) && nh == RXP_NH_LOCAL;
-}
-
 void rxp_arp_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
 	struct rxp_router *r = st->router;
@@ -90,7 +82,7 @@ void rxp_arp_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 	 * neighbour). A reply to us answers our request and renews the entry;
 	 * a request does not.
 	 */
-	if (spa != 0 && !claims_our_address(r, spa))
+	if (spa != 0 && !rxp_router_is_local4(r, spa))
 		rxp_neigh_learn(st, pkt->ifidx, 4, (const uint8_t *)&spa, sha,
 				rxp_l3if_has_addr4(ifp, tpa) && rxp_l3if_subnet4(ifp, spa) >= 0,
 				op == ARP_OP_REPLY && rxp_l3if_has_addr4(ifp, tpa));

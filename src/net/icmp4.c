@@ -14,14 +14,6 @@ static bool icmp_type_is_error(uint8_t type)
 	return type == 3 || type == 4 || type == 5 || type == 11 || type == 12;
 }
 
-/* A source that must never get an error: 0/8, 127/8, multicast, class E, broadcast. */
-static bool bad_source4(uint32_t src_be)
-{
-	uint32_t s = ntohl(src_be);
-
-	return (s >> 24) == 0 || (s >> 24) == 127 || (s >> 28) >= 0xe;
-}
-
 /* rxp_icmp4_error(), sent from @from (network order). */
 static bool icmp4_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type,
 			     uint8_t code, uint32_t rest, uint32_t from)
@@ -38,8 +30,8 @@ static bool icmp4_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 	memcpy(&dst, ip + 16, 4);
 	/* RFC 1812 4.3.2.7: not about ICMP errors, non-first fragments, broadcast or multicast, bad sources */
 	if ((orig->flags & RXP_PKT_F_FRAG_NTH) || (orig->flags & RXP_PKT_F_L2_MCAST) ||
-	    bad_source4(src) || dst == 0xffffffffu || (ntohl(dst) >> 28) == 0xe || !ifp->n_addr4 ||
-	    rxp_router_is_bcast4(st->router, src) || rxp_router_is_bcast4(st->router, dst))
+	    rxp_router_is_martian_src4(st->router, src) || dst == 0xffffffffu ||
+	    (ntohl(dst) >> 28) == 0xe || !ifp->n_addr4 || rxp_router_is_bcast4(st->router, dst))
 		return false;
 	if (ip[9] == RXP_IPPROTO_ICMP && orig->l3_len >= ihl + 1 && icmp_type_is_error(ip[ihl]))
 		return false;

@@ -205,15 +205,9 @@ static rxp_always_inline void route_nh(struct rxp_stack *st, struct rxp_pkt *pkt
 	memcpy(&src, ip + 12, 4);
 	memcpy(&dst, ip + 16, 4);
 	d = ntohl(dst);
-	{
-		uint32_t s = ntohl(src);
-
-		/* RFC 1812 5.3.7: 0/8, 127/8, multicast, class E and broadcast sources */
-		if ((s >> 24) == 0 || (s >> 24) == 127 || (s >> 28) >= 0xe ||
-		    rxp_router_is_bcast4(r, src)) {
-			rxp_drop(st, pkt, RXP_DROP_IP4_MARTIAN_SRC);
-			return;
-		}
+	if (rxp_router_is_martian_src4(r, src)) {	/* RFC 1812 5.3.7 */
+		rxp_drop(st, pkt, RXP_DROP_IP4_MARTIAN_SRC);
+		return;
 	}
 	if (rxp_unlikely(d == 0xffffffffu)) {
 		rxp_drop(st, pkt, RXP_DROP_IP4_BCAST);

@@ -236,14 +236,12 @@ bool rxp_ip4_echo_options_ok(struct rxp_stack *st, struct rxp_pkt *pkt)
 			return false;
 		}
 		if ((o[0] == IP4_OPT_LSRR || o[0] == IP4_OPT_SSRR) && olen >= 3 && !routed) {
-			uint32_t first = reverse_route_first(o, olen, src), h = ntohl(first), nh;
+			uint32_t first = reverse_route_first(o, olen, src);
 
 			routed = true;	/* one source route: the first */
 			/* the sender wrote that address: no reply to ours, a broadcast, 0/8, 127/8, class D or E */
 			if (first != src &&
-			    ((h >> 24) == 0 || (h >> 24) == 127 || (h >> 28) >= 0xe ||
-			     rxp_router_is_bcast4(r, first) ||
-			     (!rxp_lpm4_lookup(r->fib4, h, &nh) && nh == RXP_NH_LOCAL))) {
+			    (rxp_router_is_martian_src4(r, first) || rxp_router_is_local4(r, first))) {
 				rxp_drop_as(pkt, RXP_DROP_SOURCE_ROUTE);
 				return false;
 			}
