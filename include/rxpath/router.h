@@ -106,7 +106,8 @@ struct rxp_router {
 	uint64_t ra_rng;	/* PRNG state for the Router Advertisement intervals */
 	bool no_source_route;	/* `ip source-route off`: source routes through us are dropped */
 	unsigned n_bcast4;
-	uint32_t bcast4[RXP_IFS_MAX];	/* directed broadcasts of the connected subnets (network order) */
+	/* the connected subnets' broadcast addresses, {prefix, -1} and {prefix, 0} (network order) */
+	uint32_t bcast4[RXP_IFS_MAX * RXP_IF_ADDRS * 2];
 	uint64_t bcast4_low6;	/* bit n: a broadcast above ends in n (its low 6 bits) */
 	struct rxp_route *routes;	/* open-addressing hash of installed routes */
 	uint32_t routes_size, n_routes;
@@ -214,7 +215,11 @@ static inline bool rxp_l3if_has_addr4(const struct rxp_l3if *ifp, uint32_t addr)
 	return false;
 }
 
-/* Returns true when @addr (network order) is the broadcast address of a connected subnet. */
+/*
+ * Returns true when @addr (network order) is a broadcast address of a
+ * connected subnet: its directed broadcast, or its number (the obsolete
+ * form, RFC 1812 4.2.3.1, which a router silently discards).
+ */
 static inline bool rxp_router_is_bcast4(const struct rxp_router *r, uint32_t addr)
 {
 	/* most addresses end otherwise: one test instead of the list */
@@ -229,7 +234,7 @@ static inline bool rxp_router_is_bcast4(const struct rxp_router *r, uint32_t add
 /*
  * True when @addr (network order) may not be a packet's source (RFC 1812
  * 5.3.7): 0/8, 127/8, multicast, class E and the limited broadcast, or a
- * directed broadcast of one of the router's subnets.
+ * broadcast address of one of the router's subnets (either form).
  */
 static inline bool rxp_router_is_martian_src4(const struct rxp_router *r, uint32_t addr)
 {

@@ -36,7 +36,7 @@
 	X(L2_BCAST_FWD,   "l2_broadcast_forward", "unicast IP in a link-layer broadcast or multicast frame is not forwarded (RFC 1812 5.3.4)") \
 	X(IP4_MARTIAN_SRC, "ip4_martian_source", "source is 0/8, 127/8, multicast or broadcast") \
 	X(IP4_MARTIAN_DST, "ip4_martian_destination", "destination is 0/8 or 127/8") \
-	X(IP4_BCAST,      "ip4_broadcast",     "limited or directed broadcast: not forwarded, nothing here takes it") \
+	X(IP4_BCAST,      "ip4_broadcast",     "limited or directed broadcast, or a connected subnet's own number (its obsolete form, RFC 1812 4.2.3.1): not forwarded, nothing here takes it") \
 	X(IP4_MCAST,      "ip4_multicast",     "multicast is not forwarded") \
 	X(TTL_EXCEEDED,   "ttl_exceeded",      "TTL or hop limit would reach 0 (Time Exceeded sent)") \
 	X(NO_ROUTE,       "no_route",          "no route to the destination (Destination Unreachable sent)") \

@@ -376,11 +376,22 @@ static bool unicast_addr(uint8_t family, const uint8_t *a)
 	return memcmp(a, zero, 15) || a[15] != 1;
 }
 
-/* Adds a directed broadcast (network order) and its bit in the quick filter. */
-static void bcast4_add(struct rxp_router *r, uint32_t bcast)
+/*
+ * Adds the broadcast addresses of the subnet @addr/@plen (network order) and
+ * their bits in the quick filter: the directed broadcast, and the subnet's
+ * own number, which a router treats as its obsolete form (RFC 1812 4.2.3.1).
+ * /31 and /32 have neither (RFC 3021).
+ */
+static void bcast4_add(struct rxp_router *r, uint32_t addr, uint8_t plen)
 {
-	r->bcast4[r->n_bcast4++] = bcast;
-	r->bcast4_low6 |= 1ull << (ntohl(bcast) & 63);
+	uint32_t host = htonl(~0u >> plen);
+
+	if (plen >= 31)
+		return;
+	r->bcast4[r->n_bcast4++] = addr | host;
+	r->bcast4[r->n_bcast4++] = addr & ~host;
+	r->bcast4_low6 |= 1ull << (ntohl(addr | host) & 63);
+	r->bcast4_low6 |= 1ull << (ntohl(addr & ~host) & 63);
 }
 
 int rxp_router_add_addr(struct rxp_router *r, int ifidx, uint8_t family, const uint8_t *addr,
@@ -418,12 +429,11 @@ int rxp_router_add_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
 	if (family == 4) {
 		memcpy(&ifp->addr4[ifp->n_addr4], addr, 4);
 		ifp->plen4[ifp->n_addr4++] = plen;
-		/* /31 and /32 have no broadcast address (RFC 3021) */
-		if (plen < 31 && r->n_bcast4 < RXP_IFS_MAX) {
+		{
 			uint32_t a;
 
 			memcpy(&a, addr, 4);
-			bcast4_add(r, a | htonl(~0u >> plen));
+			bcast4_add(r, a, plen);
 		}
 	} else {
 		memcpy(ifp->addr6[ifp->n_addr6], addr, 16);
@@ -432,7 +442,7 @@ int rxp_router_add_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
 	return 0;
 }
 
-/* Rebuilds the directed broadcasts from every interface's IPv4 addresses. */
+/* Rebuilds the broadcast addresses from every interface's IPv4 addresses. */
 static void bcast4_rebuild(struct rxp_router *r)
 {
 	r->n_bcast4 = 0;
@@ -440,9 +450,8 @@ static void bcast4_rebuild(struct rxp_router *r)
 	for (unsigned i = 0; i < r->n_ifs; i++) {
 		const struct rxp_l3if *ifp = &r->ifs[i];
 
-		for (unsigned k = 0; k < ifp->n_addr4 && r->n_bcast4 < RXP_IFS_MAX; k++)
-			if (ifp->plen4[k] < 31)	/* /31 and /32 have none (RFC 3021) */
-				bcast4_add(r, ifp->addr4[k] | htonl(~0u >> ifp->plen4[k]));
+		for (unsigned k = 0; k < ifp->n_addr4; k++)
+			bcast4_add(r, ifp->addr4[k], ifp->plen4[k]);
 	}
 }
 

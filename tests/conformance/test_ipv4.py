@@ -253,6 +253,10 @@ check("fragment_past_65535_dropped", not res.sent("p1") and res.drops().get("ip4
 res = run(BASE, {"p0": [udp("10.0.2.255"), udp("10.0.1.255", ttl=1), udp("1.2.3.4", src="10.0.1.255")]})
 check("directed_broadcast_not_forwarded", not res.sent("p1") and not icmp_errors(res), (res.sent("p1"), res.sent("p0")))
 check("directed_broadcast_reasons", res.drops().get("ip4_broadcast") == 2 and res.drops().get("ip4_martian_source") == 1, res.drops())
+# a connected subnet's own number is its obsolete broadcast (RFC 1812 4.2.3.1): discarded, no ARP, redirect or error
+res = run(BASE, {"p0": [udp("10.0.2.0"), udp("10.0.1.0"), udp("10.0.1.0", ttl=1)]})
+check("subnet_number_silently_discarded", not res.sent("p1") and not res.sent("p0")
+      and res.drops().get("ip4_broadcast") == 3, (res.sent("p1"), res.sent("p0"), res.drops()))
 
 # --- martians, broadcast, multicast, bad checksum: never forwarded ---
 cases = [
