@@ -65,6 +65,7 @@
 	X(PROTO_UNREACH,  "protocol_unreachable", "to the router's own address in a protocol it does not serve (Protocol Unreachable, or Parameter Problem for IPv6, sent)") \
 	X(IP4_BAD_OPTION, "ip4_bad_option",    "IPv4 option whose length or pointer is out of bounds, with room for part of an entry only, a timestamp of no known format, or (to the router) a full timestamp whose overflow count would wrap (Parameter Problem sent)") \
 	X(IP6_UNKNOWN_OPTION, "ip6_unknown_option", "IPv6 option to the router that it does not know and whose type says discard (RFC 8200 4.2; Parameter Problem sent when it asks)") \
+	X(IP6_ROUTING_HEADER, "ip6_routing_header", "IPv6 to the router with a routing header that has segments left: no routing type is followed (RFC 8200 4.4, RFC 5095; Parameter Problem sent)") \
 	X(REASM_TIMEOUT,  "reasm_timeout",     "fragments to the router whose datagram did not complete in time (Time Exceeded sent when the first had come)") \
 	X(REASM_OVERLAP,  "reasm_overlap",     "fragment overlapping another of its datagram: the whole datagram dropped (RFC 5722), or an exact duplicate") \
 	X(REASM_BAD,      "reasm_bad_fragment", "fragment to the router not a multiple of 8 bytes with more to come, past 65535 bytes, or (IPv6) a first one without its upper-layer header (IPv6: Parameter Problem sent)") \

@@ -249,6 +249,16 @@ static void echo_reply(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t *ip, u
 		rxp_drop(st, pkt, RXP_DROP_ICMP_BAD);
 		return;
 	}
+	/* the reply is the IPv6 header and the message: the request's extension headers stay */
+	if (icmp != ip + RXP_IP6_HLEN) {
+		memmove(ip + RXP_IP6_HLEN, icmp, icmp_len);
+		icmp = ip + RXP_IP6_HLEN;
+		ip[6] = RXP_IPPROTO_ICMP6;
+		pkt->l4_off = (uint16_t)(pkt->l3_off + RXP_IP6_HLEN);
+		pkt->l3_len = (uint16_t)(RXP_IP6_HLEN + icmp_len);
+	}
+	ip[4] = (uint8_t)(icmp_len >> 8);
+	ip[5] = (uint8_t)icmp_len;
 	/* from the address asked; for a group or anycast, one of the interface's (RFC 4443 4.2) */
 	if (ip[24] != 0xff && router_has_addr6(r, ip + 24))
 		memcpy(src, ip + 24, 16);

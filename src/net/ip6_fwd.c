@@ -28,16 +28,21 @@ static bool ip6_is_loopback(const uint8_t *a)
 
 /*
  * Returns true when @dst is a group the router listens to on @ifp
- * (RFC 4291 2.7.1, RFC 4861 7.2.1): all-nodes, all-routers (link scope),
- * and the solicited-node group of each of its unicast and anycast addresses.
+ * (RFC 4291 2.7.1, 2.8, RFC 4861 7.2.1): all-nodes and all-routers of link
+ * scope, all-routers of site scope, and the solicited-node group of each of
+ * its unicast and anycast addresses. (Interface-local groups never arrive
+ * from a link.)
  */
 static bool ip6_our_group(const struct rxp_l3if *ifp, const uint8_t *dst)
 {
 	static const uint8_t all_nodes_pfx[15] = { 0xff, 0x02 };
+	static const uint8_t site_pfx[15] = { 0xff, 0x05 };
 	static const uint8_t sn_pfx[13] = { 0xff, 0x02, [11] = 0x01, [12] = 0xff };
 
 	if (!memcmp(dst, all_nodes_pfx, 15))
 		return dst[15] == 1 || dst[15] == 2;
+	if (!memcmp(dst, site_pfx, 15))
+		return dst[15] == 2;
 	if (memcmp(dst, sn_pfx, 13))
 		return false;
 	for (unsigned i = 0; i < ifp->n_addr6; i++) {

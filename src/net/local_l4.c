@@ -15,8 +15,9 @@
  * answers: a corrupted segment is dropped, not answered. Replies share the
  * ICMP rate limit, resets included, so a flood to a closed port costs at
  * most the bucket's rate. Multicast and broadcast (never answered) go to
- * the sink and are counted as delivered, as before; fragments are
- * reassembled first (reasm.c), which answers through rxp_local_l4_answer().
+ * the sink and are counted as delivered, as before, once an IPv6 packet's
+ * extension headers have been acted on; fragments are reassembled first
+ * (reasm.c), which answers through rxp_local_l4_answer().
  */
 #include <arpa/inet.h>
 #include "rxpath/csum.h"
@@ -33,6 +34,7 @@
 #define ICMP4_PROTO_UNREACH 2
 #define ICMP4_PORT_UNREACH 3
 #define ICMP6_PORT_UNREACH 4
+#define ICMP6_BAD_HEADER 0
 #define ICMP6_UNKNOWN_NEXT_HDR 1
 #define ICMP6_UNKNOWN_OPTION 2
 
@@ -45,19 +47,24 @@ struct ip6_upper {
 
 enum ip6_walk {
 	IP6_UPPER_FOUND,	/* @u filled in */
-	IP6_UPPER_NOT_FOLLOWED,	/* a fragment header not right after the fixed one, or a
-				 * routing header with segments left: the sink takes it */
+	IP6_UPPER_NOT_FOLLOWED,	/* a fragment of a larger datagram behind other headers, or
+				 * a chain longer than any a sender has reason to build */
 	IP6_UPPER_TRUNCATED,	/* a header or option runs past the packet */
 	IP6_UPPER_DISCARD,	/* an unrecognized option says discard (silently) */
-	IP6_UPPER_DISCARD_ICMP,	/* ... and send Parameter Problem, pointer in u->nh_at */
+	IP6_UPPER_OPTION_ICMP,	/* ... and send Parameter Problem code 2, pointer in u->nh_at,
+				 * even to a multicast destination (option type 10xxxxxx) */
+	IP6_UPPER_OPTION_ICMP_UNICAST,	/* ... only to a unicast one (11xxxxxx) */
+	IP6_UPPER_ROUTING,	/* a routing header with segments left: Parameter Problem code 0
+				 * at its Routing Type, u->nh_at */
 };
 
 /*
  * The options of a Hop-by-Hop or Destination Options header at @off (RFC
  * 8200 4.2): Pad1, PadN and Router Alert are understood; any other type
  * says by its two high bits what to do with a packet that carries it:
- * skip the option (00), discard the packet (01), discard and send
- * Parameter Problem code 2 (10, 11; to a unicast destination here).
+ * skip the option (00), discard the packet (01), discard it and send
+ * Parameter Problem code 2 (10), the same but not to a multicast
+ * destination (11).
  */
 static enum ip6_walk ip6_options(const uint8_t *ip, uint32_t off, uint32_t end,
 				 struct ip6_upper *u)
@@ -75,7 +82,7 @@ static enum ip6_walk ip6_options(const uint8_t *ip, uint32_t off, uint32_t end,
 			if ((type >> 6) == 1)
 				return IP6_UPPER_DISCARD;
 			u->nh_at = i;
-			return IP6_UPPER_DISCARD_ICMP;
+			return (type >> 6) == 2 ? IP6_UPPER_OPTION_ICMP : IP6_UPPER_OPTION_ICMP_UNICAST;
 		}
 		i += 2u + ip[i + 1];
 	}
@@ -83,10 +90,13 @@ static enum ip6_walk ip6_options(const uint8_t *ip, uint32_t off, uint32_t end,
 }
 
 /*
- * Walks Hop-by-Hop and Destination Options headers (their options acted
- * on) and routing headers with no segments left, every length checked, to
- * the upper layer. RFC 8200 4.1's order is not enforced: each is stepped
- * over wherever it sits.
+ * Walks the extension headers of a packet to us, every length checked, to
+ * its upper layer (RFC 8200 4): Hop-by-Hop and Destination Options headers
+ * have their options acted on; a routing header with segments left is one
+ * of a type the router does not follow (4.4; type 0 is never followed, RFC
+ * 5095); a fragment header that is the whole datagram (offset 0, no more
+ * fragments, RFC 6946) is stepped over. A Hop-by-Hop header anywhere but
+ * first is an unrecognized Next Header (4.1): returned as upper layer 0.
  */
 static enum ip6_walk ip6_upper_layer(const uint8_t *ip, uint32_t l3_len, struct ip6_upper *u)
 {
@@ -94,11 +104,11 @@ static enum ip6_walk ip6_upper_layer(const uint8_t *ip, uint32_t l3_len, struct 
 	uint8_t nh = ip[6];
 
 	for (unsigned n = 0; n < 8; n++) {
+		bool ext = nh == RXP_IPPROTO_DSTOPTS || nh == RXP_IPPROTO_ROUTING ||
+			   nh == RXP_IPPROTO_FRAGMENT || (nh == RXP_IPPROTO_HOPOPTS && n == 0);
 		uint32_t end;
 
-		if (nh != RXP_IPPROTO_HOPOPTS && nh != RXP_IPPROTO_DSTOPTS && nh != RXP_IPPROTO_ROUTING) {
-			if (nh == RXP_IPPROTO_FRAGMENT)
-				return IP6_UPPER_NOT_FOLLOWED;
+		if (!ext) {
 			u->off = off;
 			u->nh_at = nh_at;
 			u->proto = nh;
@@ -106,12 +116,17 @@ static enum ip6_walk ip6_upper_layer(const uint8_t *ip, uint32_t l3_len, struct 
 		}
 		if (off + 8 > l3_len)
 			return IP6_UPPER_TRUNCATED;
-		end = off + (ip[off + 1] + 1u) * 8u;
+		end = off + (nh == RXP_IPPROTO_FRAGMENT ? 8u : (ip[off + 1] + 1u) * 8u);
 		if (end > l3_len)
 			return IP6_UPPER_TRUNCATED;
-		if (nh == RXP_IPPROTO_ROUTING) {
-			if (ip[off + 3] != 0)
-				return IP6_UPPER_NOT_FOLLOWED;	/* segments left: not the final destination */
+		if (nh == RXP_IPPROTO_FRAGMENT) {
+			if (rxp_load_be16(ip + off + 2) & 0xfff9u)	/* an offset, or more to come */
+				return IP6_UPPER_NOT_FOLLOWED;
+		} else if (nh == RXP_IPPROTO_ROUTING) {
+			if (ip[off + 3] != 0) {
+				u->nh_at = off + 2;
+				return IP6_UPPER_ROUTING;
+			}
 		} else {
 			enum ip6_walk w = ip6_options(ip, off, end, u);
 
@@ -122,7 +137,7 @@ static enum ip6_walk ip6_upper_layer(const uint8_t *ip, uint32_t l3_len, struct 
 		nh = ip[off];
 		off = end;
 	}
-	return IP6_UPPER_NOT_FOLLOWED;	/* a chain this long is not followed */
+	return IP6_UPPER_NOT_FOLLOWED;
 }
 
 bool rxp_l4_sum_ok(const struct rxp_pkt *pkt, uint32_t len, uint64_t data_sum)
@@ -253,53 +268,74 @@ enum rxp_drop_reason rxp_local_l4_answer(struct rxp_stack *st, struct rxp_pkt *p
 	}
 }
 
-void rxp_local_l4(struct rxp_stack *st, struct rxp_pkt *pkt)
+/*
+ * IPv6 to us: the extension headers walked and acted on (ip6_upper_layer),
+ * then the upper layer taken as rxp_local_l4() takes it. Returns true when
+ * the packet was consumed here. A multicast destination, or a unicast one
+ * in a link-layer multicast frame, gets an error only for an option of type
+ * 10xxxxxx (RFC 4443 2.4 (e.3)), and its upper layer goes to the sink.
+ */
+static bool local_ip6(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t *nh_at)
 {
 	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
+	bool group = ip[24] == 0xff || (pkt->flags & RXP_PKT_F_L2_MCAST);
+	struct ip6_upper u;
+
+	switch (ip6_upper_layer(ip, pkt->l3_len, &u)) {
+	case IP6_UPPER_FOUND:
+		break;
+	case IP6_UPPER_TRUNCATED:
+		rxp_drop(st, pkt, RXP_DROP_L4_TRUNCATED);
+		return true;
+	case IP6_UPPER_OPTION_ICMP_UNICAST:
+		if (group) {
+			rxp_drop(st, pkt, RXP_DROP_IP6_UNKNOWN_OPTION);
+			return true;
+		}
+		/* fall through */
+	case IP6_UPPER_OPTION_ICMP:
+		rxp_icmp6_error_local(st, pkt, RXP_ICMP6_PARAM_PROB, ICMP6_UNKNOWN_OPTION, u.nh_at);
+		/* fall through */
+	case IP6_UPPER_DISCARD:
+		rxp_drop(st, pkt, RXP_DROP_IP6_UNKNOWN_OPTION);
+		return true;
+	case IP6_UPPER_ROUTING:
+		if (!group)
+			rxp_icmp6_error_local(st, pkt, RXP_ICMP6_PARAM_PROB, ICMP6_BAD_HEADER, u.nh_at);
+		rxp_drop(st, pkt, RXP_DROP_IP6_ROUTING_HEADER);
+		return true;
+	case IP6_UPPER_NOT_FOLLOWED:
+		/* reassembly takes a fragment header right after the fixed one only */
+		rxp_drop(st, pkt, RXP_DROP_LOCAL_UNHANDLED);
+		return true;
+	}
+	pkt->l4_off = (uint16_t)(pkt->l3_off + u.off);
+	pkt->l4_proto = u.proto;
+	*nh_at = u.nh_at;
+	if (u.proto == RXP_IPPROTO_ICMP6 && u.off < pkt->l3_len && ip[u.off] == RXP_ICMP6_ECHO_REQUEST) {
+		rxp_icmp6_local(st, pkt);
+		return true;
+	}
+	/* the rest of ICMPv6 as before; multicast and no next header: nothing to answer */
+	if (u.proto == RXP_IPPROTO_ICMP6 || u.proto == RXP_IPPROTO_NONE || group) {
+		rxp_sink_one(st, pkt);
+		return true;
+	}
+	return false;
+}
+
+void rxp_local_l4(struct rxp_stack *st, struct rxp_pkt *pkt)
+{
 	bool v6 = pkt->flags & RXP_PKT_F_IP6;
 	enum rxp_sink_class cls;
 	uint32_t nh_at = 9, len;
 
-	if (rxp_host_wants(st, pkt) || (pkt->flags & (RXP_PKT_F_FRAG | RXP_PKT_F_L2_MCAST)) ||
-	    (v6 && ip[24] == 0xff)) {
+	if (rxp_host_wants(st, pkt) || (!v6 && (pkt->flags & (RXP_PKT_F_FRAG | RXP_PKT_F_L2_MCAST)))) {
 		rxp_sink_one(st, pkt);
 		return;
 	}
-	if (v6) {
-		struct ip6_upper u;
-
-		switch (ip6_upper_layer(ip, pkt->l3_len, &u)) {
-		case IP6_UPPER_FOUND:
-			break;
-		case IP6_UPPER_TRUNCATED:
-			rxp_drop(st, pkt, RXP_DROP_L4_TRUNCATED);
-			return;
-		case IP6_UPPER_DISCARD_ICMP:
-			rxp_icmp6_error_local(st, pkt, RXP_ICMP6_PARAM_PROB, ICMP6_UNKNOWN_OPTION, u.nh_at);
-			/* fall through */
-		case IP6_UPPER_DISCARD:
-			rxp_drop(st, pkt, RXP_DROP_IP6_UNKNOWN_OPTION);
-			return;
-		default:
-			rxp_sink_one(st, pkt);
-			return;
-		}
-		if (u.proto == RXP_IPPROTO_NONE) {
-			rxp_sink_one(st, pkt);	/* nothing to deliver */
-			return;
-		}
-		pkt->l4_off = (uint16_t)(pkt->l3_off + u.off);
-		pkt->l4_proto = u.proto;
-		nh_at = u.nh_at;
-		if (u.proto == RXP_IPPROTO_ICMP6) {
-			/* an echo request behind extension headers is answered; the rest as before */
-			if (u.off < pkt->l3_len && ip[u.off] == RXP_ICMP6_ECHO_REQUEST)
-				rxp_icmp6_local(st, pkt);
-			else
-				rxp_sink_one(st, pkt);
-			return;
-		}
-	}
+	if (v6 && local_ip6(st, pkt, &nh_at))
+		return;
 	len = (uint32_t)pkt->l3_len - (uint32_t)(pkt->l4_off - pkt->l3_off);
 	if (pkt->l4_proto == RXP_IPPROTO_UDP || pkt->l4_proto == RXP_IPPROTO_TCP) {
 		/* lengths and offsets, as the sink checks them */

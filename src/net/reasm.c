@@ -19,7 +19,7 @@
  * datagram not complete after 30 s (IPv4, as Linux) or 60 s (IPv6, RFC 8200)
  * is given up, with Time Exceeded code 1 when its first fragment had come.
  * An IPv6 fragment alone (offset 0, no more to come) is processed in
- * isolation (RFC 6946).
+ * isolation (RFC 6946), as the packet it is, by rxp_local_l4().
  */
 #include <arpa/inet.h>
 #include "rxpath/csum.h"
@@ -217,8 +217,12 @@ static void complete(struct rxp_stack *st, struct rxp_reasm *r)
 			deliver_all(st, r, v6 ? RXP_SINK_OTHER6 : RXP_SINK_OTHER4);
 		return;
 	}
-	if (v6 && (proto == 0 || proto == 43 || proto == RXP_IPPROTO_FRAGMENT || proto == 59 || proto == 60)) {
-		/* extension headers after the fragment header, or nothing: not followed here */
+	if (v6 && (proto == 43 || proto == RXP_IPPROTO_FRAGMENT || proto == 59 || proto == 60)) {
+		/*
+		 * extension headers after the fragment header, or nothing: not
+		 * followed here (a Hop-by-Hop header there is answered below as
+		 * the unrecognized Next Header it is, RFC 8200 4.1)
+		 */
 		drop_all(st, r, RXP_DROP_LOCAL_UNHANDLED);
 		return;
 	}
@@ -360,6 +364,26 @@ static uint32_t upper_header_len(uint8_t proto)
 	}
 }
 
+/*
+ * RFC 8200 4.5, RFC 7112: a first fragment holds the whole header chain,
+ * the extension headers after the fragment header (@nh names the first,
+ * at @data, @len bytes) and the upper-layer header. True when it does.
+ */
+static bool first_has_chain(const uint8_t *data, uint32_t len, uint8_t nh)
+{
+	uint32_t off = 0;
+
+	for (unsigned n = 0; n < 8; n++) {
+		if (nh != RXP_IPPROTO_DSTOPTS && nh != RXP_IPPROTO_ROUTING)
+			return off + upper_header_len(nh) <= len;
+		if (off + 8 > len)
+			return false;
+		nh = data[off];
+		off += (data[off + 1] + 1u) * 8u;
+	}
+	return true;	/* a chain this long is not followed anyway */
+}
+
 void rxp_reasm_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
 	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
@@ -388,19 +412,19 @@ void rxp_reasm_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 			rxp_drop(st, pkt, RXP_DROP_REASM_BAD);
 			return;
 		}
-		/* RFC 8200 4.5 (RFC 7112): a first fragment must hold the upper-layer header */
-		if (!off && len < upper_header_len(fh[0])) {
+		/* RFC 8200 4.5 (RFC 7112): a first fragment must hold the header chain */
+		if (!off && !first_has_chain(fh + FRAG6_HLEN, len, fh[0])) {
 			rxp_icmp6_error_local(st, pkt, RXP_ICMP6_PARAM_PROB, 3, 0);
 			rxp_drop(st, pkt, RXP_DROP_REASM_BAD);
 			return;
 		}
 		if (!off && !more) {
-			/* RFC 6946: an atomic fragment is processed alone, never with others */
-			struct rxp_reasm alone = { .family = 6, .end = len, .n = 1 };
-
-			pkt->user[0] = (uint64_t)len << 32;
-			alone.frags[0] = pkt;
-			complete(st, &alone);
+			/*
+			 * RFC 6946: an atomic fragment is processed alone, never with
+			 * others, as the whole packet it is (its fragment header
+			 * stepped over with the rest of the chain).
+			 */
+			rxp_local_l4(st, pkt);
 			return;
 		}
 	} else {

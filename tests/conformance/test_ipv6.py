@@ -11,7 +11,7 @@ from rxlab import check, done  # noqa: E402
 from scapy.all import (  # noqa: E402
     TCP, UDP, Dot1Q, Ether, ICMPv6DestUnreach, ICMPv6EchoRequest, ICMPv6ND_NA, ICMPv6ND_NS,
     ICMPv6ND_RS, ICMPv6NDOptDstLLAddr, ICMPv6NDOptSrcLLAddr, IPv6, IPv6ExtHdrDestOpt,
-    IPv6ExtHdrHopByHop, Raw, HBHOptUnknown, RouterAlert, ICMPv6EchoReply, IPv6ExtHdrFragment,
+    IPv6ExtHdrHopByHop, Raw, HBHOptUnknown, RouterAlert, ICMPv6EchoReply, IPv6ExtHdrFragment, IPv6ExtHdrRouting,
     defragment6, fragment6,
 )
 from scapy.all import checksum as inet_cksum  # noqa: E402
@@ -463,19 +463,25 @@ check("parameter_problem_pointers", [struct.unpack("!I", icmp6(p)[4:8])[0] for p
 check("no_next_header_and_zero_udp_checksum_unanswered", len(res.sent("p0")) == 2 and res.drops().get("l4_bad_checksum") == 1,
       (res.sent("p0"), res.drops()))
 
-# an echo request behind extension headers is answered, the headers kept
-behind = Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0) / IPv6ExtHdrDestOpt() / ICMPv6EchoRequest(id=9, seq=2, data=b"ext")
-res = run(BASE, {"p0": [behind]})
-reps = [p for p in res.sent("p0") if ICMPv6EchoReply in p]
-if reps:
-    r = reps[0]
-    again = r.copy()
-    del again[ICMPv6EchoReply].cksum
-    check("echo_behind_extension_headers_answered", r[IPv6].src == A0 and r[IPv6].dst == HOST and IPv6ExtHdrDestOpt in r and
-          (r[ICMPv6EchoReply].id, r[ICMPv6EchoReply].seq, r[ICMPv6EchoReply].data) == (9, 2, b"ext") and
-          IPv6(bytes(again[IPv6]))[ICMPv6EchoReply].cksum == r[ICMPv6EchoReply].cksum, r.show2(dump=True))
-else:
-    check("echo_behind_extension_headers_answered", False, res.sent("p0"))
+# an echo request behind extension headers is answered by the message alone: the request's
+# headers (options for us, a Router Alert, an atomic fragment's header) are not the reply's
+for name, hdrs in (("destopts", IPv6ExtHdrDestOpt()),
+                  ("router_alert", IPv6ExtHdrHopByHop(options=[RouterAlert()])),
+                  ("atomic_fragment", IPv6ExtHdrFragment(id=77, m=0, offset=0)),
+                  ("destopts_atomic_fragment", IPv6ExtHdrDestOpt() / IPv6ExtHdrFragment(id=78, m=0, offset=0))):
+    behind = Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0) / hdrs / ICMPv6EchoRequest(id=9, seq=2, data=b"ext")
+    res = run(BASE, {"p0": [behind]})
+    reps = [p for p in res.sent("p0") if ICMPv6EchoReply in p]
+    if reps:
+        r = reps[0]
+        again = r.copy()
+        del again[ICMPv6EchoReply].cksum
+        check("echo_behind_%s_answered_without_them" % name,
+              r[IPv6].src == A0 and r[IPv6].dst == HOST and r[IPv6].nh == 58 and r[IPv6].plen == 8 + 3 and
+              (r[ICMPv6EchoReply].id, r[ICMPv6EchoReply].seq, r[ICMPv6EchoReply].data) == (9, 2, b"ext") and
+              IPv6(bytes(again[IPv6]))[ICMPv6EchoReply].cksum == r[ICMPv6EchoReply].cksum, r.show2(dump=True))
+    else:
+        check("echo_behind_%s_answered_without_them" % name, False, res.sent("p0"))
 
 # options it does not know, on the way to the router, act as their type says (RFC 8200 4.2)
 def dst_opt(otype, hdr=IPv6ExtHdrDestOpt):
@@ -491,6 +497,60 @@ check("unknown_option_pointer", [struct.unpack("!I", icmp6(p)[4:8])[0] for p in 
 check("unknown_option_discard_silently", res.drops().get("ip6_unknown_option") == 3, res.drops())
 check("skippable_option_and_router_alert_stepped_over", res.drops().get("port_unreachable") == 2 and len(errors(res)) == 4,
       (res.drops(), [e.summary() for e in errors(res)]))
+
+# to a group: an option of type 10 still gets Parameter Problem, one of type 11 does not (RFC 8200 4.2,
+# RFC 4443 2.4 (e.3)); an echo request to the site-scope all-routers group is answered (RFC 4291 2.8)
+def group_echo(otype, dst="ff02::1", l2dst="33:33:00:00:00:01"):
+    return Ether(dst=l2dst, src=H1) / IPv6(src=HOST, dst=dst) / \
+        IPv6ExtHdrHopByHop(options=[HBHOptUnknown(otype=otype, optdata=b"\0\0")]) / ICMPv6EchoRequest(id=5, seq=1)
+
+
+res = run(BASE, {"p0": [group_echo(0x80), group_echo(0xC0), echo("ff05::2", l2dst="33:33:00:00:00:02")]})
+pp = of_type(res, "p0", 4)
+check("group_option_10_parameter_problem", len(pp) == 1 and icmp6(pp[0])[1] == 2 and icmp6_ok(pp[0]) and
+      struct.unpack("!I", icmp6(pp[0])[4:8])[0] == 42 and pp[0][IPv6].dst == HOST, res.sent("p0"))
+check("group_option_11_silent", res.drops().get("ip6_unknown_option") == 2, res.drops())
+check("site_all_routers_echo_answered", len(of_type(res, "p0", 129)) == 1, res.sent("p0"))
+
+# a routing header with segments left, to the router: Parameter Problem code 0 at its Routing Type
+# (RFC 8200 4.4; type 0 is never followed, RFC 5095); with none left it is stepped over
+def routed(rtype, segleft, dst=A0, l2dst=R0):
+    return Ether(dst=l2dst, src=H1) / IPv6(src=HOST, dst=dst) / \
+        IPv6ExtHdrRouting(type=rtype, segleft=segleft, addresses=["2001:db8:9::5"]) / UDP(sport=7, dport=8) / Raw(b"rh")
+
+
+res = run(BASE, {"p0": [routed(0, 1), routed(4, 1), routed(0, 0), routed(4, 1, dst="ff02::1", l2dst="33:33:00:00:00:01")]})
+pp = of_type(res, "p0", 4)
+check("routing_header_segments_left_parameter_problem",
+      [(icmp6(p)[1], struct.unpack("!I", icmp6(p)[4:8])[0]) for p in pp] == [(0, 42), (0, 42)] and all(icmp6_ok(p) for p in pp),
+      res.sent("p0"))
+check("routing_header_counted", res.drops().get("ip6_routing_header") == 3 and res.drops().get("port_unreachable") == 1,
+      res.drops())
+
+# RFC 8200 4.1: a Hop-by-Hop header anywhere but first is an unrecognized Next Header (code 1, at the
+# field that names it); a fragment header that is the whole datagram is stepped over wherever it sits
+res = run(BASE, {"p0": [
+    Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0) / IPv6ExtHdrDestOpt() / IPv6ExtHdrHopByHop() / UDP(sport=1, dport=2),
+    Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0) / IPv6ExtHdrHopByHop() / IPv6ExtHdrHopByHop() / UDP(sport=1, dport=2),
+    Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0) / IPv6ExtHdrFragment(id=1, m=0, offset=0) / IPv6ExtHdrHopByHop() / UDP(),
+    Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0) / IPv6ExtHdrDestOpt() / IPv6ExtHdrFragment(id=2, m=0, offset=0) /
+    UDP(sport=1, dport=2) / Raw(b"x"),
+    Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0) / IPv6ExtHdrFragment(id=3, m=0, offset=0) / IPv6ExtHdrDestOpt() /
+    UDP(sport=1, dport=2) / Raw(b"y")]})
+pp = of_type(res, "p0", 4)
+check("misplaced_hop_by_hop_parameter_problem",
+      [(icmp6(p)[1], struct.unpack("!I", icmp6(p)[4:8])[0]) for p in pp] == [(1, 40), (1, 40), (1, 40)], res.sent("p0"))
+unreach = of_type(res, "p0", 1)
+check("atomic_fragment_in_chain_port_unreachable", len(unreach) == 2 and
+      all(icmp6(p)[1] == 4 and IPv6ExtHdrFragment in p for p in unreach), res.sent("p0"))
+
+# RFC 7112: a first fragment without the whole header chain is refused at once (code 3, pointer 0)
+res = run(BASE, {"p0": [Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0) / IPv6ExtHdrFragment(id=9, m=1, offset=0, nh=60) /
+                        Raw(bytes([17, 0, 1, 4, 0, 0, 0, 0]))]})
+pp = of_type(res, "p0", 4)
+check("first_fragment_without_chain_parameter_problem",
+      [(icmp6(p)[1], struct.unpack("!I", icmp6(p)[4:8])[0]) for p in pp] == [(3, 0)] and not res.drops().get("reasm_timeout"),
+      (res.sent("p0"), res.drops()))
 
 # --- datagrams to the router in fragments are reassembled (RFC 8200 4.5) ---
 big = IPv6(src=HOST, dst=A0) / IPv6ExtHdrFragment(id=0x1234) / ICMPv6EchoRequest(id=3, seq=4, data=bytes(range(256)) * 12)
