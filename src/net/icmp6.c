@@ -181,9 +181,12 @@ static void icmp6_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 	/* RFC 4443 2.4 (e.3, e.4): not about multicast, save Packet Too Big and option code 2 */
 	if (!to_group_ok && (odst[0] == 0xff || (orig->flags & RXP_PKT_F_L2_MCAST)))
 		return;
-	/* (e.6): only to a source that names one node: not ::, ::1, multicast or an anycast we know */
+	/*
+	 * (e.6): only to a source that names one node: not ::, ::1, multicast or
+	 * an anycast we know; nor to our own, which a packet from the wire forged
+	 */
 	if (osrc[0] == 0xff || (osrc[0] == 0 && !memcmp(osrc, zero16, 15) && osrc[15] <= 1) ||
-	    router_anycast6(r, osrc))
+	    router_anycast6(r, osrc) || router_has_addr6(r, osrc))
 		return;
 	if (carries_icmp6_error(ip, orig->l3_len))
 		return;

@@ -253,6 +253,10 @@ check("fragment_past_65535_dropped", not res.sent("p1") and res.drops().get("ip4
 res = run(BASE, {"p0": [udp("10.0.2.255"), udp("10.0.1.255", ttl=1), udp("1.2.3.4", src="10.0.1.255")]})
 check("directed_broadcast_not_forwarded", not res.sent("p1") and not icmp_errors(res), (res.sent("p1"), res.sent("p0")))
 check("directed_broadcast_reasons", res.drops().get("ip4_broadcast") == 2 and res.drops().get("ip4_martian_source") == 1, res.drops())
+# a packet from the wire with one of the router's own addresses as source forged it: no error goes to us
+res = run(BASE, {"p0": [udp("10.9.1.1", src="10.0.1.1", ttl=1), udp("10.77.0.1", src="10.0.2.1")]})
+check("no_error_to_own_address", not res.sent("p0") and res.drops().get("ttl_exceeded") == 1 and
+      res.drops().get("no_route") == 1, (res.sent("p0"), res.drops()))
 # a connected subnet's own number is its obsolete broadcast (RFC 1812 4.2.3.1): discarded, no ARP, redirect or error
 res = run(BASE, {"p0": [udp("10.0.2.0"), udp("10.0.1.0"), udp("10.0.1.0", ttl=1)]})
 check("subnet_number_silently_discarded", not res.sent("p1") and not res.sent("p0")

@@ -552,6 +552,11 @@ check("first_fragment_without_chain_parameter_problem",
       [(icmp6(p)[1], struct.unpack("!I", icmp6(p)[4:8])[0]) for p in pp] == [(3, 0)] and not res.drops().get("reasm_timeout"),
       (res.sent("p0"), res.drops()))
 
+# a packet from the wire with one of the router's own addresses as source forged it: no error goes to us
+res = run(BASE, {"p0": [udp("2001:db8:9::5", src=A0, hlim=1), udp("2001:db8:77::1", src=A1), udp(A0, src=LL0)]})
+check("no_error_to_own_address", not res.sent("p0") and res.drops().get("ttl_exceeded") == 1 and
+      res.drops().get("no_route") == 1 and res.drops().get("port_unreachable") == 1, (res.sent("p0"), res.drops()))
+
 # --- datagrams to the router in fragments are reassembled (RFC 8200 4.5) ---
 big = IPv6(src=HOST, dst=A0) / IPv6ExtHdrFragment(id=0x1234) / ICMPv6EchoRequest(id=3, seq=4, data=bytes(range(256)) * 12)
 pieces = [Ether(dst=R0, src=H1) / f for f in fragment6(big, 1280)]
