@@ -98,7 +98,7 @@ struct rxp_port {
 	char name[RXP_PORT_NAME_MAX];
 	uint16_t id;
 	uint16_t n_queues;
-	uint32_t mtu;
+	uint32_t mtu;		/* its device's MTU; 0: no device (sim, pcap, tap) */
 	uint8_t mac[6];
 	const struct rxp_port_ops *ops;
 	bool down;		/* its device went away: nothing received, nothing sent */

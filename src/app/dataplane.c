@@ -14,6 +14,27 @@
 #define ROUTES6_MAX (1u << 17)
 #define IP_MTU_DEFAULT 1500u
 
+/*
+ * The most an interface's MTU can be (@vlan: a sub-port, whose tag takes
+ * room): what a frame of the pool carries.
+ */
+static uint32_t if_max_mtu(const struct dp *dp, uint16_t vlan)
+{
+	return dp->pool->max_frame - RXP_ETH_HLEN - (vlan ? RXP_VLAN_HLEN : 0u);
+}
+
+/*
+ * An interface's MTU unless configured: its device's, as Linux gives its
+ * VLAN devices their parent's (a port without a device, sim or pcap, has
+ * 1500, Ethernet's), within what a frame of the pool carries.
+ */
+static uint32_t if_default_mtu(const struct dp *dp, uint16_t port, uint16_t vlan)
+{
+	uint32_t dev = dp->ports[port].mtu;
+
+	return RXP_MIN(dev ? dev : IP_MTU_DEFAULT, if_max_mtu(dp, vlan));
+}
+
 void dp_config_default(struct dp_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -232,12 +253,19 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 		break;
 	case DP_CMD_MTU: {
 		const struct rxp_l3if *ifp = &r->ifs[ifidx];
-		uint32_t max = dp->pool->max_frame - RXP_ETH_HLEN - (ifp->vlan ? RXP_VLAN_HLEN : 0);
-		uint32_t mtu = c->mtu ? c->mtu : RXP_MIN(IP_MTU_DEFAULT, max);	/* 0: the default */
+		uint32_t max = if_max_mtu(dp, ifp->vlan), dev = dp->ports[ifp->port].mtu;
+		uint32_t mtu = c->mtu ? c->mtu : if_default_mtu(dp, ifp->port, ifp->vlan);	/* 0: the default */
 
 		if (mtu > max) {
 			snprintf(err, errlen, "%s: mtu %u: larger than the %u bytes a %u-byte frame carries; raise --max-frame",
 				 c->where, mtu, max, dp->pool->max_frame);
+			return -EINVAL;
+		}
+		/* the kernel drops what its device's MTU does not carry, without a word */
+		if (dev && mtu > dev) {
+			snprintf(err, errlen, "%s: mtu %u: larger than the %u-byte MTU of %s's interface, which "
+				 "would drop the larger packets unseen; raise that first (ip link set dev "
+				 "IFACE mtu %u)", c->where, mtu, dev, dp->ports[ifp->port].name, mtu);
 			return -EINVAL;
 		}
 		ret = rxp_router_set_mtu(r, ifidx, mtu);
@@ -310,18 +338,16 @@ static int open_router(struct dp *dp, const struct dp_config *cfg, char *err, si
 	}
 	for (unsigned i = 0; i < dp->n_ports; i++) {
 		const struct rxp_port *p = &dp->ports[i];
-		uint32_t mtu = RXP_MIN(IP_MTU_DEFAULT, dp->pool->max_frame - RXP_ETH_HLEN);
 
-		rxp_router_add_if(r, p->name, p->id, 0, p->mac, mtu);
+		rxp_router_add_if(r, p->name, p->id, 0, p->mac, if_default_mtu(dp, p->id, 0));
 	}
 	for (unsigned i = 0; i < cfg->n_vlans; i++) {
 		const struct dp_vlan_config *v = &cfg->vlans[i];
 		int parent = rxp_router_if_by_name(r, v->parent);
-		uint32_t mtu = RXP_MIN(IP_MTU_DEFAULT,
-				       dp->pool->max_frame - RXP_ETH_HLEN - RXP_VLAN_HLEN);
+		uint16_t port = r->ifs[parent].port;
 
-		ret = rxp_router_add_if(r, v->name, r->ifs[parent].port, v->id,
-					r->ifs[parent].mac, mtu);
+		ret = rxp_router_add_if(r, v->name, port, v->id, r->ifs[parent].mac,
+					if_default_mtu(dp, port, v->id));
 		if (ret < 0) {
 			snprintf(err, errlen, "VLAN sub-port %s: %s", v->name, af_err(ret));
 			return ret;

@@ -591,7 +591,7 @@ static int read_iface(struct rxp_port *port, struct afxdp_port *ap, bool want_ma
 		ret = -errno;
 		goto out;
 	}
-	port->mtu = RXP_MIN((uint32_t)ifr.ifr_mtu, port->pool->max_frame - 18);
+	port->mtu = (uint32_t)ifr.ifr_mtu;
 	snprintf(ap->driver, sizeof(ap->driver), "%s", "unknown driver");
 	ifr.ifr_data = (void *)&info;
 	if (!ioctl(fd, SIOCETHTOOL, &ifr))
@@ -973,13 +973,20 @@ static int afxdp_open(struct rxp_port *port, struct rxp_args *args, char *err, s
 		ret = -EINVAL;
 		goto err_close;
 	}
+	if (port->mtu + 18 > port->pool->max_frame)
+		fprintf(stderr, "rxpath: port %s: afxdp dev=%s: MTU %u allows frames longer than the %u-byte maximum frame; the kernel drops those (kernel_rx_dropped; use --max-frame %u)\n",
+			port->name, dev, port->mtu, port->pool->max_frame, port->mtu + 18);
 	libxdp_set_print(libxdp_quiet);
 	libbpf_set_print(libbpf_quiet);
 	/* leave the interface as we found it: we do not replace someone else's program */
 	if (!bpf_xdp_query(ap->ifindex, 0, &qopts) && qopts.prog_id) {
+		/* `xdp off` removes a native program only: name the mode it is attached in */
+		const char *off = qopts.attach_mode == XDP_ATTACHED_SKB ? "xdpgeneric off" :
+				  qopts.attach_mode == XDP_ATTACHED_HW ? "xdpoffload off" : "xdpdrv off";
+
 		snprintf(err, errlen,
-			 "dev=%s already has an XDP program (id %u); remove it first (ip link set dev %s xdp off, or xdp-loader unload %s --all)",
-			 dev, qopts.prog_id, dev, dev);
+			 "dev=%s already has an XDP program (id %u); remove it first (ip link set dev %s %s, or xdp-loader unload %s --all)",
+			 dev, qopts.prog_id, dev, off, dev);
 		ret = -EEXIST;
 		goto err_close;
 	}

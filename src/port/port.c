@@ -69,7 +69,7 @@ int rxp_port_open(struct rxp_port *port, uint16_t id, const char *name, const ch
 	snprintf(port->name, sizeof(port->name), "%s", name);
 	port->id = id;
 	port->pool = pool;
-	port->mtu = pool->max_frame - 18;	/* Ethernet header + one VLAN tag */
+	port->mtu = 0;		/* no device, unless the driver has one */
 	port->n_queues = 1;
 	/* A locally administered MAC derived from the port id, unless the driver sets one. */
 	port->mac[0] = 0x02;

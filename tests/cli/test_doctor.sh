@@ -22,15 +22,20 @@ fi
 NS="rxp-doc-$$"	# lib.sh's exit removes it
 ip -n "$NS" link add d0 type veth peer name d1
 ip -n "$NS" link set d0 up
+ip netns exec "$NS" ethtool -K d0 tx off tso off gso off >/dev/null 2>&1
 ip -n "$NS" link set d1 up
 ip -n "$NS" link set dev d1 xdpgeneric obj /usr/lib/x86_64-linux-gnu/bpf/xdpfilt_alw_all.o sec xdp 2>/dev/null
 out=$(ip netns exec "$NS" "$RXPATH" doctor d0 2>&1)
 check doctor_veth_driver grep -q "interface d0: driver veth" <<<"$out"
 check doctor_veth_native grep -q "interface d0: native XDP (driver veth)" <<<"$out"
-check doctor_veth_offload_fix grep -q "fix: on the PEER of d0: ethtool -K PEER tso off" <<<"$out"
+# the offloads that matter are the sending peer's: d1's (on), not d0's (off)
+check doctor_veth_peer_offload_fix grep -q "fix: ethtool -K d1 tso off" <<<"$out"
+check doctor_veth_own_offloads_not_blamed bash -c '! grep -q "fix: ethtool -K d0" <<<"$1"' _ "$out"
 check doctor_veth_coalesce_fix grep -q "fix: port add p0 afxdp:dev=d0,coalesce=200" <<<"$out"
 check doctor_no_prog_on_d0 grep -q "interface d0: no XDP program attached" <<<"$out"
 out=$(ip netns exec "$NS" "$RXPATH" doctor d1 2>&1)
+check doctor_veth_peer_offloads_off grep -q "interface d1: its veth peer d0 sends no GSO packets" <<<"$out"
 if ip -n "$NS" link show d1 | grep -q xdp; then
 	check doctor_sees_attached_prog grep -q "interface d1: an XDP program is attached" <<<"$out"
+	check doctor_generic_prog_fix grep -q "xdpgeneric off" <<<"$out"
 fi

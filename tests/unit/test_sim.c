@@ -159,7 +159,7 @@ static void test_open_defaults(void)
 	CHECK_EQ(f.port.id, 3);
 	CHECK_EQ(f.port.n_queues, 1);
 	CHECK(f.port.pool == f.pool);
-	CHECK_EQ(f.port.mtu, 1500);
+	CHECK_EQ(f.port.mtu, 0);	/* no device: the router's default applies */
 	/* a locally administered unicast MAC derived from the id */
 	CHECK_EQ(f.port.mac[0], 0x02);
 	CHECK_EQ(f.port.mac[5], 4);
