@@ -61,6 +61,13 @@
 #define AFP_TXRING_DEFAULT 1024u
 #define AFP_TX_BLOCK (64u << 10)
 #define AFP_WARN_MAX 4u
+/* newer than some kernel headers */
+#ifndef PACKET_FANOUT_FLAG_UNIQUEID
+#define PACKET_FANOUT_FLAG_UNIQUEID 0x2000
+#endif
+#ifndef PACKET_FANOUT_FLAG_IGNORE_OUTGOING
+#define PACKET_FANOUT_FLAG_IGNORE_OUTGOING 0x4000
+#endif
 
 /* Where frame data starts in a TX slot: the kernel's default for V3 (no PACKET_TX_HAS_OFF). */
 #define AFP_TX_DATA_OFF (TPACKET3_HDRLEN - sizeof(struct sockaddr_ll))
@@ -72,7 +79,7 @@ _Static_assert(AFP_TX_DATA_OFF == TPACKET_ALIGN(sizeof(struct tpacket3_hdr)),
 struct afp_port {
 	int fd;
 	uint16_t queue;		/* its queue number: messages come from queue 0 only */
-	uint32_t fanout_arg;	/* PACKET_FANOUT argument; 0: a single queue */
+	bool fanout;		/* one of several queues: in the port's fanout group */
 	bool gone;		/* the device went away: socket closed, bursts do nothing */
 	uint8_t *map;
 	size_t map_len;
@@ -601,12 +608,62 @@ static int setup_rings(struct afp_port *ap, uint32_t blocks, uint32_t block_size
 }
 
 /*
+ * Puts @ap in its port's fanout group, flows spread by hash. @group is the
+ * PACKET_FANOUT argument of the port's group, 0 until its first queue
+ * creates it: with an id the kernel picks (UNIQUEID, Linux 4.17), so that
+ * no other process's group is ever joined, and leaving out the frames the
+ * host sends (IGNORE_OUTGOING, Linux 6.9: in a group, the socket's own
+ * PACKET_IGNORE_OUTGOING no longer applies). An older kernel gets what it
+ * takes: an id made of our pid and the port, outgoing frames filtered here.
+ * Returns 0 or an errno.
+ */
+static int fanout_join(struct afp_port *ap, uint16_t port_id, uint32_t *group)
+{
+	static const uint32_t tries[] = {
+		PACKET_FANOUT_FLAG_UNIQUEID | PACKET_FANOUT_FLAG_IGNORE_OUTGOING,
+		PACKET_FANOUT_FLAG_UNIQUEID, PACKET_FANOUT_FLAG_IGNORE_OUTGOING, 0,
+	};
+	uint32_t arg, type;
+	socklen_t len = sizeof(arg);
+	int e = EINVAL;
+
+	if (*group) {
+		arg = *group;
+		if (setsockopt(ap->fd, SOL_PACKET, PACKET_FANOUT, &arg, sizeof(arg)))
+			return errno;
+		if (!((arg >> 16) & PACKET_FANOUT_FLAG_IGNORE_OUTGOING))
+			ap->skip_outgoing = true;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]) && e == EINVAL; i++) {
+		type = PACKET_FANOUT_HASH | tries[i];
+		arg = type << 16;
+		if (!(tries[i] & PACKET_FANOUT_FLAG_UNIQUEID))
+			arg |= (uint32_t)(getpid() * 64 + port_id) & 0xffff;
+		if (setsockopt(ap->fd, SOL_PACKET, PACKET_FANOUT, &arg, sizeof(arg))) {
+			e = errno;
+			continue;
+		}
+		/* the id the kernel chose, for the other queues (which join without UNIQUEID) */
+		if ((tries[i] & PACKET_FANOUT_FLAG_UNIQUEID) &&
+		    getsockopt(ap->fd, SOL_PACKET, PACKET_FANOUT, &arg, &len))
+			return errno;
+		*group = (arg & 0xffff) | (type & ~(uint32_t)PACKET_FANOUT_FLAG_UNIQUEID) << 16;
+		if (!(tries[i] & PACKET_FANOUT_FLAG_IGNORE_OUTGOING))
+			ap->skip_outgoing = true;
+		return 0;
+	}
+	return e;
+}
+
+/*
  * Opens the packet socket on device @ifindex: rings, options, promiscuous
  * mode, bind. Reads the device's MAC (unless @keep_mac) and MTU.
  * Returns 0 or -errno with @err; the caller closes what is half open.
  */
 static int sock_open(struct afp_port *ap, struct rxp_port *port, unsigned ifindex,
-		     uint32_t blocks, uint32_t block_size, bool keep_mac, char *err, size_t errlen)
+		     uint32_t blocks, uint32_t block_size, bool keep_mac, uint32_t *group,
+		     char *err, size_t errlen)
 {
 	bool bypass = ap->want_bypass;
 	struct packet_mreq mreq;
@@ -664,13 +721,10 @@ static int sock_open(struct afp_port *ap, struct rxp_port *port, unsigned ifinde
 				"the interface went away; check `ip link show`" : perm_hint(e));
 	}
 	/* several queues: one fanout group, frames spread by flow hash */
-	if (ap->fanout_arg && setsockopt(ap->fd, SOL_PACKET, PACKET_FANOUT, &ap->fanout_arg,
-					 sizeof(ap->fanout_arg))) {
-		e = errno;
+	if (ap->fanout && (e = fanout_join(ap, port->id, group)))
 		return step_err(e, err, errlen, "setsockopt(PACKET_FANOUT, hash)", e == EINVAL ?
 				"this kernel lacks PACKET_FANOUT (Linux 3.1 or later); use queues=1" :
 				"cannot join the queues' fanout group");
-	}
 	ap->qdisc_bypass = bypass;
 	ap->ifindex = ifindex;
 	return 0;
@@ -679,7 +733,7 @@ static int sock_open(struct afp_port *ap, struct rxp_port *port, unsigned ifinde
 static int afp_open(struct rxp_port *port, struct rxp_args *args, char *err, size_t errlen)
 {
 	uint32_t blocks = AFP_BLOCKS_DEFAULT, block_size = AFP_BLOCKSIZE_DEFAULT;
-	uint32_t txring = AFP_TXRING_DEFAULT, n_queues = 1;
+	uint32_t txring = AFP_TXRING_DEFAULT, n_queues = 1, group = 0;
 	bool bypass = true, mac_given;
 	struct afp_dev *adev;
 	const char *dev;
@@ -748,10 +802,7 @@ static int afp_open(struct rxp_port *port, struct rxp_args *args, char *err, siz
 
 		ap->fd = -1;
 		ap->queue = i;
-		/* a group id of our own: the pid and the port, so two rxpaths never share one */
-		ap->fanout_arg = n_queues == 1 ? 0 :
-			((uint32_t)(getpid() * 64 + port->id) & 0xffff) |
-			(uint32_t)PACKET_FANOUT_HASH << 16;
+		ap->fanout = n_queues > 1;
 		ap->max_frame = port->pool->max_frame;
 		ap->data_off = (uint16_t)port->pool->data_off;
 		ap->tx_frames = txring;
@@ -759,8 +810,8 @@ static int afp_open(struct rxp_port *port, struct rxp_args *args, char *err, siz
 		snprintf(ap->dev, sizeof(ap->dev), "%s", dev);
 		snprintf(ap->port_name, sizeof(ap->port_name), "%s", port->name);
 		port->queues[i].priv = ap;
-		ret = sock_open(ap, port, ifindex, blocks, block_size, mac_given || i > 0, err,
-				errlen);
+		ret = sock_open(ap, port, ifindex, blocks, block_size, mac_given || i > 0, &group,
+				err, errlen);
 		if (ret) {
 			afp_close(port);
 			return ret;
@@ -803,6 +854,7 @@ static int afp_check(struct rxp_port *port, char *msg, size_t msglen)
 	struct afp_dev *dev = port->priv;
 	struct afp_port *ap = &dev->q[0];
 	char err[RXP_ERR_LEN];
+	uint32_t group = 0;	/* the fanout group went with the sockets: a new one */
 	unsigned ifindex;
 	int ret = 0;
 
@@ -838,7 +890,7 @@ static int afp_check(struct rxp_port *port, char *msg, size_t msglen)
 	/* the port keeps its MAC: the stack and the neighbours know it; promiscuous mode takes it */
 	for (unsigned i = 0; i < dev->n_queues && !ret; i++)
 		ret = sock_open(&dev->q[i], port, ifindex, dev->q[i].rx_blocks,
-				dev->q[i].rx_block_size, true, err, sizeof(err));
+				dev->q[i].rx_block_size, true, &group, err, sizeof(err));
 	if (ret) {
 		for (unsigned i = 0; i < dev->n_queues; i++)
 			sock_close(&dev->q[i]);
