@@ -386,7 +386,10 @@ static uint16_t afp_tx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_
 	}
 	/* Copied (or dropped): the buffers are free again. */
 	rxp_pool_free_bulk(q->cache, pkts, i);
-	if (filled || (ap->tx_need_kick && !ap->tx_blocked))
+	/* while kicks fail (the device is down) the port check retries, not every burst */
+	if (rxp_unlikely(ap->tx_blocked))
+		ap->tx_need_kick |= filled != 0;
+	else if (filled || ap->tx_need_kick)
 		tx_kick(ap);
 	q->stats.tx_packets += filled;
 	q->stats.tx_bytes += bytes;

@@ -116,7 +116,10 @@ struct afxdp_queue {
 	int fd;
 	uint64_t rx_wakeups;
 	uint64_t tx_kicks;
+	uint64_t tx_kick_errors;
 	uint64_t busy_polls;
+	bool tx_blocked;	/* kicks fail, the device is down: retried by the port check */
+	uint8_t down_checks;	/* port checks that found it blocked in a row */
 	bool napi_checked;	/* busypoll: the socket's NAPI id was looked at */
 	bool no_napi;		/* busypoll: the socket has no NAPI to poll (veth); no recvfrom */
 	struct xsk_socket *xsk;
@@ -336,11 +339,21 @@ static rxp_noinline void busy_poll_check(const struct afxdp_port *ap, struct afx
 		ap->name, ap->dev, qid, ap->driver[0] ? ap->driver : "unknown", ap->coalesce_us);
 }
 
+/*
+ * Copy mode transmits only from sendto(); zero-copy drivers when woken. A
+ * device that is down (ENETDOWN) or going away keeps the frames on the TX
+ * ring: the port check retries then, ten times a second, not every poll.
+ */
 static rxp_noinline void tx_kick(struct afxdp_queue *aq)
 {
-	/* copy mode transmits only from sendto(); zero-copy drivers when woken */
-	sendto(aq->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
 	aq->tx_kicks++;
+	if (sendto(aq->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0 || errno == EAGAIN ||
+	    errno == EBUSY || errno == ENOBUFS) {
+		aq->tx_blocked = false;
+		return;
+	}
+	aq->tx_kick_errors++;
+	aq->tx_blocked = errno == ENETDOWN || errno == ENXIO || errno == ENODEV;
 }
 
 static uint32_t afxdp_refill(struct rxp_queue *q)
@@ -475,7 +488,7 @@ static uint16_t afxdp_tx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint1
 	q->stats.tx_packets += n;
 	q->stats.tx_bytes += bytes;
 	/* one kick per burst, and only when the kernel asks for it */
-	if (xsk_ring_prod__needs_wakeup(&aq->tx))
+	if (xsk_ring_prod__needs_wakeup(&aq->tx) && !aq->tx_blocked)
 		tx_kick(aq);
 	return n;
 }
@@ -506,7 +519,8 @@ static uint32_t afxdp_complete(struct rxp_queue *q)
 	aq->tx_outstanding -= total;
 	q->stats.tx_completed += total;
 	/* Copy mode sends a bounded batch per sendto(): push the rest of a long burst on. */
-	if (aq->tx_outstanding && tx_ring_pending(aq) && xsk_ring_prod__needs_wakeup(&aq->tx))
+	if (aq->tx_outstanding && tx_ring_pending(aq) && xsk_ring_prod__needs_wakeup(&aq->tx) &&
+	    !aq->tx_blocked)
 		tx_kick(aq);
 	return total;
 }
@@ -524,6 +538,38 @@ static bool afxdp_tx_idle(struct rxp_queue *q)
 	return ap->gone || ap->q[q->id].tx_outstanding == 0;
 }
 
+/*
+ * Sends what waits on the TX rings of a device that was down, once per
+ * check. One still down after a whole check period is said once.
+ */
+static int link_check(struct rxp_port *port, char *msg, size_t msglen)
+{
+	struct afxdp_port *ap = port->priv;
+	bool blocked = false, say = false;
+
+	for (uint16_t q = 0; q < port->n_queues; q++) {
+		struct afxdp_queue *aq = &ap->q[q];
+
+		if (rxp_likely(!aq->tx_blocked)) {
+			aq->down_checks = 0;
+			continue;
+		}
+		tx_kick(aq);
+		if (!aq->tx_blocked) {
+			aq->down_checks = 0;
+			continue;
+		}
+		blocked = true;
+		if (aq->down_checks < 2 && ++aq->down_checks == 2)
+			say = true;
+	}
+	if (!blocked || !say)
+		return RXP_PORT_SAME;
+	snprintf(msg, msglen, "interface %s is down: frames for it wait in its TX ring; bring it up (ip link set %s up)",
+		 ap->dev, ap->dev);
+	return RXP_PORT_NOTE;
+}
+
 /* The ifindex vanishes with the device; a name that comes back is a new device. */
 static int afxdp_check(struct rxp_port *port, char *msg, size_t msglen)
 {
@@ -533,7 +579,7 @@ static int afxdp_check(struct rxp_port *port, char *msg, size_t msglen)
 
 	if (!ap->gone) {
 		if (if_indextoname((unsigned)ap->ifindex, name) || (errno != ENXIO && errno != ENODEV))
-			return RXP_PORT_SAME;
+			return link_check(port, msg, msglen);
 		ap->gone = true;
 		snprintf(msg, msglen, "interface %s is gone (deleted or moved to another namespace)",
 			 ap->dev);
@@ -1021,7 +1067,7 @@ err_close:
 static unsigned afxdp_xstats(struct rxp_port *port, struct rxp_xstat *out, unsigned max)
 {
 	struct afxdp_port *ap = port->priv;
-	uint64_t wakeups = 0, kicks = 0, busy_polls = 0;
+	uint64_t wakeups = 0, kicks = 0, kick_errors = 0, busy_polls = 0;
 	struct xdp_statistics sum = { 0 };
 	unsigned n = 0;
 
@@ -1034,6 +1080,7 @@ static unsigned afxdp_xstats(struct rxp_port *port, struct rxp_xstat *out, unsig
 
 		wakeups += aq->rx_wakeups;
 		kicks += aq->tx_kicks;
+		kick_errors += aq->tx_kick_errors;
 		busy_polls += aq->busy_polls;
 		if (aq->fd >= 0 && !getsockopt(aq->fd, SOL_XDP, XDP_STATISTICS, &xs, &len)) {
 			sum.rx_dropped += xs.rx_dropped;
@@ -1045,7 +1092,8 @@ static unsigned afxdp_xstats(struct rxp_port *port, struct rxp_xstat *out, unsig
 		}
 	}
 	const struct rxp_xstat all[] = {
-		{ "rx_wakeups", wakeups }, { "tx_kicks", kicks }, { "busy_polls", busy_polls },
+		{ "rx_wakeups", wakeups }, { "tx_kicks", kicks }, { "tx_kick_errors", kick_errors },
+		{ "busy_polls", busy_polls },
 		{ "kernel_rx_dropped", sum.rx_dropped },
 		{ "kernel_rx_ring_full", sum.rx_ring_full },
 		{ "kernel_fill_ring_empty", sum.rx_fill_ring_empty_descs },

@@ -77,6 +77,34 @@ for DRIVER in afpacket afxdp; do
 	lab_bg "$LAB_H1" ping -q -n -i 0.005 10.0.2.2 >/dev/null 2>&1
 	flood=$!
 	sleep 0.5
+
+	# first only down: said once, no system call per poll while the frames wait, and
+	# forwarding again once it is up
+	ip -n "$LAB_R" link set r1 down
+	if line=$(wait_err 'port p1: interface r1 is down'); then
+		pass "${D}_down_reported"
+		observed "$DRIVER: $line"
+	else
+		fail "${D}_down_reported" "no 'port p1: interface r1 is down' line within 3 s:" \
+			"$(tail -n 5 "$LAB_DIR/rxpath.err")"
+	fi
+	if command -v strace >/dev/null; then
+		timeout -s INT 1 strace -f -c -p "$pid" -o "$LAB_DIR/strace-down.$DRIVER" >/dev/null 2>&1
+		read -r calls errors <<<"$(awk '$NF == "total" { print ($5 == "total" ? $4 " 0" : $4 " " $5) }' \
+			"$LAB_DIR/strace-down.$DRIVER")"
+		observed "$DRIVER: system calls in 1 s with p1 set down: ${calls:-?}, failing ${errors:-?}"
+		if [ -n "${calls:-}" ] && [ "${errors:-0}" -le 50 ]; then
+			pass "${D}_down_no_error_spin"
+		else
+			fail "${D}_down_no_error_spin" "$(cat "$LAB_DIR/strace-down.$DRIVER")"
+		fi
+	else
+		skip "${D}_down_no_error_spin: strace not installed (apt-get install strace)"
+	fi
+	ip -n "$LAB_R" link set r1 up
+	ping_ok "${D}_forwards_after_up" "$LAB_H1" 10.0.2.2
+	lines_before=$(grep -c 'port p1' "$LAB_DIR/rxpath.err")
+
 	t0=$(date +%s%N)
 	ip -n "$LAB_R" link del r1
 	if line=$(wait_err 'port p1: interface r1 is gone'); then
@@ -105,7 +133,7 @@ for DRIVER in afpacket afxdp; do
 	else
 		skip "${D}_no_error_spin: strace not installed (apt-get install strace)"
 	fi
-	n_lines=$(grep -c 'port p1' "$LAB_DIR/rxpath.err")
+	n_lines=$(($(grep -c 'port p1' "$LAB_DIR/rxpath.err") - lines_before))
 	if [ "$n_lines" -eq 1 ]; then
 		pass "${D}_said_once"
 	else
