@@ -90,6 +90,7 @@ struct afp_port {
 	uint32_t rx_block;	/* block the cursor is in */
 	uint32_t rx_left;	/* frames of that block not yet taken */
 	uint8_t *rx_next;	/* next tpacket3_hdr; NULL: no block open */
+	const uint8_t *rx_end;	/* end of the open block: every frame header and frame within */
 	bool skip_outgoing;	/* no PACKET_IGNORE_OUTGOING: filter by packet type */
 	/* transmit ring */
 	uint8_t *tx_ring;
@@ -153,6 +154,7 @@ static inline bool rx_open_block(struct afp_port *ap)
 		ap->rx_left = bd->hdr.bh1.num_pkts;
 		if (rxp_likely(ap->rx_left)) {
 			ap->rx_next = (uint8_t *)bd + bd->hdr.bh1.offset_to_first_pkt;
+			ap->rx_end = (const uint8_t *)bd + ap->rx_block_size;
 			return true;
 		}
 		rx_release_block(ap);	/* an empty block: nothing to take */
@@ -175,6 +177,21 @@ static rxp_noinline void rx_warn(struct afp_port *ap, const struct tpacket3_hdr 
 	else
 		fprintf(stderr, "rxpath: port %s: afpacket dev=%s: a %u-byte frame is longer than the %u-byte maximum frame; dropped. A sender doing TSO/GSO/GRO (ethtool -K PEER tso off gso off gro off) or an MTU above --max-frame (raise it) causes this\n",
 			ap->port_name, ap->dev, h->tp_snaplen, ap->max_frame);
+}
+
+/*
+ * True when the frame header at @h and the frame it describes lie within
+ * the open block: the ring is the kernel's, but nothing read from it is
+ * used unchecked.
+ */
+static inline bool rx_frame_in_block(const struct afp_port *ap, const struct tpacket3_hdr *h)
+{
+	const uint8_t *p = (const uint8_t *)h;
+	size_t room = (size_t)(ap->rx_end - p);
+
+	return p >= (const uint8_t *)rx_block_desc(ap, ap->rx_block) + sizeof(struct tpacket_block_desc) &&
+	       p < ap->rx_end && room >= TPACKET3_HDRLEN && h->tp_mac <= room &&
+	       h->tp_snaplen <= room - h->tp_mac && h->tp_next_offset <= room;
 }
 
 /*
@@ -261,6 +278,11 @@ static uint16_t afp_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_
 			struct rxp_pkt *pkt = pkts[i + used];
 			uint16_t len;
 
+			if (rxp_unlikely(!rx_frame_in_block(ap, h))) {
+				ap->st.rx_bad_blocks++;
+				ap->rx_left = 0;	/* given back below, the rest of it unread */
+				break;
+			}
 			ap->rx_next += h->tp_next_offset;
 			ap->rx_left--;
 			if (rxp_unlikely(!rx_copy_frame(ap, h, pkt, &len)))
@@ -926,6 +948,7 @@ static unsigned afp_xstats(struct rxp_port *port, struct rxp_xstat *out, unsigne
 		{ "kernel_drops", st.kernel_drops }, { "kernel_freezes", st.kernel_freezes },
 		{ "rx_oversize", st.rx_oversize }, { "rx_truncated", st.rx_truncated },
 		{ "rx_csum_partial", st.rx_csum_partial }, { "rx_blocks", st.rx_blocks },
+		{ "rx_bad_blocks", st.rx_bad_blocks },
 		{ "tx_oversize", st.tx_oversize }, { "tx_kicks", st.tx_kicks },
 		{ "tx_kick_errors", st.tx_kick_errors },
 	};
@@ -967,6 +990,7 @@ int rxp_afpacket_port_stats(const struct rxp_port *port, struct rxp_afpacket_sta
 		st->rx_csum_partial += ap->st.rx_csum_partial;
 		st->rx_outgoing += ap->st.rx_outgoing;
 		st->rx_blocks += ap->st.rx_blocks;
+		st->rx_bad_blocks += ap->st.rx_bad_blocks;
 		st->tx_oversize += ap->st.tx_oversize;
 		st->tx_kicks += ap->st.tx_kicks;
 		st->tx_kick_errors += ap->st.tx_kick_errors;

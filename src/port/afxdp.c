@@ -112,9 +112,12 @@ struct afxdp_queue {
 	uint8_t *base;
 	uint8_t *in_kernel;
 	uint64_t chunk_mask;	/* clears the offset within a buffer */
+	uint64_t umem_len;	/* bytes of the UMEM: descriptors must point inside */
+	uint32_t buf_size;
 	uint32_t tx_outstanding;	/* on the TX or completion ring, not yet reaped */
 	int fd;
 	uint64_t rx_wakeups;
+	uint64_t bad_descs;	/* descriptors from the kernel that named no buffer of ours */
 	uint64_t tx_kicks;
 	uint64_t tx_kick_errors;
 	uint64_t busy_polls;
@@ -402,7 +405,7 @@ static uint16_t afxdp_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint1
 	struct afxdp_queue *aq = &ap->q[q->id];
 	const uint32_t shift = (uint32_t)__builtin_ctz(q->port->pool->buf_size);
 	uint64_t bytes = 0;
-	uint32_t idx = 0, got;
+	uint32_t idx = 0, got, taken = 0;
 
 	if (rxp_unlikely(ap->gone))
 		return 0;
@@ -432,20 +435,27 @@ static uint16_t afxdp_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint1
 		uint64_t chunk = addr & aq->chunk_mask;
 		struct rxp_pkt *pkt = (struct rxp_pkt *)(aq->base + chunk);
 
+		/* a buffer of ours that the kernel held, and the frame within it: else skipped */
+		if (rxp_unlikely(chunk >= aq->umem_len || addr - chunk + d->len > aq->buf_size ||
+				 aq->in_kernel[chunk >> shift] != 1 ||
+				 addr - chunk < RXP_PKT_META_SIZE)) {
+			aq->bad_descs++;
+			continue;
+		}
 		pkt->data_off = (uint16_t)(addr - chunk);
 		pkt->len = (uint16_t)d->len;
 		pkt->port = q->port->id;
 		pkt->queue = q->id;
 		aq->in_kernel[chunk >> shift] = 0;
 		bytes += d->len;
-		pkts[i] = pkt;
+		pkts[taken++] = pkt;
 	}
 	/* Store-release of the consumer: pairs with the kernel's (A) before it reuses the slots. */
 	xsk_ring_cons__release(&aq->rx, got);
 	q->stats.rx_nonempty++;
-	q->stats.rx_packets += got;
+	q->stats.rx_packets += taken;
 	q->stats.rx_bytes += bytes;
-	return (uint16_t)got;
+	return (uint16_t)taken;
 }
 
 /* Returns true when frames wait on the TX ring that the kernel has not taken yet. */
@@ -499,7 +509,7 @@ static uint32_t afxdp_complete(struct rxp_queue *q)
 	struct afxdp_queue *aq = &ap->q[q->id];
 	const uint32_t shift = (uint32_t)__builtin_ctz(q->port->pool->buf_size);
 	struct rxp_pkt *done[AFXDP_COMP_BATCH];
-	uint32_t total = 0, got, idx;
+	uint32_t total = 0, got, idx, n = 0;
 
 	if (!aq->tx_outstanding || rxp_unlikely(ap->gone))
 		return 0;
@@ -508,13 +518,19 @@ static uint32_t afxdp_complete(struct rxp_queue *q)
 		for (uint32_t i = 0; i < got; i++) {
 			uint64_t chunk = *xsk_ring_cons__comp_addr(&aq->cq, idx + i) & aq->chunk_mask;
 
+			/* only a buffer we handed over comes back: never one freed twice */
+			if (rxp_unlikely(chunk >= aq->umem_len || aq->in_kernel[chunk >> shift] != 1)) {
+				aq->bad_descs++;
+				continue;
+			}
 			aq->in_kernel[chunk >> shift] = 0;
-			done[i] = (struct rxp_pkt *)(aq->base + chunk);
+			done[n++] = (struct rxp_pkt *)(aq->base + chunk);
 		}
 		/* Store-release of the consumer: pairs with the kernel's (A) in xskq_prod_reserve. */
 		xsk_ring_cons__release(&aq->cq, got);
-		rxp_pool_free_bulk(q->cache, done, got);
+		rxp_pool_free_bulk(q->cache, done, n);
 		total += got;
+		n = 0;
 	}
 	aq->tx_outstanding -= total;
 	q->stats.tx_completed += total;
@@ -797,6 +813,8 @@ static int open_socket(struct rxp_port *port, struct afxdp_port *ap, uint16_t qi
 	aq->base = um->pool->base;
 	aq->in_kernel = um->in_kernel;
 	aq->chunk_mask = ~(uint64_t)(um->pool->buf_size - 1);
+	aq->buf_size = um->pool->buf_size;
+	aq->umem_len = (uint64_t)um->pool->n_bufs * um->pool->buf_size;
 	if (ap->coalesce_us)
 		snprintf(coalesce, sizeof(coalesce), "coalescing %u us, ", ap->coalesce_us);
 	fprintf(stderr, "afxdp %s dev %s queue %u: %s XDP, %s%s%s\n", port->name, ap->dev, qid,
@@ -1067,7 +1085,7 @@ err_close:
 static unsigned afxdp_xstats(struct rxp_port *port, struct rxp_xstat *out, unsigned max)
 {
 	struct afxdp_port *ap = port->priv;
-	uint64_t wakeups = 0, kicks = 0, kick_errors = 0, busy_polls = 0;
+	uint64_t wakeups = 0, kicks = 0, kick_errors = 0, busy_polls = 0, bad_descs = 0;
 	struct xdp_statistics sum = { 0 };
 	unsigned n = 0;
 
@@ -1081,6 +1099,7 @@ static unsigned afxdp_xstats(struct rxp_port *port, struct rxp_xstat *out, unsig
 		wakeups += aq->rx_wakeups;
 		kicks += aq->tx_kicks;
 		kick_errors += aq->tx_kick_errors;
+		bad_descs += aq->bad_descs;
 		busy_polls += aq->busy_polls;
 		if (aq->fd >= 0 && !getsockopt(aq->fd, SOL_XDP, XDP_STATISTICS, &xs, &len)) {
 			sum.rx_dropped += xs.rx_dropped;
@@ -1093,7 +1112,7 @@ static unsigned afxdp_xstats(struct rxp_port *port, struct rxp_xstat *out, unsig
 	}
 	const struct rxp_xstat all[] = {
 		{ "rx_wakeups", wakeups }, { "tx_kicks", kicks }, { "tx_kick_errors", kick_errors },
-		{ "busy_polls", busy_polls },
+		{ "busy_polls", busy_polls }, { "bad_descs", bad_descs },
 		{ "kernel_rx_dropped", sum.rx_dropped },
 		{ "kernel_rx_ring_full", sum.rx_ring_full },
 		{ "kernel_fill_ring_empty", sum.rx_fill_ring_empty_descs },
