@@ -509,6 +509,24 @@ static void close_workers(struct dp *dp)
 	dp->workers = NULL;
 }
 
+/*
+ * The queues a port spec asks for (queues=N, 1 unless given or readable):
+ * each has rings of its own to keep filled, so the pool grows with them.
+ * A bad value is the driver's to report when it opens the port.
+ */
+static uint32_t spec_queues(const char *spec)
+{
+	const char *colon = strchr(spec, ':');
+	struct rxp_args args;
+	uint32_t n = 1;
+	char err[RXP_ERR_LEN];
+
+	if (!colon || rxp_args_parse(&args, colon + 1, err, sizeof(err)) ||
+	    rxp_args_u32(&args, "queues", 1, RXP_QUEUES_MAX, &n, err, sizeof(err)))
+		return 1;
+	return n;
+}
+
 int dp_open(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen)
 {
 	struct rxp_pool_config pcfg = cfg->pool;
@@ -520,8 +538,15 @@ int dp_open(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen
 		snprintf(err, errlen, "--workers %u: at most %u", dp->n_workers, DP_WORKERS_MAX);
 		return -EINVAL;
 	}
-	if (!pcfg.n_bufs)
-		pcfg.n_bufs = DP_BUFS_PER_PORT * RXP_MAX(cfg->n_ports, 1u) + RXP_POOL_CACHE_MAX;
+	if (!pcfg.n_bufs) {
+		/* every queue's rings and what is in flight, and every worker's cache */
+		uint32_t queues = 0;
+
+		for (unsigned i = 0; i < cfg->n_ports; i++)
+			queues += spec_queues(cfg->ports[i].spec);
+		pcfg.n_bufs = DP_BUFS_PER_PORT * RXP_MAX(queues, 1u) +
+			      RXP_POOL_CACHE_MAX * dp->n_workers;
+	}
 	/* the pool is the AF_XDP UMEM: XDP headroom before frames, power-of-two buffers */
 	for (unsigned i = 0; i < cfg->n_ports; i++)
 		if (rxp_afxdp_spec(cfg->ports[i].spec))

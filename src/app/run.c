@@ -77,7 +77,7 @@ static void usage(FILE *out)
 		"      --buffers precise|page   buffer size: exactly what a frame needs, or 4 KiB\n"
 		"      --max-frame N            largest frame in bytes, without FCS (default 1518)\n"
 		"      --budget N               packets per poll at most (default 64, max %u)\n"
-		"      --pool N                 buffers in the pool (default %u per port + %u)\n"
+		"      --pool N                 buffers in the pool (default %u per port queue + %u per worker)\n"
 		"      --hugepages              put the pool on 2 MiB pages when there are any\n",
 		CTL_SOCKET_DEFAULT, RXP_BURST_MAX, DP_BUFS_PER_PORT, RXP_POOL_CACHE_MAX);
 }
