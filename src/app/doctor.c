@@ -250,7 +250,7 @@ static void check_iface(struct verdicts *v, const char *ifname)
 	struct ifreq ifr;
 	char line[256], fix[256];
 	unsigned ifindex = if_nametoindex(ifname);
-	uint32_t prog_id = 0;
+	uint32_t prog_id = 0, flags = 0;
 	int fd;
 
 	if (!ifindex) {
@@ -285,6 +285,15 @@ static void check_iface(struct verdicts *v, const char *ifname)
 	say(v, listed(zerocopy, info.driver) ? "ok" : "warn", line,
 	    listed(zerocopy, info.driver) ? NULL : "nothing to fix: rxpath uses copy mode (zerocopy=auto)");
 
+	/* a NIC that strips VLAN tags does so before XDP runs: the frames reach AF_XDP untagged */
+	if (strcmp(info.driver, "veth") && !ethtool_value(fd, ifname, ETHTOOL_GFLAGS, &flags) &&
+	    (flags & ETH_FLAG_RXVLAN)) {
+		snprintf(line, sizeof(line), "interface %s: receive VLAN offload is on: the device takes VLAN tags off before XDP, so VLAN sub-ports on an afxdp port see no tagged frames",
+			 ifname);
+		snprintf(fix, sizeof(fix), "for VLAN sub-ports over afxdp: ethtool -K %s rxvlan off (afpacket puts the tags back itself)",
+			 ifname);
+		say(v, "warn", line, fix);
+	}
 	if (!strcmp(info.driver, "veth")) {
 		check_veth_peer(v, fd, ifname, ifindex);
 		/* measured on the veth lab: docs/performance.md */
