@@ -21,6 +21,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 #include "doctor.h"
+#include "rxpath/xdp_features.h"
 
 #define BPF_FS_MAGIC_NUMBER 0xcafe4a11
 #define CAP_NET_ADMIN_BIT 12
@@ -51,9 +52,10 @@ static void check_kernel(struct verdicts *v)
 {
 	static const struct { int major, minor; const char *feature; } need[] = {
 		{ 4, 18, "AF_XDP sockets" },
-		{ 5, 4, "need_wakeup (idle queues cost no system calls), shared UMEM" },
+		{ 5, 4, "need_wakeup (idle queues cost no system calls)" },
+		{ 5, 10, "one UMEM shared by the sockets of several devices (XDP_SHARED_UMEM)" },
 		{ 5, 11, "preferred busy polling (SO_PREFER_BUSY_POLL)" },
-		{ 6, 6, "multi-buffer AF_XDP (frames larger than a buffer)" },
+		{ 6, 6, "multi-buffer AF_XDP (frames larger than a buffer; not needed: a buffer holds a whole --max-frame)" },
 	};
 	struct utsname u;
 	int major = 0, minor = 0;
@@ -161,12 +163,12 @@ static unsigned count_queues(const char *ifname, const char *kind)
 	}
 }
 
-/* Drivers known to take native XDP, and those with AF_XDP zero-copy. */
+/* Drivers known to take native XDP, and those with AF_XDP zero-copy, for kernels that cannot say. */
 static const char *const native_xdp[] = { "veth", "virtio_net", "ixgbe", "i40e", "ice", "igb", "igc",
 					  "mlx4_en", "mlx5_core", "bnxt_en", "ena", "stmmac", "tun",
 					  "nfp", "qede", "thunderx", "sfc", "gve", "idpf", NULL };
-static const char *const zerocopy[] = { "ixgbe", "i40e", "ice", "igc", "mlx5_core", "stmmac",
-					"gve", "idpf", "bnxt_en", NULL };
+static const char *const zerocopy[] = { "ixgbe", "i40e", "ice", "igc", "igb", "mlx5_core",
+					"stmmac", "gve", "idpf", "virtio_net", NULL };
 
 static bool listed(const char *const *list, const char *name)
 {
@@ -251,6 +253,9 @@ static void check_iface(struct verdicts *v, const char *ifname)
 	char line[256], fix[256];
 	unsigned ifindex = if_nametoindex(ifname);
 	uint32_t prog_id = 0, flags = 0;
+	uint64_t features = 0;
+	bool native, zc;
+	const char *source;
 	int fd;
 
 	if (!ifindex) {
@@ -272,18 +277,29 @@ static void check_iface(struct verdicts *v, const char *ifname)
 		 info.driver, count_queues(ifname, "rx"), count_queues(ifname, "tx"));
 	say(v, "ok", line, NULL);
 
-	if (listed(native_xdp, info.driver)) {
-		snprintf(line, sizeof(line), "interface %s: native XDP (driver %s)", ifname, info.driver);
+	/* what the driver declares (Linux 6.3), else what drivers are known to do */
+	if (!rxp_xdp_features(ifindex, &features)) {
+		native = (features & RXP_XDP_ACT_BASIC) && (features & RXP_XDP_ACT_REDIRECT);
+		zc = features & RXP_XDP_ACT_XSK_ZEROCOPY;
+		source = "as the driver declares it";
+	} else {
+		native = listed(native_xdp, info.driver);
+		zc = listed(zerocopy, info.driver);
+		source = "known of the driver (this kernel cannot say)";
+	}
+	if (native) {
+		snprintf(line, sizeof(line), "interface %s: native XDP with redirect to AF_XDP (driver %s, %s)",
+			 ifname, info.driver, source);
 		say(v, "ok", line, NULL);
 	} else {
-		snprintf(line, sizeof(line), "interface %s: driver %s is not known to take native XDP; generic (skb) mode works everywhere, slower",
-			 ifname, info.driver);
+		snprintf(line, sizeof(line), "interface %s: driver %s takes no native XDP redirect (%s); generic (skb) mode works everywhere, slower",
+			 ifname, info.driver, source);
 		say(v, "warn", line, "port add p0 afxdp:dev=IFACE,mode=skb (or afpacket:dev=IFACE)");
 	}
-	snprintf(line, sizeof(line), "interface %s: AF_XDP zero-copy %s", ifname,
-		 listed(zerocopy, info.driver) ? "supported by the driver" : "not supported: copy mode");
-	say(v, listed(zerocopy, info.driver) ? "ok" : "warn", line,
-	    listed(zerocopy, info.driver) ? NULL : "nothing to fix: rxpath uses copy mode (zerocopy=auto)");
+	snprintf(line, sizeof(line), "interface %s: AF_XDP zero-copy %s (%s)", ifname,
+		 zc ? "supported" : "not supported: copy mode", source);
+	say(v, zc ? "ok" : "warn", line,
+	    zc ? NULL : "nothing to fix: rxpath uses copy mode (zerocopy=auto)");
 
 	/* a NIC that strips VLAN tags does so before XDP runs: the frames reach AF_XDP untagged */
 	if (strcmp(info.driver, "veth") && !ethtool_value(fd, ifname, ETHTOOL_GFLAGS, &flags) &&

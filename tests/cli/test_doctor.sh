@@ -27,7 +27,7 @@ ip -n "$NS" link set d1 up
 ip -n "$NS" link set dev d1 xdpgeneric obj /usr/lib/x86_64-linux-gnu/bpf/xdpfilt_alw_all.o sec xdp 2>/dev/null
 out=$(ip netns exec "$NS" "$RXPATH" doctor d0 2>&1)
 check doctor_veth_driver grep -q "interface d0: driver veth" <<<"$out"
-check doctor_veth_native grep -q "interface d0: native XDP (driver veth)" <<<"$out"
+check doctor_veth_native grep -q "interface d0: native XDP with redirect to AF_XDP (driver veth" <<<"$out"
 # the offloads that matter are the sending peer's: d1's (on), not d0's (off)
 check doctor_veth_peer_offload_fix grep -q "fix: ethtool -K d1 tso off" <<<"$out"
 check doctor_veth_own_offloads_not_blamed bash -c '! grep -q "fix: ethtool -K d0" <<<"$1"' _ "$out"
