@@ -8,13 +8,13 @@
 #include <fcntl.h>
 #include <linux/if_tun.h>
 #include <linux/rtnetlink.h>
-#include <libmnl/libmnl.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include "rxpath/tap.h"
+#include "nl.h"
 
 #define TUN_DEV "/dev/net/tun"
 
@@ -65,41 +65,6 @@ static int ipv6_sysctl(const char *dev, const char *key, const char *value)
 	return e;
 }
 
-/* Sends one request on @nl and waits for its acknowledgement. Returns 0 or -errno. */
-static int nl_request(struct mnl_socket *nl, struct nlmsghdr *nlh, uint32_t seq)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	unsigned portid = mnl_socket_get_portid(nl);
-	ssize_t n;
-	int ret;
-
-	nlh->nlmsg_seq = seq;
-	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	do {
-		n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
-		if (n < 0)
-			return -errno;
-		ret = mnl_cb_run(buf, (size_t)n, seq, portid, NULL, NULL);
-	} while (ret > 0);	/* MNL_CB_OK: not the acknowledgement yet */
-	return ret < 0 ? -errno : 0;
-}
-
-/* Opens and binds an rtnetlink socket. Returns it, or NULL with errno set. */
-static struct mnl_socket *nl_open(void)
-{
-	struct mnl_socket *nl = mnl_socket_open(NETLINK_ROUTE);
-
-	if (nl && mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		int e = errno;
-
-		mnl_socket_close(nl);
-		errno = e;
-		return NULL;
-	}
-	return nl;
-}
-
 /* RTM_NEWLINK: MAC (NULL: unchanged), MTU and, with @up, the up flag in one request. Returns 0 or -errno. */
 static int nl_link_set(struct mnl_socket *nl, unsigned ifindex, const uint8_t *mac, uint32_t mtu,
 		       bool up, uint32_t seq)
@@ -118,7 +83,7 @@ static int nl_link_set(struct mnl_socket *nl, unsigned ifindex, const uint8_t *m
 	if (mac)
 		mnl_attr_put(nlh, IFLA_ADDRESS, 6, mac);
 	mnl_attr_put_u32(nlh, IFLA_MTU, mtu);
-	return nl_request(nl, nlh, seq);
+	return rxp_nl_request(nl, nlh, seq, NULL, NULL);
 }
 
 static bool is_link_local6(const struct rxp_tap_addr *a)
@@ -160,7 +125,7 @@ static int nl_addr(struct mnl_socket *nl, unsigned ifindex, const struct rxp_tap
 	} else {
 		mnl_attr_put(nlh, IFA_ADDRESS, 16, a->addr);
 	}
-	return nl_request(nl, nlh, seq);
+	return rxp_nl_request(nl, nlh, seq, NULL, NULL);
 }
 
 static int addr_index(const struct rxp_tap *tap, uint8_t family, const uint8_t *addr)
@@ -202,7 +167,7 @@ int rxp_tap_addr_add(struct rxp_tap *tap, const struct rxp_tap_addr *a, char *er
 
 	if (!tap->ifindex)
 		return 0;	/* a test's socket: no interface to put it on */
-	nl = nl_open();
+	nl = rxp_nl_open(NETLINK_ROUTE);
 	if (!nl)
 		return step_err(errno, tap->name, "rtnetlink socket", NULL, err, errlen);
 	ret = addr_add(tap, nl, a, (uint32_t)time(NULL), err, errlen);
@@ -218,7 +183,7 @@ int rxp_tap_addr_del(struct rxp_tap *tap, uint8_t family, const uint8_t *addr, c
 
 	if (i < 0 || !tap->ifindex)
 		return 0;
-	nl = nl_open();
+	nl = rxp_nl_open(NETLINK_ROUTE);
 	if (!nl)
 		return step_err(errno, tap->name, "rtnetlink socket", NULL, err, errlen);
 	ret = nl_addr(nl, tap->ifindex, &tap->addrs[i], false, (uint32_t)time(NULL));
@@ -236,7 +201,7 @@ int rxp_tap_set_mtu(struct rxp_tap *tap, uint32_t mtu, char *err, size_t errlen)
 
 	if (!tap->ifindex)
 		return 0;
-	nl = nl_open();
+	nl = rxp_nl_open(NETLINK_ROUTE);
 	if (!nl)
 		return step_err(errno, tap->name, "rtnetlink socket", NULL, err, errlen);
 	ret = nl_link_set(nl, tap->ifindex, NULL, mtu, false, (uint32_t)time(NULL));
@@ -327,7 +292,7 @@ int rxp_tap_open(struct rxp_tap *tap, const struct rxp_tap_config *cfg, char *er
 	}
 	/* before the link is up, or its link-local address would wait out DAD (no IPv6: nothing to do) */
 	ipv6_sysctl(cfg->name, "accept_dad", "0");
-	nl = nl_open();
+	nl = rxp_nl_open(NETLINK_ROUTE);
 	if (!nl) {
 		ret = step_err(errno, cfg->name, "rtnetlink socket", NULL, err, errlen);
 		goto err;

@@ -5,11 +5,11 @@
  * driver declares them, so they hold for drivers nobody has listed yet.
  */
 #include <errno.h>
-#include <libmnl/libmnl.h>
 #include <linux/genetlink.h>
 #include <string.h>
 #include <time.h>
 #include "rxpath/xdp_features.h"
+#include "nl.h"
 
 /* linux/netdev.h (uapi), which Debian 12's kernel headers predate */
 #define NETDEV_FAMILY_NAME "netdev"
@@ -46,35 +46,13 @@ static int msg_cb(const struct nlmsghdr *nlh, void *data)
 	return mnl_attr_parse(nlh, sizeof(struct genlmsghdr), attr_cb, data);
 }
 
-/* Sends @nlh and reads the answer into @r. Returns 0 or -errno. */
-static int ask(struct mnl_socket *nl, struct nlmsghdr *nlh, struct reply *r)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	unsigned portid = mnl_socket_get_portid(nl);
-	uint32_t seq = nlh->nlmsg_seq;
-	ssize_t n;
-	int ret;
-
-	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	do {
-		n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
-		if (n < 0)
-			return -errno;
-		ret = mnl_cb_run(buf, (size_t)n, seq, portid, msg_cb, r);
-	} while (ret > 0);
-	return ret < 0 ? -errno : 0;
-}
-
-static struct nlmsghdr *genl_request(char *buf, uint16_t type, uint8_t cmd, uint8_t version,
-				     uint32_t seq)
+static struct nlmsghdr *genl_request(char *buf, uint16_t type, uint8_t cmd, uint8_t version)
 {
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct genlmsghdr *g;
 
 	nlh->nlmsg_type = type;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-	nlh->nlmsg_seq = seq;
 	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
 	g->cmd = cmd;
 	g->version = version;
@@ -86,28 +64,23 @@ int rxp_xdp_features(unsigned ifindex, uint64_t *features)
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct reply family = { .attr = CTRL_ATTR_FAMILY_ID, .len = 2 };
 	struct reply dev = { .attr = NETDEV_A_DEV_XDP_FEATURES, .len = 8 };
-	struct mnl_socket *nl = mnl_socket_open(NETLINK_GENERIC);
+	struct mnl_socket *nl = rxp_nl_open(NETLINK_GENERIC);
 	uint32_t seq = (uint32_t)time(NULL);
 	struct nlmsghdr *nlh;
 	int ret;
 
 	if (!nl)
 		return -errno;
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		ret = -errno;
-		goto out;
-	}
-	nlh = genl_request(buf, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1, seq);
+	nlh = genl_request(buf, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1);
 	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, NETDEV_FAMILY_NAME);
-	ret = ask(nl, nlh, &family);
+	ret = rxp_nl_request(nl, nlh, seq, msg_cb, &family);
 	if (ret || !family.found) {
 		ret = -ENOENT;	/* no netdev family: a kernel before 6.3 */
 		goto out;
 	}
-	nlh = genl_request(buf, (uint16_t)family.value, NETDEV_CMD_DEV_GET, NETDEV_FAMILY_VERSION,
-			   seq + 1);
+	nlh = genl_request(buf, (uint16_t)family.value, NETDEV_CMD_DEV_GET, NETDEV_FAMILY_VERSION);
 	mnl_attr_put_u32(nlh, NETDEV_A_DEV_IFINDEX, ifindex);
-	ret = ask(nl, nlh, &dev);
+	ret = rxp_nl_request(nl, nlh, seq + 1, msg_cb, &dev);
 	if (!ret && !dev.found)
 		ret = -ENOENT;
 	if (!ret)
