@@ -39,6 +39,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/filter.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
@@ -681,6 +682,10 @@ static int fanout_join(struct afp_port *ap, uint16_t port_id, uint32_t *group)
 	return e;
 }
 
+/* A socket filter that takes nothing. */
+static struct sock_filter drop_all_insn = BPF_STMT(BPF_RET | BPF_K, 0);
+static const struct sock_fprog drop_all = { .len = 1, .filter = &drop_all_insn };
+
 /*
  * Opens the packet socket on device @ifindex: rings, options, promiscuous
  * mode, bind. Reads the device's MAC (unless @keep_mac) and MTU.
@@ -736,6 +741,15 @@ static int sock_open(struct afp_port *ap, struct rxp_port *port, unsigned ifinde
 		return step_err(e, err, errlen, "setsockopt(PACKET_ADD_MEMBERSHIP, promiscuous)",
 				perm_hint(e));
 	}
+	/*
+	 * A queue takes nothing on its own between bind() and joining the
+	 * group, where the queues before it already take every frame: a filter
+	 * that drops all until then, or those frames would be received twice.
+	 */
+	if (ap->fanout && setsockopt(ap->fd, SOL_SOCKET, SO_ATTACH_FILTER, &drop_all, sizeof(drop_all))) {
+		e = errno;
+		return step_err(e, err, errlen, "setsockopt(SO_ATTACH_FILTER)", NULL);
+	}
 	memset(&sll, 0, sizeof(sll));
 	sll.sll_family = AF_PACKET;
 	sll.sll_protocol = htons(ETH_P_ALL);
@@ -750,6 +764,8 @@ static int sock_open(struct afp_port *ap, struct rxp_port *port, unsigned ifinde
 		return step_err(e, err, errlen, "setsockopt(PACKET_FANOUT, hash)", e == EINVAL ?
 				"this kernel lacks PACKET_FANOUT (Linux 3.1 or later); use queues=1" :
 				"cannot join the queues' fanout group");
+	if (ap->fanout && (e = set_int(ap->fd, SOL_SOCKET, SO_DETACH_FILTER, 0)))
+		return step_err(e, err, errlen, "setsockopt(SO_DETACH_FILTER)", NULL);
 	ap->qdisc_bypass = bypass;
 	ap->ifindex = ifindex;
 	return 0;
