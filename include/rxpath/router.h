@@ -109,6 +109,9 @@ struct rxp_router {
 	/* the connected subnets' broadcast addresses, {prefix, -1} and {prefix, 0} (network order) */
 	uint32_t bcast4[RXP_IFS_MAX * RXP_IF_ADDRS * 2];
 	uint64_t bcast4_low6;	/* bit n: a broadcast above ends in n (its low 6 bits) */
+	unsigned n_own4;
+	uint32_t own4[RXP_IFS_MAX * RXP_IF_ADDRS];	/* the router's IPv4 addresses (network order) */
+	uint64_t src4_low6;	/* bit n: a broadcast or an address of ours ends in n */
 	struct rxp_route *routes;	/* open-addressing hash of installed routes */
 	uint32_t routes_size, n_routes;
 };
@@ -231,17 +234,33 @@ static inline bool rxp_router_is_bcast4(const struct rxp_router *r, uint32_t add
 	return false;
 }
 
+/* rxp_router_is_bad_src4() past its quick filter: one of our addresses or broadcasts? */
+bool rxp_router_in_src4_lists(const struct rxp_router *r, uint32_t addr);
+
+/*
+ * True when @addr (network order) is a broadcast address of one of the
+ * router's subnets or one of its own addresses: no packet from the wire
+ * has such a source, but a forged one (as Linux, the router takes it for a
+ * martian).
+ */
+static inline bool rxp_router_is_bad_src4(const struct rxp_router *r, uint32_t addr)
+{
+	/* most addresses end otherwise: one test instead of the lists (out of line) */
+	return ((r->src4_low6 >> (ntohl(addr) & 63)) & 1) && rxp_router_in_src4_lists(r, addr);
+}
+
 /*
  * True when @addr (network order) may not be a packet's source (RFC 1812
- * 5.3.7): 0/8, 127/8, multicast, class E and the limited broadcast, or a
- * broadcast address of one of the router's subnets (either form).
+ * 5.3.7): 0/8, 127/8, multicast, class E and the limited broadcast, a
+ * broadcast address of one of the router's subnets (either form), or one of
+ * the router's own addresses.
  */
 static inline bool rxp_router_is_martian_src4(const struct rxp_router *r, uint32_t addr)
 {
 	uint32_t a = ntohl(addr);
 
 	return (a >> 24) == 0 || (a >> 24) == 127 || (a >> 28) >= 0xe ||
-	       rxp_router_is_bcast4(r, addr);
+	       rxp_router_is_bad_src4(r, addr);
 }
 
 /* True when @addr (network order) is one of the router's own addresses. */

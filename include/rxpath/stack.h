@@ -34,7 +34,7 @@
 	X(TCP_OFFSET,     "tcp_bad_offset",    "TCP data offset below 5 words or past the IP payload") \
 	X(NO_BUFFER,      "no_buffer",         "no free buffer to copy the frame into (copy mode)") \
 	X(L2_BCAST_FWD,   "l2_broadcast_forward", "unicast IP in a link-layer broadcast or multicast frame is not forwarded (RFC 1812 5.3.4)") \
-	X(IP4_MARTIAN_SRC, "ip4_martian_source", "source is 0/8, 127/8, multicast or broadcast") \
+	X(IP4_MARTIAN_SRC, "ip4_martian_source", "source is 0/8, 127/8, multicast or broadcast, or one of the router's own addresses") \
 	X(IP4_MARTIAN_DST, "ip4_martian_destination", "destination is 0/8 or 127/8") \
 	X(IP4_BCAST,      "ip4_broadcast",     "limited or directed broadcast, or a connected subnet's own number (its obsolete form, RFC 1812 4.2.3.1): not forwarded, nothing here takes it") \
 	X(IP4_MCAST,      "ip4_multicast",     "multicast is not forwarded") \
@@ -46,6 +46,7 @@
 	X(NEIGH_TABLE_FULL, "neigh_table_full", "neighbour table full, or a quarter of it already resolving or failed (a scan); cannot resolve a new next hop") \
 	X(ARP_BAD,        "arp_malformed",     "ARP packet too short or not Ethernet/IPv4") \
 	X(ARP_NOT_FOR_US, "arp_not_for_us",    "ARP for an address that is not ours (learned from if known)") \
+	X(ARP_MARTIAN,    "arp_martian_sender", "ARP whose sender address no host can have: 0/8 (but 0.0.0.0, an address probe), 127/8, multicast, class E, a broadcast (RFC 1812 5.3.7): neither learned nor answered") \
 	X(ICMP_BAD,       "icmp_malformed",    "ICMP to us too short or with a bad checksum") \
 	X(LOCAL_UNHANDLED, "local_unhandled",  "addressed to us, but nothing here takes it") \
 	X(TX_FULL,        "tx_full",           "the egress ring was full") \

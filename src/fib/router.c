@@ -377,21 +377,24 @@ static bool unicast_addr(uint8_t family, const uint8_t *a)
 }
 
 /*
- * Adds the broadcast addresses of the subnet @addr/@plen (network order) and
- * their bits in the quick filter: the directed broadcast, and the subnet's
- * own number, which a router treats as its obsolete form (RFC 1812 4.2.3.1).
- * /31 and /32 have neither (RFC 3021).
+ * Adds the router's address @addr/@plen (network order) and the broadcast
+ * addresses of its subnet, and their bits in the quick filters: the
+ * directed broadcast, and the subnet's own number, which a router treats as
+ * its obsolete form (RFC 1812 4.2.3.1). /31 and /32 have neither (RFC 3021).
  */
-static void bcast4_add(struct rxp_router *r, uint32_t addr, uint8_t plen)
+static void addr4_add(struct rxp_router *r, uint32_t addr, uint8_t plen)
 {
 	uint32_t host = htonl(~0u >> plen);
 
+	r->own4[r->n_own4++] = addr;
+	r->src4_low6 |= 1ull << (ntohl(addr) & 63);
 	if (plen >= 31)
 		return;
 	r->bcast4[r->n_bcast4++] = addr | host;
 	r->bcast4[r->n_bcast4++] = addr & ~host;
 	r->bcast4_low6 |= 1ull << (ntohl(addr | host) & 63);
 	r->bcast4_low6 |= 1ull << (ntohl(addr & ~host) & 63);
+	r->src4_low6 |= r->bcast4_low6;
 }
 
 int rxp_router_add_addr(struct rxp_router *r, int ifidx, uint8_t family, const uint8_t *addr,
@@ -433,7 +436,7 @@ int rxp_router_add_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
 			uint32_t a;
 
 			memcpy(&a, addr, 4);
-			bcast4_add(r, a, plen);
+			addr4_add(r, a, plen);
 		}
 	} else {
 		memcpy(ifp->addr6[ifp->n_addr6], addr, 16);
@@ -442,16 +445,26 @@ int rxp_router_add_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
 	return 0;
 }
 
-/* Rebuilds the broadcast addresses from every interface's IPv4 addresses. */
+bool rxp_router_in_src4_lists(const struct rxp_router *r, uint32_t addr)
+{
+	for (unsigned i = 0; i < r->n_own4; i++)
+		if (r->own4[i] == addr)
+			return true;
+	return rxp_router_is_bcast4(r, addr);
+}
+
+/* Rebuilds the addresses and broadcast addresses from every interface's IPv4 addresses. */
 static void bcast4_rebuild(struct rxp_router *r)
 {
 	r->n_bcast4 = 0;
 	r->bcast4_low6 = 0;
+	r->n_own4 = 0;
+	r->src4_low6 = 0;
 	for (unsigned i = 0; i < r->n_ifs; i++) {
 		const struct rxp_l3if *ifp = &r->ifs[i];
 
 		for (unsigned k = 0; k < ifp->n_addr4; k++)
-			bcast4_add(r, ifp->addr4[k], ifp->plen4[k]);
+			addr4_add(r, ifp->addr4[k], ifp->plen4[k]);
 	}
 }
 

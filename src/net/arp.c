@@ -74,6 +74,11 @@ void rxp_arp_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 		return;
 	}
 	ifp = &r->ifs[pkt->ifidx];
+	/* a sender no host can be (RFC 1812 5.3.7): neither learned nor answered */
+	if (spa != 0 && rxp_router_is_martian_src4(r, spa) && !rxp_router_is_local4(r, spa)) {
+		rxp_drop(st, pkt, RXP_DROP_ARP_MARTIAN);
+		return;
+	}
 	/*
 	 * RFC 826: update the sender's entry if we have one; add it when the
 	 * packet is for us and the sender is on-link. A sender of 0.0.0.0 (an

@@ -30,12 +30,11 @@ static bool icmp4_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 	memcpy(&dst, ip + 16, 4);
 	/*
 	 * RFC 1812 4.3.2.7: not about ICMP errors, non-first fragments, broadcast
-	 * or multicast, bad sources; nor to one of our own addresses, which a
-	 * packet from the wire can only have forged
+	 * or multicast, bad sources (one of our own addresses among them, which
+	 * a packet from the wire can only have forged)
 	 */
 	if ((orig->flags & RXP_PKT_F_FRAG_NTH) || (orig->flags & RXP_PKT_F_L2_MCAST) ||
-	    rxp_router_is_martian_src4(st->router, src) || rxp_router_is_local4(st->router, src) ||
-	    dst == 0xffffffffu ||
+	    rxp_router_is_martian_src4(st->router, src) || dst == 0xffffffffu ||
 	    (ntohl(dst) >> 28) == 0xe || !ifp->n_addr4 || rxp_router_is_bcast4(st->router, dst))
 		return false;
 	if (ip[9] == RXP_IPPROTO_ICMP && orig->l3_len >= ihl + 1 && icmp_type_is_error(ip[ihl]))

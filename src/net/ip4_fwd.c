@@ -150,8 +150,8 @@ static rxp_always_inline bool adj_ok(const struct rxp_adj *adj, uint32_t gen)
 /*
  * True when the packet can take the fast path through @adj (which passed
  * adj_ok): nothing unusual about the packet, addresses that need no closer
- * look, and a source @src (network order) that is no directed broadcast of
- * ours. (A gateway route never covers a connected subnet's broadcast: only
+ * look, and a source @src (network order) that is no broadcast address or
+ * address of ours. (A gateway route never covers a connected subnet's broadcast: only
  * the source is checked.) A packet leaving by the interface it came in on
  * takes the full path, which decides on a redirect.
  */
@@ -162,7 +162,7 @@ static rxp_always_inline bool pkt_ok(const struct rxp_router *r, const struct rx
 	return !(pkt->flags & RXP_PKT_F_L2_MCAST) && ip[8] > 1 && pkt->l3_len <= adj->mtu &&
 	       pkt->ifidx != adj->ifidx &&
 	       !(special_first_octet[ntohl(src) >> 24] | special_first_octet[dst_host >> 24]) &&
-	       !rxp_router_is_bcast4(r, src);
+	       !rxp_router_is_bad_src4(r, src);
 }
 
 /*

@@ -240,8 +240,7 @@ bool rxp_ip4_echo_options_ok(struct rxp_stack *st, struct rxp_pkt *pkt)
 
 			routed = true;	/* one source route: the first */
 			/* the sender wrote that address: no reply to ours, a broadcast, 0/8, 127/8, class D or E */
-			if (first != src &&
-			    (rxp_router_is_martian_src4(r, first) || rxp_router_is_local4(r, first))) {
+			if (first != src && rxp_router_is_martian_src4(r, first)) {
 				rxp_drop_as(pkt, RXP_DROP_SOURCE_ROUTE);
 				return false;
 			}

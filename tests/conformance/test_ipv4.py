@@ -253,10 +253,18 @@ check("fragment_past_65535_dropped", not res.sent("p1") and res.drops().get("ip4
 res = run(BASE, {"p0": [udp("10.0.2.255"), udp("10.0.1.255", ttl=1), udp("1.2.3.4", src="10.0.1.255")]})
 check("directed_broadcast_not_forwarded", not res.sent("p1") and not icmp_errors(res), (res.sent("p1"), res.sent("p0")))
 check("directed_broadcast_reasons", res.drops().get("ip4_broadcast") == 2 and res.drops().get("ip4_martian_source") == 1, res.drops())
-# a packet from the wire with one of the router's own addresses as source forged it: no error goes to us
-res = run(BASE, {"p0": [udp("10.9.1.1", src="10.0.1.1", ttl=1), udp("10.77.0.1", src="10.0.2.1")]})
-check("no_error_to_own_address", not res.sent("p0") and res.drops().get("ttl_exceeded") == 1 and
-      res.drops().get("no_route") == 1, (res.sent("p0"), res.drops()))
+# a packet from the wire with one of the router's own addresses as source forged it: a martian, on the
+# fast path too (the first packet caches the next hop), and no error goes to us
+res = run(BASE, {"p0": [udp("10.9.1.1"), udp("10.9.1.2", src="10.0.2.1"), udp("10.9.1.3", src="10.0.1.1", ttl=1),
+                        udp("10.77.0.1", src="10.0.2.1"), udp("10.0.1.1", src="10.0.1.1")]})
+check("own_address_source_martian", len(res.sent("p1")) == 1 and not res.sent("p0") and
+      res.drops().get("ip4_martian_source") == 4, (res.sent("p1"), res.sent("p0"), res.drops()))
+
+# ARP from a sender no host can be is neither answered nor learned (RFC 1812 5.3.7)
+res = run(BASE, {"p0": [Ether(dst="ff:ff:ff:ff:ff:ff", src=H1) / ARP(op=1, hwsrc=H1, psrc=a, pdst="10.0.1.1")
+                        for a in ("10.0.1.255", "10.0.1.0", "127.0.0.1", "224.0.0.5", "240.0.0.1")]})
+check("arp_martian_sender_ignored", not res.sent("p0") and res.drops().get("arp_martian_sender") == 5,
+      (res.sent("p0"), res.drops()))
 # a connected subnet's own number is its obsolete broadcast (RFC 1812 4.2.3.1): discarded, no ARP, redirect or error
 res = run(BASE, {"p0": [udp("10.0.2.0"), udp("10.0.1.0"), udp("10.0.1.0", ttl=1)]})
 check("subnet_number_silently_discarded", not res.sent("p1") and not res.sent("p0")
