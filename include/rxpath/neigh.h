@@ -16,7 +16,7 @@
 #define RXP_NEIGH_PROBES 3		/* requests sent before giving up */
 #define RXP_NEIGH_RETRY_NS 1000000000ull	/* between requests */
 #define RXP_NEIGH_FAILED_NS 3000000000ull	/* a failed entry answers "unreachable" this long */
-#define RXP_NEIGH_REACHABLE_NS 300000000000ull	/* default: a learned entry ages out after this */
+#define RXP_NEIGH_REACHABLE_NS 30000000000ull	/* default: a learned entry ages out after this (RFC 4861 REACHABLE_TIME) */
 #define RXP_NEIGH_UNRESOLVED_SHIFT 2	/* unresolved entries: at most max_entries >> this */
 
 enum rxp_neigh_state {
