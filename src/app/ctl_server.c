@@ -45,6 +45,7 @@ struct apply_work {
 	unsigned applied, failed;
 	bool *failed_cmd;	/* if not NULL: per command, whether it failed */
 	struct rxp_sbuf *errors;
+	struct rxp_sbuf *warnings;	/* if not NULL: what was taken with a warning, a line each */
 };
 
 static int apply_on_datapath(struct dp *dp, void *arg, struct rxp_sbuf *out)
@@ -74,6 +75,8 @@ static int apply_on_datapath(struct dp *dp, void *arg, struct rxp_sbuf *out)
 	for (unsigned i = 0; i < w->n_cmds; i++) {
 		ret = dp_apply_cmd(dp, &w->cmds[i], err, sizeof(err));
 		if (!ret) {
+			if (err[0] && w->warnings)
+				rxp_sbuf_printf(w->warnings, "%s\n", err);
 			w->applied++;
 			continue;
 		}
@@ -459,7 +462,7 @@ static int handle_show(struct ctl_server *s, char *rest, bool json, struct rxp_s
 static int handle_change(struct ctl_server *s, const char *line, bool json, struct rxp_sbuf *out)
 {
 	struct dp_config scratch;
-	struct rxp_sbuf errors = { 0 };
+	struct rxp_sbuf errors = { 0 }, warnings = { 0 };
 	struct apply_work w = { 0 };
 	char err[512];
 	int ret;
@@ -480,6 +483,7 @@ static int handle_change(struct ctl_server *s, const char *line, bool json, stru
 	w.cmds = scratch.cmds;
 	w.n_cmds = scratch.n_cmds;
 	w.errors = &errors;
+	w.warnings = &warnings;
 	ret = control_call(s->cfg.ctl, apply_on_datapath, &w, out);
 	if (ret && errors.data && !strncmp(errors.data, "ctl: ", 5))
 		memmove(errors.data, errors.data + 5, errors.len - 4);	/* the client names itself */
@@ -490,11 +494,24 @@ static int handle_change(struct ctl_server *s, const char *line, bool json, stru
 	}
 	dp_config_free(&scratch);
 	rxp_sbuf_free(&errors);
-	rxp_sbuf_printf(out, json ? "{\"ok\":true}\n" : "");
+	/* done; what was taken with a warning says so to whoever asked, not only to the log */
+	if (json) {
+		rxp_sbuf_printf(out, "{\"ok\":true");
+		if (warnings.len) {
+			warnings.data[warnings.len - 1] = '\0';	/* the last line break */
+			rxp_sbuf_printf(out, ",\"warning\":");
+			rxp_sbuf_json_str(out, warnings.data);
+		}
+		rxp_sbuf_printf(out, "}\n");
+	} else if (warnings.len) {
+		rxp_sbuf_printf(out, "%s", warnings.data);
+	}
+	rxp_sbuf_free(&warnings);
 	return 0;
 fail:
 	dp_config_free(&scratch);
 	rxp_sbuf_free(&errors);
+	rxp_sbuf_free(&warnings);
 	return reply_error(out, json, ret, err);
 }
 

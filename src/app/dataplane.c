@@ -205,6 +205,8 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 	struct rxp_router *r = dp->router;
 	int ifidx = -1, ret = 0;
 
+	err[0] = '\0';
+
 	if (c->dev[0]) {
 		ifidx = rxp_router_if_by_name(r, c->dev);
 		if (ifidx < 0) {
@@ -269,12 +271,15 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 			return -EINVAL;
 		}
 		ret = rxp_router_set_mtu(r, ifidx, mtu);
-		if (!ret && mtu < RXP_IP6_MIN_MTU)
-			fprintf(stderr, "rxpath: warning: %s: mtu %u is below the %u bytes every IPv6 link "
-				"carries (RFC 8200 5): IPv6 packets over %u bytes leaving %s are answered "
-				"with Packet Too Big, which hosts ignore below %u (RFC 8201); keep %u or "
-				"more where IPv6 is routed\n", c->where, mtu, RXP_IP6_MIN_MTU, mtu,
-				c->dev, RXP_IP6_MIN_MTU, RXP_IP6_MIN_MTU);
+		if (!ret && mtu < RXP_IP6_MIN_MTU) {
+			/* taken, with a warning for the log and for whoever asked (ctl) */
+			snprintf(err, errlen, "warning: %s: mtu %u is below the %u bytes every IPv6 link "
+				 "carries (RFC 8200 5): IPv6 packets over %u bytes leaving %s are answered "
+				 "with Packet Too Big, which hosts ignore below %u (RFC 8201); keep %u or "
+				 "more where IPv6 is routed", c->where, mtu, RXP_IP6_MIN_MTU, mtu,
+				 c->dev, RXP_IP6_MIN_MTU, RXP_IP6_MIN_MTU);
+			fprintf(stderr, "rxpath: %s\n", err);
+		}
 		break;
 	}
 	case DP_CMD_ICMP_RATE:

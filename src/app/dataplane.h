@@ -176,7 +176,8 @@ int dp_config_add_cmd(struct dp_config *cfg, const struct dp_cmd *cmd);
 
 /*
  * Applies one router command to the running tables (datapath thread, between
- * polls). Returns 0 or -errno with @err naming the command's source.
+ * polls). Returns 0 or -errno with @err naming the command's source; on
+ * success @err is empty, or holds a warning ("warning: ...") already logged.
  */
 int dp_apply_cmd(struct dp *dp, const struct dp_cmd *cmd, char *err, size_t errlen);
 

@@ -266,7 +266,12 @@ stats() {
 	echo "$(ctl --json show stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["stack"]["forwarded"])')" \
 	     "$(ctl --json show drops | python3 -c 'import json,sys; print(sum(r["packets"] for r in json.load(sys.stdin)["reasons"] if r["reason"] == "frag_needed"))')"
 }
-check mtu_set_while_forwarding ctl port set sim1 mtu 576
+out=$(ctl port set sim1 mtu 576 2>&1); rc=$?
+check mtu_set_while_forwarding [ "$rc" -eq 0 ]
+# taken, and the warning reaches whoever asked, not only the log
+check mtu_below_1280_warns_the_asker grep -q "warning: ctl: mtu 576 is below the 1280 bytes every IPv6 link carries" <<<"$out"
+check mtu_below_1280_warns_in_json grep -q '"ok":true,"warning":"warning: ctl: mtu 577' <<<"$(ctl --json port set sim1 mtu 577)"
+ctl port set sim1 mtu 576 >/dev/null
 read -r f0 d0 <<<"$(stats)"
 sleep 0.5
 read -r f1 d1 <<<"$(stats)"
