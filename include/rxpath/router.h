@@ -163,14 +163,15 @@ int rxp_router_del_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
  * @ifidx < 0, the interface is the one whose connected route covers @gw.
  * Returns 0 or -errno (-ENETUNREACH when no interface reaches the gateway,
  * -EADDRINUSE for the host route of one of the router's own addresses,
- * which only its address may change).
+ * -EISCONN for the connected route of one, which only its address may
+ * change; the connected route said again, by @ifidx alone, is no change).
  */
 int rxp_router_add_route(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
 			 uint8_t plen, const uint8_t *gw, int ifidx);
 
 /*
  * Adds a route that leads nowhere: @kind is RXP_NH_KIND_BLACKHOLE,
- * _UNREACHABLE or _PROHIBIT. Returns 0 or -errno (-EADDRINUSE as above).
+ * _UNREACHABLE or _PROHIBIT. Returns 0 or -errno (-EADDRINUSE, -EISCONN as above).
  */
 int rxp_router_add_route_reject(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
 				uint8_t plen, uint8_t kind);
@@ -187,7 +188,10 @@ static inline bool rxp_nh_kind_rejects(uint8_t kind)
 	return kind >= RXP_NH_KIND_BLACKHOLE;
 }
 
-/* Deletes a route. Returns 0, -ENOENT, or -EADDRINUSE for an address's own host route. */
+/*
+ * Deletes a route. Returns 0, -ENOENT, or -EADDRINUSE / -EISCONN for an
+ * address's own host route / connected route.
+ */
 int rxp_router_del_route(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
 			 uint8_t plen);
 

@@ -197,7 +197,7 @@ static int cmd_addr(struct dp_config *cfg, char **w, int n, const char *where, c
 	return dp_config_add_cmd(cfg, &c);
 }
 
-/* "route add P/L [via GW] [dev NAME]", "route del P/L" */
+/* "route add P/L|default [via GW] [dev NAME]", "route del P/L|default" */
 static int cmd_route(struct dp_config *cfg, char **w, int n, const char *where, char *err,
 		     size_t errlen)
 {
@@ -208,9 +208,14 @@ static int cmd_route(struct dp_config *cfg, char **w, int n, const char *where, 
 		BAD("%s: '%s': expected 'route add PREFIX via GATEWAY|dev PORT' or 'route del PREFIX'",
 		    where, n < 2 ? "" : w[1]);
 	c.kind = !strcmp(w[1], "add") ? DP_CMD_ROUTE_ADD : DP_CMD_ROUTE_DEL;
-	c.family = (uint8_t)parse_prefix(w[2], c.addr, &c.plen);
+	/* "default", as ip route says it: IPv4's, or IPv6's when the gateway is an IPv6 address */
+	if (!strcmp(w[2], "default"))
+		c.family = (uint8_t)parse_prefix(n >= 5 && !strcmp(w[3], "via") && strchr(w[4], ':') ?
+						 "::/0" : "0.0.0.0/0", c.addr, &c.plen);
+	else
+		c.family = (uint8_t)parse_prefix(w[2], c.addr, &c.plen);
 	if (!c.family)
-		BAD("%s: '%s': expected a prefix like 10.9.0.0/16 or 2001:db8:9::/48", where, w[2]);
+		BAD("%s: '%s': expected a prefix like 10.9.0.0/16 or 2001:db8:9::/48, or default", where, w[2]);
 	/* 10.9.1.0/16 is 10.9.0.0/16, as the table stores it: one name for one route */
 	rxp_prefix_mask(c.family, c.addr, c.plen, c.addr);
 	/* the route types that lead nowhere, one word each */

@@ -169,6 +169,7 @@ static const char *af_err(int ret)
 	case -ENOENT: return "no such entry";
 	case -EPERM: return "the link-local address stays: Neighbor Discovery needs it";
 	case -EADDRINUSE: return "that is the host route of one of the router's own addresses; addr del removes it";
+	case -EISCONN: return "that is the connected route of one of the router's addresses; it comes and goes with the address (addr add/del)";
 	case -ENOMEM: return "out of memory";
 	default: return strerror(-ret);
 	}

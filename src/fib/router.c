@@ -288,6 +288,37 @@ static struct rxp_route *route_find(struct rxp_router *r, uint8_t family, const 
 	return rt->family ? rt : NULL;
 }
 
+/* Returns true when another address (not @ifidx's number @skip) makes the connected @prefix/@plen. */
+static bool connected_shared(const struct rxp_router *r, uint8_t family, const uint8_t *prefix,
+			     uint8_t plen, int ifidx, unsigned skip)
+{
+	uint8_t a[16];
+
+	for (unsigned i = 0; i < r->n_ifs; i++) {
+		const struct rxp_l3if *ifp = &r->ifs[i];
+		unsigned n = family == 4 ? ifp->n_addr4 : ifp->n_addr6;
+
+		for (unsigned k = 0; k < n; k++) {
+			if ((int)i == ifidx && k == skip)
+				continue;
+			if ((family == 4 ? ifp->plen4[k] : ifp->plen6[k]) != plen)
+				continue;
+			rxp_prefix_mask(family, family == 4 ? (const uint8_t *)&ifp->addr4[k] : ifp->addr6[k],
+				    plen, a);
+			if (!memcmp(a, prefix, family == 4 ? 4 : 16))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* True when @prefix/@plen is the connected route an address of the router makes. */
+static bool route_is_connected(const struct rxp_router *r, uint8_t family, const uint8_t *prefix,
+			       uint8_t plen)
+{
+	return connected_shared(r, family, prefix, plen, -1, 0);
+}
+
 /* An address's own host route belongs to the address: only addr del takes it. */
 static bool route_is_local(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
 			   uint8_t plen)
@@ -335,6 +366,8 @@ int rxp_router_del_route(struct rxp_router *r, uint8_t family, const uint8_t *pr
 {
 	if (route_is_local(r, family, prefix, plen))
 		return -EADDRINUSE;
+	if (route_is_connected(r, family, prefix, plen))
+		return -EISCONN;	/* it goes with its address */
 	return route_del(r, family, prefix, plen);
 }
 
@@ -468,30 +501,6 @@ static void bcast4_rebuild(struct rxp_router *r)
 	}
 }
 
-/* Returns true when another address (not @ifidx's number @skip) makes the connected @prefix/@plen. */
-static bool connected_shared(const struct rxp_router *r, uint8_t family, const uint8_t *prefix,
-			     uint8_t plen, int ifidx, unsigned skip)
-{
-	uint8_t a[16];
-
-	for (unsigned i = 0; i < r->n_ifs; i++) {
-		const struct rxp_l3if *ifp = &r->ifs[i];
-		unsigned n = family == 4 ? ifp->n_addr4 : ifp->n_addr6;
-
-		for (unsigned k = 0; k < n; k++) {
-			if ((int)i == ifidx && k == skip)
-				continue;
-			if ((family == 4 ? ifp->plen4[k] : ifp->plen6[k]) != plen)
-				continue;
-			rxp_prefix_mask(family, family == 4 ? (const uint8_t *)&ifp->addr4[k] : ifp->addr6[k],
-				    plen, a);
-			if (!memcmp(a, prefix, family == 4 ? 4 : 16))
-				return true;
-		}
-	}
-	return false;
-}
-
 int rxp_router_del_addr(struct rxp_router *r, int ifidx, uint8_t family, const uint8_t *addr)
 {
 	struct rxp_l3if *ifp;
@@ -552,6 +561,15 @@ int rxp_router_add_route(struct rxp_router *r, uint8_t family, const uint8_t *pr
 		return -EINVAL;
 	if (route_is_local(r, family, prefix, plen))
 		return -EADDRINUSE;
+	if (route_is_connected(r, family, prefix, plen)) {
+		const struct rxp_route *rt = route_find(r, family, prefix, plen);
+
+		/* the same route said again (dev, no gateway) is no change; any other is refused */
+		if (!gw && rt && r->nh[rt->nh].kind == RXP_NH_KIND_CONNECTED &&
+		    r->nh[rt->nh].ifidx == ifidx)
+			return 0;
+		return -EISCONN;
+	}
 	nh = nh_get(r, gw ? RXP_NH_KIND_GATEWAY : RXP_NH_KIND_CONNECTED, family, (uint16_t)ifidx,
 		    gw);
 	if (nh < 0)
@@ -568,6 +586,8 @@ int rxp_router_add_route_reject(struct rxp_router *r, uint8_t family, const uint
 		return -EINVAL;
 	if (route_is_local(r, family, prefix, plen))
 		return -EADDRINUSE;
+	if (route_is_connected(r, family, prefix, plen))
+		return -EISCONN;
 	nh = nh_get(r, kind, family, 0, NULL);	/* one per kind and family, shared */
 	if (nh < 0)
 		return nh;

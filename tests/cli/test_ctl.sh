@@ -63,6 +63,17 @@ check ctl_local_route_not_deleted grep -q "host route of one of the router's own
 err=$(ctl route add 10.0.1.1/32 blackhole 2>&1)
 check ctl_local_route_not_replaced grep -q "host route of one of the router's own addresses" <<<"$err"
 check ctl_local_route_kept grep -q '^10.0.1.1/32 local' <<<"$(ctl show routes 10.0.1.1/32)"
+# ... and its connected route too: refused, unless said again as it is (Linux: File exists)
+err=$(ctl route add 10.0.1.0/24 via 198.18.0.1 2>&1)
+check ctl_connected_route_not_replaced grep -q "connected route of one of the router's addresses" <<<"$err"
+err=$(ctl route del 10.0.1.0/24 2>&1)
+check ctl_connected_route_not_deleted grep -q "connected route of one of the router's addresses" <<<"$err"
+check ctl_connected_route_said_again ctl route add 10.0.1.0/24 dev sim1
+check ctl_connected_route_kept grep -q '^10.0.1.0/24 dev sim1 connected' <<<"$(ctl show routes 10.0.1.0/24)"
+# "default", as ip route says it
+check ctl_route_default ctl route add default via 10.0.1.2
+check ctl_route_default_shown grep -q '^0.0.0.0/0 via 10.0.1.2' <<<"$(ctl show routes 0.0.0.0/0)"
+check ctl_route_default_del ctl route del default
 # A prefix names its route: the host bits of 41.7.0.0/8 are not part of it.
 check ctl_route_host_bits ctl route add 41.7.0.0/8 via 10.0.1.2
 check ctl_route_host_bits_masked grep -q '^41.0.0.0/8 via 10.0.1.2' <<<"$(ctl show routes 41.0.0.0/8)"
