@@ -46,6 +46,7 @@ struct rxp_queue {
 struct rxp_xstat {
 	const char *name;
 	uint64_t value;
+	bool lost;		/* frames that never reached the stack: the kernel or the driver dropped them */
 };
 
 #define RXP_XSTATS_MAX 16

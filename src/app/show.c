@@ -271,6 +271,45 @@ static void stats_json(struct dp *dp, struct rxp_sbuf *o)
 
 /* ---- show drops ---- */
 
+/*
+ * What never reached the stack, and so has no drop reason of its own: the
+ * frames the kernel or a driver dropped on the way in (a full ring, a frame
+ * too long for a buffer), as the drivers count them. Closes the reasons'
+ * JSON array first.
+ */
+static void not_received_out(struct dp *dp, struct rxp_sbuf *o, bool json)
+{
+	bool first = true;
+
+	if (json)
+		rxp_sbuf_printf(o, "],\"not_received\":[");
+	for (unsigned i = 0; i < dp->n_ports; i++) {
+		struct rxp_xstat xs[RXP_XSTATS_MAX];
+		unsigned n = rxp_port_xstats(&dp->ports[i], xs, RXP_XSTATS_MAX);
+
+		for (unsigned k = 0; k < n; k++) {
+			if (!xs[k].lost || !xs[k].value)
+				continue;
+			if (json) {
+				rxp_sbuf_printf(o, "%s{\"port\":", first ? "" : ",");
+				rxp_sbuf_json_str(o, dp->ports[i].name);
+				rxp_sbuf_printf(o, ",\"driver\":\"%s\",\"counter\":\"%s\",\"packets\":%llu}",
+						dp->ports[i].ops->driver, xs[k].name,
+						(unsigned long long)xs[k].value);
+			} else {
+				if (first)
+					rxp_sbuf_printf(o, "not received (lost in the kernel or the driver, before the stack):\n");
+				rxp_sbuf_printf(o, "  %-8s %-9s %-24s %12llu\n", dp->ports[i].name,
+						dp->ports[i].ops->driver, xs[k].name,
+						(unsigned long long)xs[k].value);
+			}
+			first = false;
+		}
+	}
+	if (json)
+		rxp_sbuf_printf(o, "]");
+}
+
 static void drops_out(struct dp *dp, struct rxp_sbuf *o, bool json)
 {
 	struct rxp_stack_stats sum;
@@ -313,8 +352,9 @@ static void drops_out(struct dp *dp, struct rxp_sbuf *o, bool json)
 			rxp_sbuf_printf(o, "}}");
 		first = false;
 	}
+	not_received_out(dp, o, json);
 	if (json)
-		rxp_sbuf_printf(o, "]}\n");
+		rxp_sbuf_printf(o, "}\n");
 }
 
 /* ---- show routes ---- */

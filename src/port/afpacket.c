@@ -961,12 +961,12 @@ static unsigned afp_xstats(struct rxp_port *port, struct rxp_xstat *out, unsigne
 	if (rxp_afpacket_port_stats(port, &st))
 		return 0;
 	const struct rxp_xstat all[] = {
-		{ "kernel_drops", st.kernel_drops }, { "kernel_freezes", st.kernel_freezes },
-		{ "rx_oversize", st.rx_oversize }, { "rx_truncated", st.rx_truncated },
-		{ "rx_csum_partial", st.rx_csum_partial }, { "rx_blocks", st.rx_blocks },
-		{ "rx_bad_blocks", st.rx_bad_blocks },
-		{ "tx_oversize", st.tx_oversize }, { "tx_kicks", st.tx_kicks },
-		{ "tx_kick_errors", st.tx_kick_errors },
+		{ "kernel_drops", st.kernel_drops, true }, { "kernel_freezes", st.kernel_freezes, false },
+		{ "rx_oversize", st.rx_oversize, true }, { "rx_truncated", st.rx_truncated, true },
+		{ "rx_csum_partial", st.rx_csum_partial, false }, { "rx_blocks", st.rx_blocks, false },
+		{ "rx_bad_blocks", st.rx_bad_blocks, false },
+		{ "tx_oversize", st.tx_oversize, false }, { "tx_kicks", st.tx_kicks, false },
+		{ "tx_kick_errors", st.tx_kick_errors, false },
 	};
 
 	for (; n < RXP_ARRAY_SIZE(all) && n < max; n++)

@@ -1111,14 +1111,14 @@ static unsigned afxdp_xstats(struct rxp_port *port, struct rxp_xstat *out, unsig
 		}
 	}
 	const struct rxp_xstat all[] = {
-		{ "rx_wakeups", wakeups }, { "tx_kicks", kicks }, { "tx_kick_errors", kick_errors },
-		{ "busy_polls", busy_polls }, { "bad_descs", bad_descs },
-		{ "kernel_rx_dropped", sum.rx_dropped },
-		{ "kernel_rx_ring_full", sum.rx_ring_full },
-		{ "kernel_fill_ring_empty", sum.rx_fill_ring_empty_descs },
-		{ "kernel_tx_ring_empty", sum.tx_ring_empty_descs },
-		{ "kernel_rx_invalid_descs", sum.rx_invalid_descs },
-		{ "kernel_tx_invalid_descs", sum.tx_invalid_descs },
+		{ "rx_wakeups", wakeups, false }, { "tx_kicks", kicks, false }, { "tx_kick_errors", kick_errors, false },
+		{ "busy_polls", busy_polls, false }, { "bad_descs", bad_descs, true },
+		{ "kernel_rx_dropped", sum.rx_dropped, true },
+		{ "kernel_rx_ring_full", sum.rx_ring_full, true },
+		{ "kernel_fill_ring_empty", sum.rx_fill_ring_empty_descs, false },
+		{ "kernel_tx_ring_empty", sum.tx_ring_empty_descs, false },
+		{ "kernel_rx_invalid_descs", sum.rx_invalid_descs, true },
+		{ "kernel_tx_invalid_descs", sum.tx_invalid_descs, false },
 	};
 
 	for (; n < RXP_ARRAY_SIZE(all) && n < max; n++)

@@ -451,9 +451,9 @@ static unsigned pcapport_xstats(struct rxp_port *port, struct rxp_xstat *out, un
 {
 	const struct pcapport *pp = port->priv;
 	const struct rxp_xstat all[] = {
-		{ "rx_skipped_truncated", pp->skipped_truncated },
-		{ "rx_skipped_oversize", pp->skipped_oversize },
-		{ "tx_write_failed", pp->out_failed },
+		{ "rx_skipped_truncated", pp->skipped_truncated, true },
+		{ "rx_skipped_oversize", pp->skipped_oversize, true },
+		{ "tx_write_failed", pp->out_failed, false },
 	};
 	unsigned n = 0;
 

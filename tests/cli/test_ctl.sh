@@ -307,3 +307,26 @@ check sink_still_delivers [ "$d1" -gt "$d0" -a "$x1" -eq 0 ]
 kill -TERM $sink_pid
 wait $sink_pid
 check sink_exits_0 [ $? -eq 0 ]
+
+# Frames lost before the stack (here a pcap record captured short) have no drop reason of their
+# own; show drops lists them under "not received", by port, driver and counter.
+python3 - "$TMP/short.pcap" <<'PY'
+import struct, sys
+with open(sys.argv[1], "wb") as f:
+    f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+    f.write(struct.pack("<IIII", 0, 0, 60, 100) + bytes(60))
+PY
+LOST_SOCK=$TMP/lost.sock
+"$RXPATH" run -e "port add p0 pcap:in=$TMP/short.pcap" -e 'port add p1 sim' -e 'addr add 10.0.0.1/24 dev p0' \
+	--ctl "$LOST_SOCK" --interval 0 --duration 30 >/dev/null 2>&1 &
+lost_pid=$!
+for _ in $(seq 50); do "$RXPATH" ctl --socket "$LOST_SOCK" show pool >/dev/null 2>&1 && break; sleep 0.1; done
+out=$("$RXPATH" ctl --socket "$LOST_SOCK" show drops)
+check drops_not_received_listed grep -Eq '^  p0 +pcap +rx_skipped_truncated +1$' <<<"$out"
+check drops_not_received_json python3 -c '
+import json, sys
+j = json.loads(sys.argv[1])
+assert j["not_received"] == [{"port": "p0", "driver": "pcap", "counter": "rx_skipped_truncated", "packets": 1}], j["not_received"]
+' "$("$RXPATH" ctl --socket "$LOST_SOCK" --json show drops)"
+kill -TERM $lost_pid
+wait $lost_pid
