@@ -85,7 +85,17 @@ struct rxp_port_ops {
 	 * queues (the kernel's are read: not for the fast path). Returns how many.
 	 */
 	unsigned (*xstats)(struct rxp_port *port, struct rxp_xstat *out, unsigned max);
+	/*
+	 * Optional: a file descriptor that poll() finds readable once frames
+	 * wait on @q, for a worker that sleeps while its queues are idle;
+	 * RXP_WAIT_NONE for a queue with nothing to wait for (its device went
+	 * away). Without it, or with -1, the queue is never waited for and its
+	 * worker never sleeps (sim, pcap, busy polling).
+	 */
+	int (*wait_fd)(struct rxp_queue *q);
 };
+
+#define RXP_WAIT_NONE (-2)
 
 /* What rxp_port_check() found. */
 enum rxp_port_event {
@@ -146,6 +156,8 @@ void rxp_port_stats(const struct rxp_port *port, struct rxp_queue_stats *sum);
 
 /* Fills @out with up to @max of the driver's own counters. Returns how many (0: it has none). */
 unsigned rxp_port_xstats(struct rxp_port *port, struct rxp_xstat *out, unsigned max);
+/* The driver's wait_fd for @q, or -1 when it has none. */
+int rxp_queue_wait_fd(struct rxp_queue *q);
 
 static inline uint16_t rxp_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_t n)
 {

@@ -540,6 +540,7 @@ int dp_open(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen
 
 	memset(dp, 0, sizeof(*dp));
 	dp->n_workers = RXP_MAX(cfg->n_workers, 1u);
+	dp->idle_spin = cfg->idle_spin;
 	if (dp->n_workers > DP_WORKERS_MAX) {
 		snprintf(err, errlen, "--workers %u: at most %u", dp->n_workers, DP_WORKERS_MAX);
 		return -EINVAL;

@@ -72,6 +72,7 @@ struct dp_cmd {
 
 struct dp_config {
 	unsigned n_workers;		/* polling threads; 0 or 1: one, the caller's */
+	bool idle_spin;			/* --idle spin: workers poll on when idle, never sleep */
 	struct rxp_pool_config pool;	/* n_bufs 0: DP_BUFS_PER_PORT per port + a cache */
 	struct rxp_rx_tuning tuning;
 	unsigned n_ports;
@@ -92,7 +93,20 @@ struct dp_config {
  * A worker after the first: its own buffer cache and stack (counters, TX
  * vectors, adjacency cache), so that no two cores write the same line.
  */
+/* ---- sleeping while idle (idle.c) ---- */
+
+#define DP_IDLE_AFTER_NS 1000000ull	/* no frame for this long: a worker may sleep */
+#define DP_IDLE_SLEEP_MS 10		/* at most, so that timers and the control socket wait little */
+
+/* One worker's idle state. */
+struct dp_idle {
+	unsigned frames;	/* frames polled since the last clock read (only 0 or not matters) */
+	uint64_t busy_ns;	/* the last clock read that followed frames */
+	uint64_t sleeps;	/* times it slept */
+};
+
 struct dp_worker {
+	struct dp_idle idle;
 	struct rxp_pool_cache cache;
 	struct rxp_stack stack;
 	pthread_t thread;
@@ -113,6 +127,8 @@ struct dp {
 	 */
 	unsigned n_workers;
 	struct dp_worker *workers;	/* workers 1..n_workers-1 */
+	bool idle_spin;			/* from the config: never sleep */
+	struct dp_idle idle;		/* worker 0's */
 	/* a line of its own: every worker reads it each round, worker 0 writes it rarely */
 	rxp_cache_aligned atomic_bool barrier;	/* worker 0 asks the others to wait */
 	atomic_uint barrier_round;	/* which request: each worker waiting says it saw this one */
@@ -211,6 +227,14 @@ static inline unsigned dp_poll(struct dp *dp)
 	return dp_poll_worker(dp, 0);
 }
 
+/*
+ * Called by worker @w's loop at each clock read (@now_ns), with @idle->frames
+ * or-ed with what its polls and host paths took since the last one: when
+ * none came for DP_IDLE_AFTER_NS, waits for its queues' file descriptors,
+ * DP_IDLE_SLEEP_MS at most (idle.c).
+ */
+void dp_idle_after_clock(struct dp *dp, unsigned w, struct dp_idle *idle, uint64_t now_ns);
+
 /* ---- ports whose device goes away or comes back (dp_ports.c) ---- */
 
 #define DP_PORT_CHECK_NS 100000000ull	/* devices are looked at 10 times a second */
@@ -225,15 +249,18 @@ void dp_ports_check(struct dp *dp, uint64_t now_ns);
 /*
  * Runs the stack's timers, reads what the host paths' kernels sent on
  * their own and looks at the ports' devices; call between polls with the
- * monotonic time.
+ * monotonic time. Returns the frames read from the host paths.
  */
-static inline void dp_tick(struct dp *dp, uint64_t now_ns)
+static inline unsigned dp_tick(struct dp *dp, uint64_t now_ns)
 {
+	unsigned from_host = 0;
+
 	rxp_stack_tick(&dp->stack, now_ns);
 	if (dp->stack.host_ports)
-		rxp_host_poll_all(&dp->stack, RXP_BUDGET_DEFAULT);
+		from_host = rxp_host_poll_all(&dp->stack, RXP_BUDGET_DEFAULT);
 	if (rxp_unlikely(now_ns >= dp->next_port_check_ns))
 		dp_ports_check(dp, now_ns);
+	return from_host;
 }
 
 /*

@@ -67,6 +67,10 @@ static void usage(FILE *out)
 		"                        PORT (on 127.0.0.1), IPV4:PORT or [IPV6]:PORT\n"
 		"      --keep-caps LIST  capabilities to keep after set-up besides those the config\n"
 		"                        needs (net_admin,...; 'all': drop none); see the line on stderr\n"
+		"      --idle sleep|spin a worker whose queues stay empty 1 ms sleeps until frames\n"
+		"                        come (10 ms at most; default), or polls on at full speed\n"
+		"                        (spin: the lowest latency, a whole CPU); sim and pcap ports\n"
+		"                        and busypoll= never sleep\n"
 		"\n"
 		"receive path (defaults: every technique on):\n"
 		"      --handoff list|packet    vector handoff of a whole poll, or one packet at a time\n"
@@ -370,11 +374,11 @@ static double run_loop(struct dp *dp, struct control *ctl, const struct run_opts
 	unsigned rounds = 0;
 
 	while (!stop_requested) {
-		dp_poll(dp);
+		dp->idle.frames |= dp_poll(dp);
 		if (++rounds % POLLS_PER_CLOCK_READ)
 			continue;
 		now = now_seconds();
-		dp_tick(dp, (uint64_t)(now * 1e9));
+		dp->idle.frames |= dp_tick(dp, (uint64_t)(now * 1e9));
 		control_service(ctl);
 		if (o->interval > 0 && now - last >= o->interval) {
 			report_interval(dp, snap, last, now, start, o->json);
@@ -384,6 +388,7 @@ static double run_loop(struct dp *dp, struct control *ctl, const struct run_opts
 			break;
 		if (dp_finished(dp))
 			break;
+		dp_idle_after_clock(dp, 0, &dp->idle, (uint64_t)(now * 1e9));
 	}
 	now = now_seconds();
 	if (o->interval > 0 && now - last > 0.001)
@@ -404,6 +409,7 @@ int cmd_run(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "metrics", required_argument, NULL, 'M' },	/* long only: not in the short list */
 		{ "keep-caps", required_argument, NULL, 'K' },
+		{ "idle", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "handoff", required_argument, NULL, 0 },
 		{ "prefetch", required_argument, NULL, 0 },
@@ -483,6 +489,13 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 'j':
 			o.json = true;
+			break;
+		case 'I':
+			if (strcmp(optarg, "sleep") && strcmp(optarg, "spin")) {
+				fprintf(stderr, "rxpath run: --idle %s: expected sleep or spin\n", optarg);
+				goto out_usage;
+			}
+			cfg.idle_spin = !strcmp(optarg, "spin");
 			break;
 		case 'K':
 			if (priv_parse_caps(optarg, &o.keep_caps, err, sizeof(err))) {

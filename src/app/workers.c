@@ -51,13 +51,17 @@ static void *worker_main(void *arg)
 	unsigned rounds = 0;
 
 	while (!atomic_load_explicit(&dp->stopping, memory_order_relaxed)) {
-		dp_poll_worker(dp, wk->id);
+		uint64_t now;
+
+		wk->idle.frames |= dp_poll_worker(dp, wk->id);
 		/* one load of a line no one writes while forwarding: it stays in this core's cache */
 		if (rxp_unlikely(atomic_load_explicit(&dp->barrier, memory_order_acquire)))
 			park(dp, wk);
 		if (++rounds % POLLS_PER_CLOCK_READ)
 			continue;
-		rxp_stack_tick(st, monotonic_ns());
+		now = monotonic_ns();
+		rxp_stack_tick(st, now);
+		dp_idle_after_clock(dp, wk->id, &wk->idle, now);
 	}
 	rxp_stack_flush(st);
 	return NULL;

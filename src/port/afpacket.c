@@ -974,6 +974,14 @@ static unsigned afp_xstats(struct rxp_port *port, struct rxp_xstat *out, unsigne
 	return n;
 }
 
+/* TPACKET_V3: poll() says POLLIN once a block is the user's, at the latest when its timer retires it. */
+static int afp_wait_fd(struct rxp_queue *q)
+{
+	const struct afp_port *ap = q->priv;
+
+	return ap->gone ? RXP_WAIT_NONE : ap->fd;
+}
+
 const struct rxp_port_ops rxp_afpacket_ops = {
 	.driver = "afpacket",
 	.args_help = AFP_KEYS,
@@ -988,6 +996,7 @@ const struct rxp_port_ops rxp_afpacket_ops = {
 	.close = afp_close,
 	.check = afp_check,
 	.xstats = afp_xstats,
+	.wait_fd = afp_wait_fd,
 };
 
 int rxp_afpacket_port_stats(const struct rxp_port *port, struct rxp_afpacket_stats *st)

@@ -1126,6 +1126,20 @@ static unsigned afxdp_xstats(struct rxp_port *port, struct rxp_xstat *out, unsig
 	return n;
 }
 
+/*
+ * poll() on the socket says POLLIN once the RX ring holds frames, and wakes
+ * the driver if it asked for it (need_wakeup). A port that busy polls
+ * (busypoll=) wants its worker awake.
+ */
+static int afxdp_wait_fd(struct rxp_queue *q)
+{
+	const struct afxdp_port *ap = q->port->priv;
+
+	if (ap->gone)
+		return RXP_WAIT_NONE;
+	return ap->busypoll_us ? -1 : ap->q[q->id].fd;
+}
+
 const struct rxp_port_ops rxp_afxdp_ops = {
 	.driver = "afxdp",
 	.args_help = AFXDP_KEYS,
@@ -1139,4 +1153,5 @@ const struct rxp_port_ops rxp_afxdp_ops = {
 	.close = afxdp_close,
 	.check = afxdp_check,
 	.xstats = afxdp_xstats,
+	.wait_fd = afxdp_wait_fd,
 };

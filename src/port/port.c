@@ -122,6 +122,13 @@ enum rxp_port_event rxp_port_check(struct rxp_port *port, char *msg, size_t msgl
 	return (enum rxp_port_event)ev;
 }
 
+int rxp_queue_wait_fd(struct rxp_queue *q)
+{
+	const struct rxp_port_ops *ops = q->port->ops;
+
+	return ops && ops->wait_fd ? ops->wait_fd(q) : -1;
+}
+
 unsigned rxp_port_xstats(struct rxp_port *port, struct rxp_xstat *out, unsigned max)
 {
 	return port->ops && port->ops->xstats ? port->ops->xstats(port, out, max) : 0;
