@@ -19,6 +19,9 @@
 
 #define RXP_IFS_MAX 64
 #define RXP_IF_ADDRS 8
+/* a set over twice the size of the addresses and broadcasts there can be (3 per address) */
+#define RXP_SRC4_SET_BITS 12
+#define RXP_SRC4_SET_SLOTS (1u << RXP_SRC4_SET_BITS)
 #define RXP_ICMP_RATE_DEFAULT 1000.0	/* ICMP errors per second */
 #define RXP_ICMP_BURST_DEFAULT 50.0
 #define RXP_NH_MAX RXP_STACK_NH_MAX
@@ -109,9 +112,9 @@ struct rxp_router {
 	/* the connected subnets' broadcast addresses, {prefix, -1} and {prefix, 0} (network order) */
 	uint32_t bcast4[RXP_IFS_MAX * RXP_IF_ADDRS * 2];
 	uint64_t bcast4_low6;	/* bit n: a broadcast above ends in n (its low 6 bits) */
-	unsigned n_own4;
-	uint32_t own4[RXP_IFS_MAX * RXP_IF_ADDRS];	/* the router's IPv4 addresses (network order) */
-	uint64_t src4_low6;	/* bit n: a broadcast or an address of ours ends in n */
+	/* the router's IPv4 addresses and broadcasts (network order), a hash set: 0 is empty */
+	uint32_t src4_set[RXP_SRC4_SET_SLOTS];
+	uint64_t src4_low6;	/* bit n: one of those ends in n */
 	struct rxp_route *routes;	/* open-addressing hash of installed routes */
 	uint32_t routes_size, n_routes;
 };
@@ -239,7 +242,7 @@ static inline bool rxp_router_is_bcast4(const struct rxp_router *r, uint32_t add
 }
 
 /* rxp_router_is_bad_src4() past its quick filter: one of our addresses or broadcasts? */
-bool rxp_router_in_src4_lists(const struct rxp_router *r, uint32_t addr);
+bool rxp_router_in_src4_set(const struct rxp_router *r, uint32_t addr);
 
 /*
  * True when @addr (network order) is a broadcast address of one of the
@@ -249,8 +252,8 @@ bool rxp_router_in_src4_lists(const struct rxp_router *r, uint32_t addr);
  */
 static inline bool rxp_router_is_bad_src4(const struct rxp_router *r, uint32_t addr)
 {
-	/* most addresses end otherwise: one test instead of the lists (out of line) */
-	return ((r->src4_low6 >> (ntohl(addr) & 63)) & 1) && rxp_router_in_src4_lists(r, addr);
+	/* most addresses end otherwise: one test before the set (out of line) */
+	return ((r->src4_low6 >> (ntohl(addr) & 63)) & 1) && rxp_router_in_src4_set(r, addr);
 }
 
 /*

@@ -409,6 +409,34 @@ static bool unicast_addr(uint8_t family, const uint8_t *a)
 	return memcmp(a, zero, 15) || a[15] != 1;
 }
 
+_Static_assert(RXP_SRC4_SET_SLOTS >= 2 * 3 * RXP_IFS_MAX * RXP_IF_ADDRS,
+	       "the set of addresses and broadcasts stays at most half full");
+
+/* The home slot of @addr (network order) in the set of sources that are not a host's. */
+static inline uint32_t src4_home(uint32_t addr)
+{
+	return (addr * 0x9e3779b1u) >> (32 - RXP_SRC4_SET_BITS);
+}
+
+/* Adds @addr (never 0: no address of ours or broadcast is 0.0.0.0) to that set and its filter. */
+static void src4_insert(struct rxp_router *r, uint32_t addr)
+{
+	uint32_t i = src4_home(addr);
+
+	while (r->src4_set[i] && r->src4_set[i] != addr)
+		i = (i + 1) & (RXP_SRC4_SET_SLOTS - 1);
+	r->src4_set[i] = addr;
+	r->src4_low6 |= 1ull << (ntohl(addr) & 63);
+}
+
+bool rxp_router_in_src4_set(const struct rxp_router *r, uint32_t addr)
+{
+	for (uint32_t i = src4_home(addr); r->src4_set[i]; i = (i + 1) & (RXP_SRC4_SET_SLOTS - 1))
+		if (r->src4_set[i] == addr)
+			return true;
+	return false;
+}
+
 /*
  * Adds the router's address @addr/@plen (network order) and the broadcast
  * addresses of its subnet, and their bits in the quick filters: the
@@ -417,17 +445,18 @@ static bool unicast_addr(uint8_t family, const uint8_t *a)
  */
 static void addr4_add(struct rxp_router *r, uint32_t addr, uint8_t plen)
 {
-	uint32_t host = htonl(~0u >> plen);
+	uint32_t host;
 
-	r->own4[r->n_own4++] = addr;
-	r->src4_low6 |= 1ull << (ntohl(addr) & 63);
+	src4_insert(r, addr);
 	if (plen >= 31)
 		return;
+	host = htonl(~0u >> plen);
 	r->bcast4[r->n_bcast4++] = addr | host;
 	r->bcast4[r->n_bcast4++] = addr & ~host;
 	r->bcast4_low6 |= 1ull << (ntohl(addr | host) & 63);
 	r->bcast4_low6 |= 1ull << (ntohl(addr & ~host) & 63);
-	r->src4_low6 |= r->bcast4_low6;
+	src4_insert(r, addr | host);
+	src4_insert(r, addr & ~host);
 }
 
 int rxp_router_add_addr(struct rxp_router *r, int ifidx, uint8_t family, const uint8_t *addr,
@@ -478,20 +507,12 @@ int rxp_router_add_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
 	return 0;
 }
 
-bool rxp_router_in_src4_lists(const struct rxp_router *r, uint32_t addr)
-{
-	for (unsigned i = 0; i < r->n_own4; i++)
-		if (r->own4[i] == addr)
-			return true;
-	return rxp_router_is_bcast4(r, addr);
-}
-
 /* Rebuilds the addresses and broadcast addresses from every interface's IPv4 addresses. */
 static void bcast4_rebuild(struct rxp_router *r)
 {
 	r->n_bcast4 = 0;
 	r->bcast4_low6 = 0;
-	r->n_own4 = 0;
+	memset(r->src4_set, 0, sizeof(r->src4_set));
 	r->src4_low6 = 0;
 	for (unsigned i = 0; i < r->n_ifs; i++) {
 		const struct rxp_l3if *ifp = &r->ifs[i];

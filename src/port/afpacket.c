@@ -92,7 +92,7 @@ struct afp_port {
 	uint32_t rx_left;	/* frames of that block not yet taken */
 	uint8_t *rx_next;	/* next tpacket3_hdr; NULL: no block open */
 	const uint8_t *rx_end;	/* end of the open block: every frame header and frame within */
-	bool skip_outgoing;	/* no PACKET_IGNORE_OUTGOING: filter by packet type */
+	bool skip_outgoing;	/* filter outgoing frames by packet type: no PACKET_IGNORE_OUTGOING, or a fanout group */
 	/* transmit ring */
 	uint8_t *tx_ring;
 	uint32_t tx_frame_size;
@@ -639,47 +639,31 @@ static int setup_rings(struct afp_port *ap, uint32_t blocks, uint32_t block_size
  * creates it: with an id the kernel picks (UNIQUEID, Linux 4.17), so that
  * no other process's group is ever joined, and leaving out the frames the
  * host sends (IGNORE_OUTGOING, Linux 6.9: in a group, the socket's own
- * PACKET_IGNORE_OUTGOING no longer applies). An older kernel gets what it
- * takes: an id made of our pid and the port, outgoing frames filtered here.
- * Returns 0 or an errno.
+ * PACKET_IGNORE_OUTGOING no longer applies). A kernel takes flags it does
+ * not know without a word, so the queues of a group also filter outgoing
+ * frames themselves (one compare in a line the copy reads anyway). A kernel
+ * without UNIQUEID is given an id made of our pid and the port. Returns 0
+ * or an errno.
  */
 static int fanout_join(struct afp_port *ap, uint16_t port_id, uint32_t *group)
 {
-	static const uint32_t tries[] = {
-		PACKET_FANOUT_FLAG_UNIQUEID | PACKET_FANOUT_FLAG_IGNORE_OUTGOING,
-		PACKET_FANOUT_FLAG_UNIQUEID, PACKET_FANOUT_FLAG_IGNORE_OUTGOING, 0,
-	};
-	uint32_t arg, type;
+	uint32_t type = PACKET_FANOUT_HASH | PACKET_FANOUT_FLAG_IGNORE_OUTGOING;
+	uint32_t arg = *group;
 	socklen_t len = sizeof(arg);
-	int e = EINVAL;
 
-	if (*group) {
-		arg = *group;
+	ap->skip_outgoing = true;
+	if (arg)
+		return setsockopt(ap->fd, SOL_PACKET, PACKET_FANOUT, &arg, sizeof(arg)) ? errno : 0;
+	arg = (type | PACKET_FANOUT_FLAG_UNIQUEID) << 16;
+	if (setsockopt(ap->fd, SOL_PACKET, PACKET_FANOUT, &arg, sizeof(arg)) ||
+	    getsockopt(ap->fd, SOL_PACKET, PACKET_FANOUT, &arg, &len)) {
+		arg = type << 16 | ((uint32_t)(getpid() * 64 + port_id) & 0xffff);
 		if (setsockopt(ap->fd, SOL_PACKET, PACKET_FANOUT, &arg, sizeof(arg)))
 			return errno;
-		if (!((arg >> 16) & PACKET_FANOUT_FLAG_IGNORE_OUTGOING))
-			ap->skip_outgoing = true;
-		return 0;
 	}
-	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]) && e == EINVAL; i++) {
-		type = PACKET_FANOUT_HASH | tries[i];
-		arg = type << 16;
-		if (!(tries[i] & PACKET_FANOUT_FLAG_UNIQUEID))
-			arg |= (uint32_t)(getpid() * 64 + port_id) & 0xffff;
-		if (setsockopt(ap->fd, SOL_PACKET, PACKET_FANOUT, &arg, sizeof(arg))) {
-			e = errno;
-			continue;
-		}
-		/* the id the kernel chose, for the other queues (which join without UNIQUEID) */
-		if ((tries[i] & PACKET_FANOUT_FLAG_UNIQUEID) &&
-		    getsockopt(ap->fd, SOL_PACKET, PACKET_FANOUT, &arg, &len))
-			return errno;
-		*group = (arg & 0xffff) | (type & ~(uint32_t)PACKET_FANOUT_FLAG_UNIQUEID) << 16;
-		if (!(tries[i] & PACKET_FANOUT_FLAG_IGNORE_OUTGOING))
-			ap->skip_outgoing = true;
-		return 0;
-	}
-	return e;
+	/* the id the group has, for the other queues (which join without UNIQUEID) */
+	*group = (arg & 0xffff) | type << 16;
+	return 0;
 }
 
 /* A socket filter that takes nothing. */

@@ -265,6 +265,14 @@ res = run(BASE, {"p0": [Ether(dst="ff:ff:ff:ff:ff:ff", src=H1) / ARP(op=1, hwsrc
                         for a in ("10.0.1.255", "10.0.1.0", "127.0.0.1", "224.0.0.5", "240.0.0.1")]})
 check("arp_martian_sender_ignored", not res.sent("p0") and res.drops().get("arp_martian_sender") == 5,
       (res.sent("p0"), res.drops()))
+# /31 and /32 addresses (RFC 3021): no broadcast and no subnet number; both ends of a /31 are hosts
+P2P = BASE + ["addr add 10.0.6.0/31 dev p1", "addr add 10.0.5.1/32 dev p1"]
+res = run(P2P, {"p0": [Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst=d) / ICMP(type=8, id=6, seq=1)
+                       for d in ("10.0.6.0", "10.0.5.1")] + [udp("10.0.6.1")]})
+check("p2p_addresses_answer", len([p for p in res.sent("p0") if ICMP in p and p[ICMP].type == 0]) == 2, res.sent("p0"))
+check("p2p_peer_resolved_not_broadcast", any(ARP in p and p[ARP].pdst == "10.0.6.1" for p in res.sent("p1")) and
+      not res.drops().get("ip4_broadcast"), (res.sent("p1"), res.drops()))
+
 # a connected subnet's own number is its obsolete broadcast (RFC 1812 4.2.3.1): discarded, no ARP, redirect or error
 res = run(BASE, {"p0": [udp("10.0.2.0"), udp("10.0.1.0"), udp("10.0.1.0", ttl=1)]})
 check("subnet_number_silently_discarded", not res.sent("p1") and not res.sent("p0")
