@@ -246,6 +246,9 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 		if (c->kernel && rt && rt->origin != RXP_ROUTE_KERNEL)
 			return 0;	/* the kernel's route went; the configured one was never replaced */
 		ret = rxp_router_del_route(r, c->family, c->addr, c->plen);
+		/* an address's connected route the file also said: it stays with its address */
+		if (ret == -EISCONN && c->undo)
+			ret = 0;
 		break;
 	}
 	case DP_CMD_NEIGH_ADD:

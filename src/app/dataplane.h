@@ -61,6 +61,7 @@ struct dp_cmd {
 	uint32_t mtu;
 	double rate, burst;
 	bool kernel;			/* from kernel sync: never overrides or removes a static route */
+	bool undo;			/* a reload taking back what the file no longer says */
 	bool host_on, host_gro;
 	bool redirects;
 	bool ra_on;

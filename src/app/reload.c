@@ -115,6 +115,7 @@ static struct dp_cmd undo(const struct dp_cmd *c)
 		 c->kind == DP_CMD_ROUTE_ADD ? DP_CMD_ROUTE_DEL : DP_CMD_NEIGH_DEL;
 	if (d.kind == DP_CMD_ROUTE_DEL)
 		d.dev[0] = '\0';
+	d.undo = true;
 	snprintf(d.where, sizeof(d.where), "reload (was %.80s)", c->where);
 	return d;
 }

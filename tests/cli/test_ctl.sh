@@ -135,6 +135,15 @@ sed -i '/^port set sim0 mtu 1400/d' "$TMP/router.conf"
 kill -HUP $pid
 sleep 0.5
 check mtu_default_when_gone_from_file grep -q 'mtu 1500' <<<"$(ctl show ports | grep -A1 '^sim0:')"
+# an address's connected route said again in the file, then gone from it: the route stays, nothing fails
+echo 'route add 10.0.1.0/24 dev sim1' >>"$TMP/router.conf"
+kill -HUP $pid
+sleep 0.5
+sed -i '/^route add 10.0.1.0\/24 dev sim1/d' "$TMP/router.conf"
+kill -HUP $pid
+sleep 0.5
+check reload_connected_route_stays grep -q '^10.0.1.0/24 dev sim1 connected' <<<"$(ctl show routes 10.0.1.0/24)"
+check reload_connected_route_no_failure bash -c '! grep -q "reload: .*failed" "$1"' _ "$TMP/run.err"
 check ra_set_ctl ctl port set sim1 ra on
 check ra_on_shown grep -q 'router advertisements on' <<<"$(ctl show ports)"
 check ra_off_ctl ctl port set sim1 ra off
