@@ -110,6 +110,7 @@ struct rxp_port {
 	uint16_t id;
 	uint16_t n_queues;
 	uint32_t mtu;		/* its device's MTU; 0: no device (sim, pcap, tap) */
+	char dev[16];		/* its device's name (IFNAMSIZ); empty: none */
 	uint8_t mac[6];
 	const struct rxp_port_ops *ops;
 	bool down;		/* its device went away: nothing received, nothing sent */
@@ -156,6 +157,11 @@ void rxp_port_stats(const struct rxp_port *port, struct rxp_queue_stats *sum);
 
 /* Fills @out with up to @max of the driver's own counters. Returns how many (0: it has none). */
 unsigned rxp_port_xstats(struct rxp_port *port, struct rxp_xstat *out, unsigned max);
+/*
+ * Reads the MTU of @port's device again into port->mtu (slow path: a system
+ * call). Returns 0, -EOPNOTSUPP for a port without a device, or -errno.
+ */
+int rxp_port_refresh_mtu(struct rxp_port *port);
 /* The driver's wait_fd for @q, or -1 when it has none. */
 int rxp_queue_wait_fd(struct rxp_queue *q);
 

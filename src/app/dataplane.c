@@ -28,7 +28,7 @@ static uint32_t if_max_mtu(const struct dp *dp, uint16_t vlan)
  * VLAN devices their parent's (a port without a device, sim or pcap, has
  * 1500, Ethernet's), within what a frame of the pool carries.
  */
-static uint32_t if_default_mtu(const struct dp *dp, uint16_t port, uint16_t vlan)
+uint32_t dp_if_default_mtu(const struct dp *dp, uint16_t port, uint16_t vlan)
 {
 	uint32_t dev = dp->ports[port].mtu;
 
@@ -259,8 +259,12 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 		break;
 	case DP_CMD_MTU: {
 		const struct rxp_l3if *ifp = &r->ifs[ifidx];
-		uint32_t max = if_max_mtu(dp, ifp->vlan), dev = dp->ports[ifp->port].mtu;
-		uint32_t mtu = c->mtu ? c->mtu : if_default_mtu(dp, ifp->port, ifp->vlan);	/* 0: the default */
+		struct rxp_port *port = &dp->ports[ifp->port];
+		uint32_t max = if_max_mtu(dp, ifp->vlan), dev, mtu;
+
+		rxp_port_refresh_mtu(port);	/* the device's as it is now: it may have changed */
+		dev = port->mtu;
+		mtu = c->mtu ? c->mtu : dp_if_default_mtu(dp, ifp->port, ifp->vlan);	/* 0: the default */
 
 		if (mtu > max) {
 			snprintf(err, errlen, "%s: mtu %u: larger than the %u bytes a %u-byte frame carries; raise --max-frame",
@@ -269,12 +273,15 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 		}
 		/* the kernel drops what its device's MTU does not carry, without a word */
 		if (dev && mtu > dev) {
-			snprintf(err, errlen, "%s: mtu %u: larger than the %u-byte MTU of %s's interface, which "
-				 "would drop the larger packets unseen; raise that first (ip link set dev "
-				 "IFACE mtu %u)", c->where, mtu, dev, dp->ports[ifp->port].name, mtu);
+			snprintf(err, errlen, "%s: mtu %u: larger than the %u-byte MTU of %s's interface %s, "
+				 "which would drop the larger packets unseen; raise that first (ip link set dev "
+				 "%s mtu %u)", c->where, mtu, dev, port->name, port->dev, port->dev,
+				 mtu);
 			return -EINVAL;
 		}
 		ret = rxp_router_set_mtu(r, ifidx, mtu);
+		if (!ret)
+			dp->mtu_set[ifidx] = c->mtu != 0;	/* else it follows the device's */
 		if (!ret && mtu < RXP_IP6_MIN_MTU) {
 			/* taken, with a warning for the log and for whoever asked (ctl) */
 			snprintf(err, errlen, "warning: %s: mtu %u is below the %u bytes every IPv6 link "
@@ -348,7 +355,7 @@ static int open_router(struct dp *dp, const struct dp_config *cfg, char *err, si
 	for (unsigned i = 0; i < dp->n_ports; i++) {
 		const struct rxp_port *p = &dp->ports[i];
 
-		rxp_router_add_if(r, p->name, p->id, 0, p->mac, if_default_mtu(dp, p->id, 0));
+		rxp_router_add_if(r, p->name, p->id, 0, p->mac, dp_if_default_mtu(dp, p->id, 0));
 	}
 	for (unsigned i = 0; i < cfg->n_vlans; i++) {
 		const struct dp_vlan_config *v = &cfg->vlans[i];
@@ -356,7 +363,7 @@ static int open_router(struct dp *dp, const struct dp_config *cfg, char *err, si
 		uint16_t port = r->ifs[parent].port;
 
 		ret = rxp_router_add_if(r, v->name, port, v->id, r->ifs[parent].mac,
-					if_default_mtu(dp, port, v->id));
+					dp_if_default_mtu(dp, port, v->id));
 		if (ret < 0) {
 			snprintf(err, errlen, "VLAN sub-port %s: %s", v->name, af_err(ret));
 			return ret;

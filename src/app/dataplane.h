@@ -129,6 +129,7 @@ struct dp {
 	unsigned n_workers;
 	struct dp_worker *workers;	/* workers 1..n_workers-1 */
 	bool idle_spin;			/* from the config: never sleep */
+	bool mtu_set[RXP_IFS_MAX];	/* per interface: MTU configured; else it follows the device's */
 	struct dp_idle idle;		/* worker 0's */
 	/* a line of its own: every worker reads it each round, worker 0 writes it rarely */
 	rxp_cache_aligned atomic_bool barrier;	/* worker 0 asks the others to wait */
@@ -235,6 +236,12 @@ static inline unsigned dp_poll(struct dp *dp)
  * DP_IDLE_SLEEP_MS at most (idle.c).
  */
 void dp_idle_after_clock(struct dp *dp, unsigned w, struct dp_idle *idle, uint64_t now_ns);
+
+/*
+ * An interface's MTU unless configured: its device's, or 1500 for a port
+ * without one, within what a frame of the pool carries.
+ */
+uint32_t dp_if_default_mtu(const struct dp *dp, uint16_t port, uint16_t vlan);
 
 /* ---- ports whose device goes away or comes back (dp_ports.c) ---- */
 

@@ -9,6 +9,40 @@
 #include "dataplane.h"
 #include "workers.h"
 
+/*
+ * The device's MTU changed (ip link set dev X mtu N): the port's interfaces
+ * that keep the default follow it; one configured above it is said to
+ * lose the larger packets, once per change.
+ */
+static void mtu_follow(struct dp *dp, struct rxp_port *port)
+{
+	uint32_t old = port->mtu;
+	struct rxp_router *r = dp->router;
+
+	if (rxp_port_refresh_mtu(port) || port->mtu == old || !r)
+		return;
+	for (unsigned i = 0; i < r->n_ifs; i++) {
+		const struct rxp_l3if *ifp = &r->ifs[i];
+		uint32_t mtu = dp_if_default_mtu(dp, port->id, ifp->vlan);
+
+		if (ifp->port != port->id)
+			continue;
+		if (dp->mtu_set[i]) {
+			if (ifp->mtu > port->mtu)
+				fprintf(stderr, "rxpath: port %s: the MTU of %s is now %u, below %s's configured %u: "
+					"the kernel drops larger packets unseen; lower it (port set %s mtu %u) or "
+					"raise the device's (ip link set dev %s mtu %u)\n", port->name, port->dev,
+					port->mtu, ifp->name, ifp->mtu, ifp->name, port->mtu, port->dev, ifp->mtu);
+			continue;
+		}
+		if (ifp->mtu == mtu || rxp_router_set_mtu(r, (int)i, mtu))
+			continue;
+		fprintf(stderr, "rxpath: port %s: the MTU of %s went from %u to %u; %s follows: mtu %u\n",
+			port->name, port->dev, old, port->mtu, ifp->name, mtu);
+		dp_host_mirror(dp, (int)i, &(struct dp_cmd){ .kind = DP_CMD_MTU, .where = "mtu" });
+	}
+}
+
 void dp_ports_check(struct dp *dp, uint64_t now_ns)
 {
 	bool any = false;
@@ -43,6 +77,8 @@ void dp_ports_check(struct dp *dp, uint64_t now_ns)
 			fprintf(stderr, "rxpath: port %s: %s\n", port->name, msg);
 			break;
 		}
+		if (port->dev[0] && !port->down)
+			mtu_follow(dp, port);
 	}
 	dp_barrier_exit(dp);
 }

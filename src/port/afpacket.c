@@ -833,6 +833,7 @@ static int afp_open(struct rxp_port *port, struct rxp_args *args, char *err, siz
 		ap->tx_frames = txring;
 		ap->want_bypass = bypass;
 		snprintf(ap->dev, sizeof(ap->dev), "%s", dev);
+		snprintf(port->dev, sizeof(port->dev), "%s", dev);
 		snprintf(ap->port_name, sizeof(ap->port_name), "%s", port->name);
 		port->queues[i].priv = ap;
 		ret = sock_open(ap, port, ifindex, blocks, block_size, mac_given || i > 0, &group,

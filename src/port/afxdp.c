@@ -1007,6 +1007,7 @@ static int afxdp_open(struct rxp_port *port, struct rxp_args *args, char *err, s
 	port->priv = ap;
 	port->n_queues = (uint16_t)n_queues;
 	snprintf(ap->dev, sizeof(ap->dev), "%s", dev);
+	snprintf(port->dev, sizeof(port->dev), "%s", dev);
 	ap->map_fd = -1;
 	ap->busypoll_us = busypoll_us;
 	/* busy polling needs its interrupts deferred: coalescing comes with it */

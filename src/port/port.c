@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include "rxpath/port.h"
 
 extern const struct rxp_port_ops rxp_sim_ops;
@@ -120,6 +124,26 @@ enum rxp_port_event rxp_port_check(struct rxp_port *port, char *msg, size_t msgl
 	else if (ev == RXP_PORT_BACK)
 		port->down = false;
 	return (enum rxp_port_event)ev;
+}
+
+int rxp_port_refresh_mtu(struct rxp_port *port)
+{
+	struct ifreq ifr;
+	int fd, ret = 0;
+
+	if (!port->dev[0])
+		return -EOPNOTSUPP;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", port->dev);
+	if (ioctl(fd, SIOCGIFMTU, &ifr))
+		ret = -errno;
+	else if (ifr.ifr_mtu > 0)
+		port->mtu = (uint32_t)ifr.ifr_mtu;
+	close(fd);
+	return ret;
 }
 
 int rxp_queue_wait_fd(struct rxp_queue *q)

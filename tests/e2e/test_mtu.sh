@@ -24,9 +24,13 @@ for DRIVER in afpacket afxdp; do
 		fail "${D}_start" "rxpath did not start on $DRIVER ports"
 		continue
 	fi
-	ports=$("$RXPATH" ctl --socket "$sock" --json show ports 2>&1)
-	check "${D}_p1_takes_interface_mtu" [ "$(lab_json '[p["mtu"] for p in j["ports"] if p["name"] == "p1"][0]' <<<"$ports" 2>&1)" = 1400 ]
-	check "${D}_p0_keeps_1500" [ "$(lab_json '[p["mtu"] for p in j["ports"] if p["name"] == "p0"][0]' <<<"$ports" 2>&1)" = 1500 ]
+	p1_mtu() { port_mtu p1; }
+	port_mtu() {
+		"$RXPATH" ctl --socket "$sock" --json show ports 2>&1 |
+			lab_json "[p['mtu'] for p in j['ports'] if p['name'] == '$1'][0]" 2>&1
+	}
+	check "${D}_p1_takes_interface_mtu" [ "$(p1_mtu)" = 1400 ]
+	check "${D}_p0_keeps_1500" [ "$(port_mtu p0)" = 1500 ]
 
 	# a 1400-byte packet fits the narrow link; 1478 bytes get Fragmentation Needed with 1400
 	out=$(lab_in "$LAB_H1" ping -n -c 1 -W 2 -M do -s 1372 10.0.2.2 2>&1)
@@ -51,15 +55,28 @@ for DRIVER in afpacket afxdp; do
 	out=$(lab_in "$LAB_H1" ping -n -c 2 -i 0.3 -W 2 -s 1450 10.0.2.2 2>&1)
 	check "${D}_ping4_after_pmtu" grep -q " 0% packet loss" <<<"$out"
 
+	# the device's MTU changed under rxpath: p1, at its default, follows within a port check
+	ip -n "$LAB_R" link set r1 mtu 1300
+	sleep 0.5
+	check "${D}_follows_device_mtu" [ "$(p1_mtu)" = 1300 ]
+	check "${D}_follow_said" grep -q "port p1: the MTU of r1 went from 1400 to 1300; p1 follows: mtu 1300" "$LAB_DIR/rxpath.err"
+	ip -n "$LAB_R" link set r1 mtu 1400
+	sleep 0.5
+	check "${D}_follows_device_mtu_back" [ "$(p1_mtu)" = 1400 ]
+
 	out=$("$RXPATH" ctl --socket "$sock" port set p1 mtu 1500 2>&1)
 	rc=$?
-	if [ "$rc" -ne 0 ] && grep -q "larger than the 1400-byte MTU of p1's interface" <<<"$out" &&
-		grep -q "ip link set dev IFACE mtu 1500" <<<"$out"; then
+	if [ "$rc" -ne 0 ] && grep -q "larger than the 1400-byte MTU of p1's interface r1" <<<"$out" &&
+		grep -q "ip link set dev r1 mtu 1500" <<<"$out"; then
 		pass "${D}_mtu_above_interface_refused"
 	else
 		fail "${D}_mtu_above_interface_refused" "exit $rc:" "$out"
 	fi
 	check "${D}_mtu_below_interface_taken" "$RXPATH" ctl --socket "$sock" port set p1 mtu 1300
+	# once the device's MTU is raised as the message says, the same command is taken
+	ip -n "$LAB_R" link set r1 mtu 1500
+	check "${D}_mtu_taken_after_device_raised" "$RXPATH" ctl --socket "$sock" port set p1 mtu 1500
+	ip -n "$LAB_R" link set r1 mtu 1400
 
 	lab_rxpath_stop
 	check "${D}_clean_exit" [ "$?" -eq 0 ]
