@@ -17,7 +17,7 @@ struct rxp_afpacket_stats {
 	uint64_t rx_csum_partial; /* frames whose sender left the checksum to offload */
 	uint64_t rx_outgoing;	  /* our own transmissions seen on receive (old kernels): skipped */
 	uint64_t rx_blocks;	  /* ring blocks consumed and handed back */
-	uint64_t rx_bad_blocks;	  /* blocks whose frame headers point outside them: given back unread */
+	uint64_t rx_bad_frames;	  /* frames of blocks whose headers point outside them: given back unread */
 	uint64_t tx_oversize;	  /* frames too long for a TX slot: dropped */
 	uint64_t tx_kicks;	  /* sendto() calls that started transmission */
 	uint64_t tx_kick_errors;  /* kicks that failed; the frames are retried */

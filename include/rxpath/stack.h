@@ -69,7 +69,7 @@
 	X(IP6_ROUTING_HEADER, "ip6_routing_header", "IPv6 to the router with a routing header that has segments left: no routing type is followed (RFC 8200 4.4, RFC 5095; Parameter Problem sent)") \
 	X(REASM_TIMEOUT,  "reasm_timeout",     "fragments to the router whose datagram did not complete in time (Time Exceeded sent when the first had come)") \
 	X(REASM_OVERLAP,  "reasm_overlap",     "fragment overlapping another of its datagram: the whole datagram dropped (RFC 5722), or an exact duplicate") \
-	X(REASM_BAD,      "reasm_bad_fragment", "fragment to the router not a multiple of 8 bytes with more to come, past 65535 bytes, or (IPv6) a first one without its upper-layer header (IPv6: Parameter Problem sent)") \
+	X(REASM_BAD,      "reasm_bad_fragment", "fragment to the router not a multiple of 8 bytes with more to come, past 65535 bytes, or (IPv6) a first one without its whole header chain, upper layer included (RFC 7112; Parameter Problem sent)") \
 	X(REASM_FULL,     "reasm_full",        "no room to hold another fragment or datagram being reassembled") \
 	X(BLACKHOLE,      "blackhole",         "to a blackhole route: dropped without an answer") \
 	X(ROUTE_REJECT,   "route_reject",      "to an unreachable or prohibit route (Destination Unreachable sent: host unreachable or no route, administratively prohibited)") \

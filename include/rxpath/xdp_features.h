@@ -21,4 +21,10 @@
  */
 int rxp_xdp_features(unsigned ifindex, uint64_t *features);
 
+/*
+ * The words of `ip link set dev IFACE ...` that remove a program attached in
+ * @attach_mode (XDP_ATTACHED_*): `xdp off` removes a native one only.
+ */
+const char *rxp_xdp_detach_words(uint8_t attach_mode);
+
 #endif

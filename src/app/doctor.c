@@ -252,6 +252,7 @@ static void check_iface(struct verdicts *v, const char *ifname)
 	struct ifreq ifr;
 	char line[256], fix[256];
 	unsigned ifindex = if_nametoindex(ifname);
+	struct bpf_xdp_query_opts qopts = { .sz = sizeof(qopts) };
 	uint32_t prog_id = 0, flags = 0;
 	uint64_t features = 0;
 	bool native, zc;
@@ -322,7 +323,8 @@ static void check_iface(struct verdicts *v, const char *ifname)
 	}
 	close(fd);
 
-	if (!bpf_xdp_query_id((int)ifindex, 0, &prog_id) && prog_id) {
+	if (!bpf_xdp_query((int)ifindex, 0, &qopts) && (prog_id = qopts.prog_id)) {
+		const char *off = rxp_xdp_detach_words(qopts.attach_mode);
 		struct bpf_prog_info pinfo;
 		uint32_t len = sizeof(pinfo);
 		int pfd = bpf_prog_get_fd_by_id(prog_id);
@@ -336,8 +338,8 @@ static void check_iface(struct verdicts *v, const char *ifname)
 				 ifname, prog_id);
 		if (pfd >= 0)
 			close(pfd);
-		snprintf(fix, sizeof(fix), "if nothing else needs it: ip link set dev %s xdpdrv off, or xdpgeneric off if attached in skb mode (libxdp programs: xdp-loader unload %s --all)",
-			 ifname, ifname);
+		snprintf(fix, sizeof(fix), "if nothing else needs it: ip link set dev %s %s (libxdp programs: xdp-loader unload %s --all)",
+			 ifname, off, ifname);
 		say(v, "warn", line, fix);
 	} else {
 		snprintf(line, sizeof(line), "interface %s: no XDP program attached", ifname);

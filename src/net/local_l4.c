@@ -305,8 +305,15 @@ static bool local_ip6(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t *nh_at
 		rxp_drop(st, pkt, RXP_DROP_IP6_ROUTING_HEADER);
 		return true;
 	case IP6_UPPER_NOT_FOLLOWED:
-		/* reassembly takes a fragment header right after the fixed one only */
-		rxp_drop(st, pkt, RXP_DROP_LOCAL_UNHANDLED);
+		/*
+		 * a fragment to a group (never reassembled, as before: taken), or
+		 * to us behind other headers (reassembly takes a fragment header
+		 * right after the fixed one only), or a chain too long to follow
+		 */
+		if (group)
+			rxp_sink_one(st, pkt);
+		else
+			rxp_drop(st, pkt, RXP_DROP_LOCAL_UNHANDLED);
 		return true;
 	}
 	pkt->l4_off = (uint16_t)(pkt->l3_off + u.off);

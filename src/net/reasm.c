@@ -217,6 +217,12 @@ static void complete(struct rxp_stack *st, struct rxp_reasm *r)
 			deliver_all(st, r, v6 ? RXP_SINK_OTHER6 : RXP_SINK_OTHER4);
 		return;
 	}
+	/* a routing header with segments left: no type is followed, as for a whole packet (RFC 8200 4.4) */
+	if (v6 && proto == RXP_IPPROTO_ROUTING && head >= 8 && l4[3]) {
+		rxp_icmp6_error_local(st, first, RXP_ICMP6_PARAM_PROB, 0, RXP_IP6_HLEN + FRAG6_HLEN + 2);
+		drop_all(st, r, RXP_DROP_IP6_ROUTING_HEADER);
+		return;
+	}
 	if (v6 && (proto == 43 || proto == RXP_IPPROTO_FRAGMENT || proto == 59 || proto == 60)) {
 		/*
 		 * extension headers after the fragment header, or nothing: not

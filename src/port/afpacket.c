@@ -280,7 +280,7 @@ static uint16_t afp_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint16_
 			uint16_t len;
 
 			if (rxp_unlikely(!rx_frame_in_block(ap, h))) {
-				ap->st.rx_bad_blocks++;
+				ap->st.rx_bad_frames += ap->rx_left;
 				ap->rx_left = 0;	/* given back below, the rest of it unread */
 				break;
 			}
@@ -949,7 +949,7 @@ static unsigned afp_xstats(struct rxp_port *port, struct rxp_xstat *out, unsigne
 		{ "kernel_drops", st.kernel_drops, true }, { "kernel_freezes", st.kernel_freezes, false },
 		{ "rx_oversize", st.rx_oversize, true }, { "rx_truncated", st.rx_truncated, true },
 		{ "rx_csum_partial", st.rx_csum_partial, false }, { "rx_blocks", st.rx_blocks, false },
-		{ "rx_bad_blocks", st.rx_bad_blocks, false },
+		{ "rx_bad_frames", st.rx_bad_frames, true },
 		{ "tx_oversize", st.tx_oversize, false }, { "tx_kicks", st.tx_kicks, false },
 		{ "tx_kick_errors", st.tx_kick_errors, false },
 	};
@@ -1000,7 +1000,7 @@ int rxp_afpacket_port_stats(const struct rxp_port *port, struct rxp_afpacket_sta
 		st->rx_csum_partial += ap->st.rx_csum_partial;
 		st->rx_outgoing += ap->st.rx_outgoing;
 		st->rx_blocks += ap->st.rx_blocks;
-		st->rx_bad_blocks += ap->st.rx_bad_blocks;
+		st->rx_bad_frames += ap->st.rx_bad_frames;
 		st->tx_oversize += ap->st.tx_oversize;
 		st->tx_kicks += ap->st.tx_kicks;
 		st->tx_kick_errors += ap->st.tx_kick_errors;

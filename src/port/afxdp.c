@@ -65,6 +65,7 @@
 #include <xdp/libxdp.h>
 #include <xdp/xsk.h>
 #include "rxpath/afxdp.h"
+#include "rxpath/xdp_features.h"
 #include "rxpath/port.h"
 
 #define AFXDP_RING_SIZE 1024u	/* fill, rx, tx, completion: 2 ring-fulls per port in the kernel */
@@ -117,7 +118,8 @@ struct afxdp_queue {
 	uint32_t tx_outstanding;	/* on the TX or completion ring, not yet reaped */
 	int fd;
 	uint64_t rx_wakeups;
-	uint64_t bad_descs;	/* descriptors from the kernel that named no buffer of ours */
+	uint64_t rx_bad_descs;	/* RX descriptors from the kernel naming no buffer of ours: skipped */
+	uint64_t tx_bad_descs;	/* completions naming no buffer we sent: skipped */
 	uint64_t tx_kicks;
 	uint64_t tx_kick_errors;
 	uint64_t busy_polls;
@@ -439,7 +441,7 @@ static uint16_t afxdp_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, uint1
 		if (rxp_unlikely(chunk >= aq->umem_len || addr - chunk + d->len > aq->buf_size ||
 				 aq->in_kernel[chunk >> shift] != 1 ||
 				 addr - chunk < RXP_PKT_META_SIZE)) {
-			aq->bad_descs++;
+			aq->rx_bad_descs++;
 			continue;
 		}
 		pkt->data_off = (uint16_t)(addr - chunk);
@@ -520,7 +522,7 @@ static uint32_t afxdp_complete(struct rxp_queue *q)
 
 			/* only a buffer we handed over comes back: never one freed twice */
 			if (rxp_unlikely(chunk >= aq->umem_len || aq->in_kernel[chunk >> shift] != 1)) {
-				aq->bad_descs++;
+				aq->tx_bad_descs++;
 				continue;
 			}
 			aq->in_kernel[chunk >> shift] = 0;
@@ -1045,9 +1047,7 @@ static int afxdp_open(struct rxp_port *port, struct rxp_args *args, char *err, s
 	libbpf_set_print(libbpf_quiet);
 	/* leave the interface as we found it: we do not replace someone else's program */
 	if (!bpf_xdp_query(ap->ifindex, 0, &qopts) && qopts.prog_id) {
-		/* `xdp off` removes a native program only: name the mode it is attached in */
-		const char *off = qopts.attach_mode == XDP_ATTACHED_SKB ? "xdpgeneric off" :
-				  qopts.attach_mode == XDP_ATTACHED_HW ? "xdpoffload off" : "xdpdrv off";
+		const char *off = rxp_xdp_detach_words(qopts.attach_mode);
 
 		snprintf(err, errlen,
 			 "dev=%s already has an XDP program (id %u); remove it first (ip link set dev %s %s, or xdp-loader unload %s --all)",
@@ -1086,7 +1086,7 @@ err_close:
 static unsigned afxdp_xstats(struct rxp_port *port, struct rxp_xstat *out, unsigned max)
 {
 	struct afxdp_port *ap = port->priv;
-	uint64_t wakeups = 0, kicks = 0, kick_errors = 0, busy_polls = 0, bad_descs = 0;
+	uint64_t wakeups = 0, kicks = 0, kick_errors = 0, busy_polls = 0, rx_bad = 0, tx_bad = 0;
 	struct xdp_statistics sum = { 0 };
 	unsigned n = 0;
 
@@ -1100,7 +1100,8 @@ static unsigned afxdp_xstats(struct rxp_port *port, struct rxp_xstat *out, unsig
 		wakeups += aq->rx_wakeups;
 		kicks += aq->tx_kicks;
 		kick_errors += aq->tx_kick_errors;
-		bad_descs += aq->bad_descs;
+		rx_bad += aq->rx_bad_descs;
+		tx_bad += aq->tx_bad_descs;
 		busy_polls += aq->busy_polls;
 		if (aq->fd >= 0 && !getsockopt(aq->fd, SOL_XDP, XDP_STATISTICS, &xs, &len)) {
 			sum.rx_dropped += xs.rx_dropped;
@@ -1113,7 +1114,8 @@ static unsigned afxdp_xstats(struct rxp_port *port, struct rxp_xstat *out, unsig
 	}
 	const struct rxp_xstat all[] = {
 		{ "rx_wakeups", wakeups, false }, { "tx_kicks", kicks, false }, { "tx_kick_errors", kick_errors, false },
-		{ "busy_polls", busy_polls, false }, { "bad_descs", bad_descs, true },
+		{ "busy_polls", busy_polls, false }, { "rx_bad_descs", rx_bad, true },
+		{ "tx_bad_descs", tx_bad, false },
 		{ "kernel_rx_dropped", sum.rx_dropped, true },
 		{ "kernel_rx_ring_full", sum.rx_ring_full, true },
 		{ "kernel_fill_ring_empty", sum.rx_fill_ring_empty_descs, false },

@@ -2,10 +2,12 @@
 /*
  * What a device says it can do with XDP, from the kernel's generic netlink
  * "netdev" family (Linux 6.3): the xdp-features of NETDEV_CMD_DEV_GET. The
- * driver declares them, so they hold for drivers nobody has listed yet.
+ * driver declares them, so they hold for drivers nobody has listed yet. And
+ * the words that take a program off a device in the mode it is attached in.
  */
 #include <errno.h>
 #include <linux/genetlink.h>
+#include <linux/if_link.h>
 #include <string.h>
 #include <time.h>
 #include "rxpath/xdp_features.h"
@@ -57,6 +59,12 @@ static struct nlmsghdr *genl_request(char *buf, uint16_t type, uint8_t cmd, uint
 	g->cmd = cmd;
 	g->version = version;
 	return nlh;
+}
+
+const char *rxp_xdp_detach_words(uint8_t attach_mode)
+{
+	return attach_mode == XDP_ATTACHED_SKB ? "xdpgeneric off" :
+	       attach_mode == XDP_ATTACHED_HW ? "xdpoffload off" : "xdpdrv off";
 }
 
 int rxp_xdp_features(unsigned ifindex, uint64_t *features)

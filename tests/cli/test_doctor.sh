@@ -37,5 +37,5 @@ out=$(ip netns exec "$NS" "$RXPATH" doctor d1 2>&1)
 check doctor_veth_peer_offloads_off grep -q "interface d1: its veth peer d0 sends no GSO packets" <<<"$out"
 if ip -n "$NS" link show d1 | grep -q xdp; then
 	check doctor_sees_attached_prog grep -q "interface d1: an XDP program is attached" <<<"$out"
-	check doctor_generic_prog_fix grep -q "xdpgeneric off" <<<"$out"
+	check doctor_generic_prog_fix grep -q "fix: if nothing else needs it: ip link set dev d1 xdpgeneric off" <<<"$out"
 fi

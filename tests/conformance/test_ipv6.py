@@ -544,6 +544,15 @@ unreach = of_type(res, "p0", 1)
 check("atomic_fragment_in_chain_port_unreachable", len(unreach) == 2 and
       all(icmp6(p)[1] == 4 and IPv6ExtHdrFragment in p for p in unreach), res.sent("p0"))
 
+# ... also when the routing header follows a fragment header: the datagram is reassembled, then refused
+big_rh = IPv6(src=HOST, dst=A0) / IPv6ExtHdrFragment(id=0x77) / \
+    IPv6ExtHdrRouting(type=0, segleft=1, addresses=["2001:db8:9::5"]) / UDP(sport=7, dport=8) / Raw(b"r" * 1600)
+res = run(BASE, {"p0": [Ether(dst=R0, src=H1) / f for f in fragment6(big_rh, 1280)]})
+pp = of_type(res, "p0", 4)
+check("fragmented_routing_header_parameter_problem",
+      [(icmp6(p)[1], struct.unpack("!I", icmp6(p)[4:8])[0]) for p in pp] == [(0, 50)] and
+      res.drops().get("ip6_routing_header") == 2, (res.sent("p0"), res.drops()))
+
 # RFC 7112: a first fragment without the whole header chain is refused at once (code 3, pointer 0)
 res = run(BASE, {"p0": [Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0) / IPv6ExtHdrFragment(id=9, m=1, offset=0, nh=60) /
                         Raw(bytes([17, 0, 1, 4, 0, 0, 0, 0]))]})
