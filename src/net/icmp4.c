@@ -84,10 +84,8 @@ static bool icmp4_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 
 		memcpy(icmp + 2, &c, 2);
 	}
-	pkt->port = orig->port;
-	rxp_l2_prepend(pkt, ifp, src_mac, RXP_ETHERTYPE_IP4);
 	st->stats.icmp_errors++;
-	rxp_tx_enqueue(st, pkt, true);
+	rxp_reply_output(st, pkt, 4, orig->ifidx, src_mac);
 	return true;
 }
 
@@ -116,7 +114,6 @@ void rxp_icmp4_local(struct rxp_stack *st, struct rxp_pkt *pkt)
 	uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
 	uint8_t *icmp = rxp_pkt_data(pkt) + pkt->l4_off;
 	uint32_t icmp_len = (uint32_t)pkt->l3_len - (uint32_t)(pkt->l4_off - pkt->l3_off);
-	const struct rxp_l3if *ifp = &st->router->ifs[pkt->ifidx];
 	uint8_t dst_mac[6];
 	uint32_t a;
 	uint16_t c;
@@ -173,6 +170,5 @@ void rxp_icmp4_local(struct rxp_stack *st, struct rxp_pkt *pkt)
 	memcpy(ip + 10, &c, 2);
 	memcpy(dst_mac, rxp_pkt_data(pkt) + 6, 6);
 	st->stats.delivered[RXP_SINK_ECHO4]++;
-	rxp_l2_prepend(pkt, ifp, dst_mac, RXP_ETHERTYPE_IP4);
-	rxp_tx_enqueue(st, pkt, true);
+	rxp_reply_output(st, pkt, 4, pkt->ifidx, dst_mac);
 }

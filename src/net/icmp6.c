@@ -215,12 +215,8 @@ static void icmp6_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 	icmp[7] = (uint8_t)param;
 	memcpy(icmp + ICMP6_HLEN, ip, quote);
 	rxp_icmp6_finish(o, src, osrc, 64, ICMP6_HLEN + quote);
-	pkt->port = orig->port;
-	pkt->ifidx = orig->ifidx;
-	/* back the way it came, to the frame's sender (as for ICMPv4) */
-	rxp_l2_prepend(pkt, ifp, src_mac, RXP_ETHERTYPE_IP6);
 	st->stats.icmp_errors++;
-	rxp_tx_enqueue(st, pkt, true);
+	rxp_reply_output(st, pkt, 6, orig->ifidx, src_mac);
 }
 
 void rxp_icmp6_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code,
@@ -280,8 +276,7 @@ static void echo_reply(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t *ip, u
 	memcpy(icmp + 2, &c, 2);
 	memcpy(dst_mac, rxp_pkt_data(pkt) + 6, 6);
 	st->stats.delivered[RXP_SINK_ECHO6]++;
-	rxp_l2_prepend(pkt, ifp, dst_mac, RXP_ETHERTYPE_IP6);
-	rxp_tx_enqueue(st, pkt, true);
+	rxp_reply_output(st, pkt, 6, pkt->ifidx, dst_mac);
 }
 
 void rxp_icmp6_local(struct rxp_stack *st, struct rxp_pkt *pkt)

@@ -162,7 +162,6 @@ static void tcp_reset(struct rxp_stack *st, const struct rxp_pkt *orig, uint32_t
 {
 	const uint8_t *ip = rxp_pkt_cdata(orig) + orig->l3_off;
 	const uint8_t *tcp = rxp_pkt_cdata(orig) + orig->l4_off;
-	const struct rxp_l3if *ifp = &st->router->ifs[orig->ifidx];
 	bool v6 = orig->flags & RXP_PKT_F_IP6;
 	uint32_t ip_hlen = v6 ? RXP_IP6_HLEN : RXP_IP4_HLEN;
 	uint32_t seq = 0, ack = 0;
@@ -233,12 +232,7 @@ static void tcp_reset(struct rxp_stack *st, const struct rxp_pkt *orig, uint32_t
 	sum = rxp_csum_pseudo_ip(o, v6, RXP_IPPROTO_TCP, RXP_TCP_HLEN);
 	c = rxp_csum_fold(rxp_csum_partial(t, RXP_TCP_HLEN, sum));
 	memcpy(t + 16, &c, 2);
-	pkt->port = orig->port;
-	pkt->ifidx = orig->ifidx;
-	/* back to the frame's sender, as the ICMP errors go */
-	rxp_l2_prepend(pkt, ifp, rxp_pkt_cdata(orig) + 6,
-		       v6 ? RXP_ETHERTYPE_IP6 : RXP_ETHERTYPE_IP4);
-	rxp_tx_enqueue(st, pkt, true);
+	rxp_reply_output(st, pkt, v6 ? 6 : 4, orig->ifidx, rxp_pkt_cdata(orig) + 6);
 }
 
 enum rxp_drop_reason rxp_local_l4_answer(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t len,

@@ -160,13 +160,11 @@ static void echo_reply(struct rxp_stack *st, struct rxp_reasm *r)
 	memcpy(icmp + 2, &c, 2);
 	for (unsigned i = 0; i < r->n; i++) {
 		struct rxp_pkt *p = r->frags[i];
-		const struct rxp_l3if *ifp = &st->router->ifs[p->ifidx];
 		uint8_t dst_mac[6];
 
 		memcpy(dst_mac, rxp_pkt_cdata(p) + 6, 6);
 		st->stats.delivered[v6 ? RXP_SINK_ECHO6 : RXP_SINK_ECHO4]++;
-		rxp_l2_prepend(p, ifp, dst_mac, v6 ? RXP_ETHERTYPE_IP6 : RXP_ETHERTYPE_IP4);
-		rxp_tx_enqueue(st, p, true);
+		rxp_reply_output(st, p, v6 ? 6 : 4, p->ifidx, dst_mac);
 	}
 	r->n = 0;
 }

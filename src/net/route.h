@@ -40,6 +40,18 @@ struct rxp_pkt *rxp_local_alloc(struct rxp_stack *st, uint16_t l3_len);
 /* The host sink for one packet: transport checks, counted by class, consumed. */
 void rxp_sink_one(struct rxp_stack *st, struct rxp_pkt *pkt);
 
+/* ---- reply.c ---- */
+
+/*
+ * Sends @pkt, an answer the router made (network header ready, family
+ * @family) to the sender of a packet that came in on @in_ifidx in a frame
+ * from @prev_mac: by the route back to its destination when that leaves by
+ * another interface (resolved there), else out @in_ifidx to the neighbour
+ * the cache holds for the next hop, or to @prev_mac. Consumes @pkt.
+ */
+void rxp_reply_output(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t family, int in_ifidx,
+		      const uint8_t prev_mac[6]);
+
 /* ---- local_l4.c ---- */
 
 /*

@@ -273,6 +273,20 @@ check("p2p_addresses_answer", len([p for p in res.sent("p0") if ICMP in p and p[
 check("p2p_peer_resolved_not_broadcast", any(ARP in p and p[ARP].pdst == "10.0.6.1" for p in res.sent("p1")) and
       not res.drops().get("ip4_broadcast"), (res.sent("p1"), res.drops()))
 
+# the router's answers go the way the routing table says: to the MAC the neighbour table holds for the
+# sender (configured here), and out the interface the route back leaves by (an asymmetric path)
+KNOWN = "02:00:00:00:00:77"
+res = run(BASE + ["neigh add 10.0.1.2 lladdr %s dev p0" % KNOWN],
+          {"p0": [Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1") / ICMP(type=8, id=7, seq=1),
+                  Ether(dst=R0, src=H1) / IP(src="10.9.1.1", dst="10.0.1.1") / ICMP(type=8, id=7, seq=2),
+                  udp("10.77.0.1", src="10.9.1.1")]})
+back = [p for p in res.sent("p0") if ICMP in p]
+there = [p for p in res.sent("p1") if ICMP in p]
+check("reply_to_neighbour_table_mac", len(back) == 1 and back[0][Ether].dst == KNOWN and back[0][ICMP].seq == 1,
+      [p.summary() for p in res.sent("p0")])
+check("reply_by_route_back", len(there) == 2 and all(p[Ether].dst == GW and p[IP].dst == "10.9.1.1" for p in there) and
+      {(p[ICMP].type, p[ICMP].code) for p in there} == {(0, 0), (3, 0)}, [p.summary() for p in res.sent("p1")])
+
 # a connected subnet's own number is its obsolete broadcast (RFC 1812 4.2.3.1): discarded, no ARP, redirect or error
 res = run(BASE, {"p0": [udp("10.0.2.0"), udp("10.0.1.0"), udp("10.0.1.0", ttl=1)]})
 check("subnet_number_silently_discarded", not res.sent("p1") and not res.sent("p0")

@@ -566,6 +566,17 @@ res = run(BASE, {"p0": [udp("2001:db8:9::5", src=A0, hlim=1), udp("2001:db8:77::
 check("no_error_to_own_address", not res.sent("p0") and res.drops().get("ttl_exceeded") == 1 and
       res.drops().get("no_route") == 1 and res.drops().get("port_unreachable") == 1, (res.sent("p0"), res.drops()))
 
+# the router's answers go the way the routing table says: to the MAC Neighbor Discovery learned for the
+# sender (its NS names another than the frame's), and out the interface the route back leaves by
+NEW_MAC = "02:00:00:00:00:aa"
+res = run(BASE, {"p0": [ns(A0, lladdr=NEW_MAC), echo(A0, seq=1), echo(A0, src="2001:db8:9::5", seq=2),
+                        udp(A0, src="2001:db8:9::5")]})
+back = [p for p in res.sent("p0") if ICMPv6EchoReply in p]
+there = [p for p in res.sent("p1") if icmp6(p) is not None]
+check("reply6_to_learned_mac", len(back) == 1 and back[0][Ether].dst == NEW_MAC, [p.summary() for p in res.sent("p0")])
+check("reply6_by_route_back", len(there) == 2 and all(p[Ether].dst == GW and p[IPv6].dst == "2001:db8:9::5" for p in there) and
+      sorted(icmp6(p)[0] for p in there) == [1, 129], [p.summary() for p in res.sent("p1")])
+
 # --- datagrams to the router in fragments are reassembled (RFC 8200 4.5) ---
 big = IPv6(src=HOST, dst=A0) / IPv6ExtHdrFragment(id=0x1234) / ICMPv6EchoRequest(id=3, seq=4, data=bytes(range(256)) * 12)
 pieces = [Ether(dst=R0, src=H1) / f for f in fragment6(big, 1280)]
