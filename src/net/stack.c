@@ -245,10 +245,10 @@ static rxp_noinline enum rxp_next input_general(struct rxp_stack *st, struct rxp
 
 void rxp_stack_input_list(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t n)
 {
-	struct rxp_pkt *ip4[RXP_BURST_MAX], *ip6[RXP_BURST_MAX], *arp[RXP_BURST_MAX];
+	struct rxp_pkt *ip4[RXP_BURST_MAX], *ip6[RXP_BURST_MAX];
 	struct rxp_pkt *l4[RXP_BURST_MAX], *drop[RXP_BURST_MAX];
 	uint32_t dst4[RXP_BURST_MAX];
-	uint16_t n_ip4 = 0, n_ip6 = 0, n_arp = 0, n_l4 = 0, n_drop = 0;
+	uint16_t n_ip4 = 0, n_ip6 = 0, n_l4 = 0, n_drop = 0;
 	unsigned lines = st->tuning.prefetch_lines, ahead = st->tuning.prefetch_ahead;
 	uint64_t bytes = 0;
 
@@ -294,7 +294,15 @@ void rxp_stack_input_list(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 			ip6[n_ip6++] = pkt;
 			break;
 		case RXP_NEXT_ARP:
-			arp[n_arp++] = pkt;
+			/*
+			 * In arrival order: what it teaches applies to the IPv4
+			 * packets after it, not to those before (routed first).
+			 */
+			if (n_ip4 && st->router) {
+				rxp_ip4_route_vector(st, ip4, dst4, n_ip4);
+				n_ip4 = 0;
+			}
+			rxp_arp_input(st, pkt);
 			break;
 		default:
 			drop[n_drop++] = pkt;
@@ -303,9 +311,6 @@ void rxp_stack_input_list(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 	}
 	st->stats.in_packets += n;
 	st->stats.in_bytes += bytes;
-
-	for (uint16_t i = 0; i < n_arp; i++)
-		rxp_arp_input(st, arp[i]);
 
 	/* IPv4: route the whole vector (or sink it, with no router). */
 	if (st->router)

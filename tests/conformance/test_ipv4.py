@@ -287,6 +287,18 @@ check("reply_to_neighbour_table_mac", len(back) == 1 and back[0][Ether].dst == K
 check("reply_by_route_back", len(there) == 2 and all(p[Ether].dst == GW and p[IP].dst == "10.9.1.1" for p in there) and
       {(p[ICMP].type, p[ICMP].code) for p in there} == {(0, 0), (3, 0)}, [p.summary() for p in res.sent("p1")])
 
+# frames are taken in the order they came: an ARP update applies to the packets after it, not before
+def arp_from(mac, ip="10.0.2.3"):
+    return Ether(dst="ff:ff:ff:ff:ff:ff", src=mac) / ARP(op=1, hwsrc=mac, psrc=ip, pdst="10.0.2.1")
+
+
+res = run(BASE + ["route add 10.8.0.0/16 via 10.0.2.3"],
+          {"p1": [arp_from("02:00:00:00:00:33"), Ether(dst=R1, src=GW) / IP(src="10.0.2.9", dst="10.8.0.1") / UDP(),
+                  arp_from("02:00:00:00:00:44"), Ether(dst=R1, src=GW) / IP(src="10.0.2.9", dst="10.8.0.2") / UDP()]})
+fwd = [p for p in res.sent("p1") if UDP in p]
+check("arp_update_in_arrival_order", [(p[IP].dst, p[Ether].dst) for p in fwd] ==
+      [("10.8.0.1", "02:00:00:00:00:33"), ("10.8.0.2", "02:00:00:00:00:44")], [p.summary() for p in fwd])
+
 # a connected subnet's own number is its obsolete broadcast (RFC 1812 4.2.3.1): discarded, no ARP, redirect or error
 res = run(BASE, {"p0": [udp("10.0.2.0"), udp("10.0.1.0"), udp("10.0.1.0", ttl=1)]})
 check("subnet_number_silently_discarded", not res.sent("p1") and not res.sent("p0")
