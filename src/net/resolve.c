@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include "rxpath/csum.h"
 #include "route.h"
 
 #define TICK_NS 100000000ull	/* timers are looked at 10 times a second */
@@ -73,6 +74,36 @@ static void held_gone(struct rxp_stack *st, struct rxp_neigh *n)
 {
 	st->router->neigh.n_held -= n->n_held;
 	n->n_held = 0;
+}
+
+/*
+ * Host / Address Unreachable for @pkt, whose next hop never answered, and
+ * the drop. A forwarded packet had its TTL or hop limit taken down on the
+ * way out: the error quotes it as it came in (RFC 1812 4.3.2.3), so that
+ * is undone first, checksum included.
+ */
+static void unreachable(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t family)
+{
+	uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
+
+	if (family == 4) {
+		if (!(pkt->flags & RXP_PKT_F_LOCAL_OUT)) {
+			uint16_t old, now, c;
+
+			memcpy(&old, ip + 8, 2);
+			ip[8]++;
+			memcpy(&now, ip + 8, 2);
+			memcpy(&c, ip + 10, 2);
+			c = rxp_csum_update16(c, old, now);
+			memcpy(ip + 10, &c, 2);
+		}
+		rxp_icmp4_error(st, pkt, 3, 1, 0);
+	} else {
+		if (!(pkt->flags & RXP_PKT_F_LOCAL_OUT))
+			ip[7]++;
+		rxp_icmp6_error(st, pkt, 1, 3, 0);
+	}
+	rxp_drop(st, pkt, RXP_DROP_NEIGH_UNRESOLVED);
 }
 
 /* Asks for @n's address: broadcast / multicast, or to @mac alone. */
@@ -146,11 +177,7 @@ static void neigh_output(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, u
 		return;
 	}
 	if (n && n->state == RXP_NEIGH_FAILED) {
-		if (family == 4)
-			rxp_icmp4_error(st, pkt, 3, 1, 0);
-		else
-			rxp_icmp6_error(st, pkt, 1, 3, 0);
-		rxp_drop(st, pkt, RXP_DROP_NEIGH_UNRESOLVED);
+		unreachable(st, pkt, family);
 		return;
 	}
 	if (!n) {
@@ -396,15 +423,8 @@ int rxp_stack_neigh_del(struct rxp_stack *st, int ifidx, uint8_t family, const u
 /* No answer: every held packet is dropped and its sender told. */
 static void fail(struct rxp_stack *st, struct rxp_neigh *n)
 {
-	for (unsigned i = 0; i < n->n_held; i++) {
-		struct rxp_pkt *pkt = n->held[i];
-
-		if (n->family == 4)
-			rxp_icmp4_error(st, pkt, 3, 1, 0);
-		else
-			rxp_icmp6_error(st, pkt, 1, 3, 0);
-		rxp_drop(st, pkt, RXP_DROP_NEIGH_UNRESOLVED);
-	}
+	for (unsigned i = 0; i < n->n_held; i++)
+		unreachable(st, n->held[i], n->family);
 	held_gone(st, n);
 	n->state = RXP_NEIGH_FAILED;
 	n->deadline_ns = st->now_ns + RXP_NEIGH_FAILED_NS;

@@ -204,9 +204,14 @@ check("resolve_sends_arp_request", len(reqs) >= 1 and reqs[0][ARP].pdst == "10.0
 check("resolve_releases_held_packet", len(fwd) == 1 and fwd[0][Ether].dst == "02:00:00:00:00:33" and fwd[0][IP].ttl == 63, res.sent("p1"))
 
 # --- unresolved: held packets dropped with a reason and answered with host unreachable ---
-res = run(BASE + ["route add 10.7.0.0/16 via 10.0.2.4"], {"p0": [udp("10.7.0.1"), udp("10.7.0.2")]})
+sent = [udp("10.7.0.1", ttl=30), udp("10.7.0.2")]
+res = run(BASE + ["route add 10.7.0.0/16 via 10.0.2.4"], {"p0": sent})
 errs = icmp_errors(res)
 check("unresolved_host_unreachable", len(errs) == 2 and all((e[ICMP].type, e[ICMP].code) == (3, 1) for e in errs), errs)
+# the quote is the header as it came in (RFC 1812 4.3.2.3): its TTL and checksum not yet taken down
+check("unresolved_quote_as_received", len(errs) == 2 and all(bytes(e[ICMP].payload)[:28] == bytes(o[IP])[:28]
+                                                              for e, o in zip(errs, sent)),
+      [bytes(e[ICMP].payload)[:28].hex() for e in errs])
 check("unresolved_drop_reason", res.drops().get("neigh_unresolved") == 2, res.drops())
 check("unresolved_run_ends", res.rc == 0, res.stderr)
 

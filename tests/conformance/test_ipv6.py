@@ -363,9 +363,13 @@ check("hold_queue_newest_replace_oldest", [bytes(p[Raw]) for p in out] == [b"pkt
       res.drops().get("neigh_hold_full") == 2, ([bytes(p[Raw]) for p in out if Raw in p], res.drops()))
 
 # --- unresolved: held packets dropped, Address Unreachable 1/3 to each sender ---
-res = run(BASE + ["route add 2001:db8:7::/48 via 2001:db8:2::4"], {"p0": [udp("2001:db8:7::1"), udp("2001:db8:7::2")]})
+sent = [udp("2001:db8:7::1", hlim=30), udp("2001:db8:7::2")]
+res = run(BASE + ["route add 2001:db8:7::/48 via 2001:db8:2::4"], {"p0": sent})
 errs = errors(res)
 check("unresolved_address_unreachable", len(errs) == 2 and all(icmp6(e)[:2] == b"\x01\x03" and icmp6_ok(e) for e in errs), errs)
+# the quote is the packet as it came in: its hop limit not yet taken down
+check("unresolved_quote_as_received", len(errs) == 2 and all(icmp6(e)[8:8 + len(l3(o))] == l3(o) for e, o in zip(errs, sent)),
+      [icmp6(e)[8:48].hex() for e in errs])
 check("unresolved_drop_reason", res.drops().get("neigh_unresolved") == 2, res.drops())
 check("unresolved_solicited", len(of_type(res, "p1", 135)) >= 1, len(of_type(res, "p1", 135)))
 
