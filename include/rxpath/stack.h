@@ -211,6 +211,7 @@ struct rxp_stack {
 	struct rxp_router *router;	/* NULL: a host sink that takes every valid packet */
 	struct rxp_capture *capture;	/* packet capture (include/rxpath/capture.h); NULL: off */
 	bool timer_owner;		/* runs the neighbour timers (one worker of several does) */
+	unsigned neigh_lock_depth;	/* this worker's nesting of the neighbour lock (net/route.h) */
 	uint64_t now_ns;		/* the poll loop's clock, updated between polls */
 	uint64_t next_tick_ns;
 	uint64_t tx_pending;		/* bit per port with packets in txv */

@@ -23,13 +23,10 @@ static void local_deliver4(struct rxp_stack *st, struct rxp_pkt *pkt)
 		rxp_local_l4(st, pkt);	/* UDP, TCP and the rest, as a host answers */
 }
 
-/*
- * Splits @pkt (TTL already decremented) into fragments of at most @mtu
- * bytes and sends each to @next. The original is consumed.
- */
-static void fragment4(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, uint32_t next,
-		      uint32_t mtu)
+void rxp_ip4_fragment(struct rxp_stack *st, struct rxp_pkt *pkt, uint16_t ifidx, const uint8_t mac[6])
 {
+	const struct rxp_l3if *ifp = &st->router->ifs[ifidx];
+	uint32_t mtu = ifp->mtu;
 	const uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
 	unsigned ihl = (ip[0] & 0x0fu) * 4u;
 	unsigned data_len = pkt->l3_len - ihl;
@@ -72,14 +69,12 @@ static void fragment4(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, uint
 		f->port = pkt->port;
 		f->ifidx = pkt->ifidx;
 		f->flags = RXP_PKT_F_LOCAL_OUT;
-		/*
-		 * Should the next hop not answer, the error about this fragment goes
-		 * to the sender's MAC, and only the first fragment gets one.
-		 */
-		memcpy(rxp_pkt_data(f), rxp_pkt_data(pkt), 12);
-		if (off || (pkt->flags & RXP_PKT_F_FRAG_NTH))
-			f->flags |= RXP_PKT_F_FRAG | RXP_PKT_F_FRAG_NTH;
-		rxp_neigh_output(st, f, ifidx, 4, (const uint8_t *)&next);
+		if (!rxp_l2_prepend(f, ifp, mac, RXP_ETHERTYPE_IP4)) {
+			rxp_drop(st, f, RXP_DROP_NO_MEMORY);
+			out_of_buffers = true;
+			break;
+		}
+		rxp_tx_enqueue(st, f, true);
 		n_frags++;
 		off += chunk;
 	}
@@ -276,8 +271,13 @@ static rxp_always_inline void route_nh(struct rxp_stack *st, struct rxp_pkt *pkt
 	memcpy(&csum, ip + 10, 2);
 	csum = rxp_csum_ttl_dec(csum);
 	memcpy(ip + 10, &csum, 2);
+	/*
+	 * Larger than the link, DF clear: it waits for its next hop whole (its
+	 * pieces then go, or fail with one error, together) and is fragmented
+	 * on its way out (rxp_ip4_fragment).
+	 */
 	if (rxp_unlikely(pkt->l3_len > out->mtu)) {
-		fragment4(st, pkt, nhp->ifidx, next, out->mtu);
+		rxp_neigh_output(st, pkt, nhp->ifidx, 4, (const uint8_t *)&next);
 		return;
 	}
 	if (nhp->kind == RXP_NH_KIND_GATEWAY)

@@ -3,13 +3,13 @@
  * Where the router's own answers go: echo replies, ICMP errors, TCP resets.
  * As any packet it sends, the way the routing table says to their
  * destination (the sender of what they answer): out another interface when
- * the route back leaves by one, resolved there as a forwarded packet is.
- * Back out the interface the packet came in on (the usual case), to the
- * neighbour the cache holds for the next hop, so that a MAC learned from
- * Neighbor Discovery or ARP, or configured, is the one used; when the
- * cache holds none, to the frame's sender itself, which handed the packet
- * over and is on that link (no resolution, nothing held; an unknown host
- * is answered at once, as a capture-driven test expects).
+ * the route back leaves by one and its next hop is known there. Back out
+ * the interface the packet came in on (the usual case), to the neighbour
+ * the table holds for the next hop, so that a MAC learned from Neighbor
+ * Discovery or ARP, or configured, is the one used; when it holds none, to
+ * the frame's sender itself, which handed the packet over and is on that
+ * link (no resolution, nothing held; an unknown host is answered at once,
+ * as a capture-driven test expects).
  */
 #include <string.h>
 #include "route.h"
@@ -37,6 +37,22 @@ static bool route_back(const struct rxp_router *r, uint8_t family, const uint8_t
 	return true;
 }
 
+/* Copies to @mac the MAC the table holds for @next on @ifidx, if it holds a usable one. */
+static bool known_mac(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *next,
+		      uint8_t mac[6])
+{
+	const struct rxp_neigh *n;
+	bool known;
+
+	rxp_neigh_lock(st);
+	n = rxp_neigh_lookup(&st->router->neigh, (uint16_t)ifidx, family, next);
+	known = n && (n->state == RXP_NEIGH_REACHABLE || n->state == RXP_NEIGH_STATIC);
+	if (known)
+		memcpy(mac, n->mac, 6);
+	rxp_neigh_unlock(st);
+	return known;
+}
+
 void rxp_reply_output(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t family, int in_ifidx,
 		      const uint8_t prev_mac[6])
 {
@@ -46,28 +62,23 @@ void rxp_reply_output(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t family,
 	int out = in_ifidx;
 	uint8_t mac[6];
 
-	/* a link-local destination is on the link the packet came from: no table says otherwise */
-	if (!(family == 6 && rxp_ip6_is_link_local(dst)) && route_back(r, family, dst, &out, &next) &&
-	    out != in_ifidx && pkt->l3_len <= r->ifs[out].mtu) {
-		pkt->ifidx = (uint16_t)out;
-		pkt->flags |= RXP_PKT_F_LOCAL_OUT;
-		rxp_neigh_output(st, pkt, out, family, next);
-		return;
-	}
-	if (out != in_ifidx) {	/* a route back that does not fit: the way it came */
+	/*
+	 * A link-local destination is on the link the packet came from: no
+	 * table says otherwise. An answer is never held for resolution (it may
+	 * be made while the neighbour table is walked, and nobody may be left
+	 * to answer): a route back by another interface is taken when its next
+	 * hop is known, else the way the packet came.
+	 */
+	if (family == 6 && rxp_ip6_is_link_local(dst))
+		out = in_ifidx;
+	else if (!route_back(r, family, dst, &out, &next) ||
+		 (out != in_ifidx && (pkt->l3_len > r->ifs[out].mtu ||
+				      !known_mac(st, out, family, next, mac)))) {
 		out = in_ifidx;
 		next = dst;
 	}
-	memcpy(mac, prev_mac, 6);
-	rxp_neigh_lock(st);
-	{
-		const struct rxp_neigh *n = rxp_neigh_lookup(&st->router->neigh, (uint16_t)out,
-							     family, next);
-
-		if (n && (n->state == RXP_NEIGH_REACHABLE || n->state == RXP_NEIGH_STATIC))
-			memcpy(mac, n->mac, 6);
-	}
-	rxp_neigh_unlock(st);
+	if (out == in_ifidx && !known_mac(st, out, family, next, mac))
+		memcpy(mac, prev_mac, 6);
 	pkt->port = r->ifs[out].port;
 	pkt->ifidx = (uint16_t)out;
 	if (!rxp_l2_prepend(pkt, &r->ifs[out], mac,

@@ -23,11 +23,20 @@ static uint16_t ethertype_of(uint8_t family)
 	return family == 4 ? RXP_ETHERTYPE_IP4 : RXP_ETHERTYPE_IP6;
 }
 
+/*
+ * Sends @pkt to @mac on @ifidx. An IPv4 datagram larger than the link (DF
+ * clear: the forwarding path saw to that) waited for its next hop whole,
+ * so that its pieces go, or fail, together: it is fragmented now.
+ */
 static void send_mac(struct rxp_stack *st, struct rxp_pkt *pkt, uint16_t ifidx, uint8_t family,
 		     const uint8_t mac[6])
 {
 	const struct rxp_l3if *ifp = &st->router->ifs[ifidx];
 
+	if (rxp_unlikely(pkt->l3_len > ifp->mtu) && family == 4) {
+		rxp_ip4_fragment(st, pkt, ifidx, mac);
+		return;
+	}
 	if (!rxp_l2_prepend(pkt, ifp, mac, ethertype_of(family))) {
 		rxp_drop(st, pkt, RXP_DROP_NO_MEMORY);
 		return;
@@ -37,13 +46,7 @@ static void send_mac(struct rxp_stack *st, struct rxp_pkt *pkt, uint16_t ifidx, 
 
 static void send_to(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_neigh *n)
 {
-	const struct rxp_l3if *ifp = &st->router->ifs[n->ifidx];
-
-	if (!rxp_l2_prepend(pkt, ifp, n->mac, ethertype_of(n->family))) {
-		rxp_drop(st, pkt, RXP_DROP_NO_MEMORY);
-		return;
-	}
-	rxp_tx_enqueue(st, pkt, pkt->flags & RXP_PKT_F_LOCAL_OUT);
+	send_mac(st, pkt, n->ifidx, n->family, n->mac);
 }
 
 /*

@@ -40,14 +40,22 @@ struct rxp_pkt *rxp_local_alloc(struct rxp_stack *st, uint16_t l3_len);
 /* The host sink for one packet: transport checks, counted by class, consumed. */
 void rxp_sink_one(struct rxp_stack *st, struct rxp_pkt *pkt);
 
+/*
+ * Splits the IPv4 datagram @pkt (TTL already decremented, DF clear) into
+ * fragments that fit @ifidx's MTU (RFC 791 3.2, options copied as their
+ * copy bit says) and sends each to @mac there. The original is consumed.
+ */
+void rxp_ip4_fragment(struct rxp_stack *st, struct rxp_pkt *pkt, uint16_t ifidx, const uint8_t mac[6]);
+
 /* ---- reply.c ---- */
 
 /*
  * Sends @pkt, an answer the router made (network header ready, family
  * @family) to the sender of a packet that came in on @in_ifidx in a frame
  * from @prev_mac: by the route back to its destination when that leaves by
- * another interface (resolved there), else out @in_ifidx to the neighbour
- * the cache holds for the next hop, or to @prev_mac. Consumes @pkt.
+ * another interface whose next hop is known, else out @in_ifidx to the
+ * neighbour the table holds for the next hop, or to @prev_mac. Never held
+ * for resolution; may be called with the neighbour lock held. Consumes @pkt.
  */
 void rxp_reply_output(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t family, int in_ifidx,
 		      const uint8_t prev_mac[6]);
@@ -271,16 +279,21 @@ void rxp_ip4_route_nh(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh);
 
 /* ---- resolve.c ---- */
 
-/* Several workers share the neighbour table: its slow paths take the router's lock. */
+/*
+ * Several workers share the neighbour table: its slow paths take the
+ * router's lock. A worker may take it again while it holds it (an error
+ * about a held packet looks up where to send it): only the outermost
+ * takes and gives it.
+ */
 static inline void rxp_neigh_lock(struct rxp_stack *st)
 {
-	if (st->router->shared)
+	if (st->router->shared && st->neigh_lock_depth++ == 0)
 		pthread_spin_lock(&st->router->neigh_lock);
 }
 
 static inline void rxp_neigh_unlock(struct rxp_stack *st)
 {
-	if (st->router->shared)
+	if (st->router->shared && --st->neigh_lock_depth == 0)
 		pthread_spin_unlock(&st->router->neigh_lock);
 }
 

@@ -246,10 +246,18 @@ errs = icmp_errors(res)
 check("fragments_unresolved_one_error_to_sender", len(errs) == 1 and errs[0][Ether].dst == H1 and errs[0][IP].dst == "10.0.1.2"
       and (errs[0][ICMP].type, errs[0][ICMP].code) == (3, 1), [e.summary() for e in errs])
 
+# --- a datagram to fragment waits for its next hop whole: all its pieces go once it answers, in order ---
+big = udp("10.8.0.1", payload=(bytes(range(256)) * 6)[:1352])    # six pieces: more than a neighbour holds
+res = run(BASE + ["route add 10.8.0.0/16 via 10.0.2.3", "port set p1 mtu 256"], {"p0": [big], "p1": [reply]})
+pieces = [p for p in res.sent("p1") if IP in p]
+check("held_datagram_fragmented_whole", len(pieces) == 6 and all(p[Ether].dst == "02:00:00:00:00:33" for p in pieces) and
+      [p[IP].frag * 8 for p in pieces] == [0, 232, 464, 696, 928, 1160] and not res.drops(),
+      ([p.summary() for p in pieces], res.drops()))
+
 # --- a piece of a non-first fragment is a non-first fragment too: no error about it ---
 late = udp("10.5.0.1", payload=(bytes(range(256)) * 6)[:1400], frag=100, flags="MF")
 res = run(cfg + ["route add 10.5.0.0/16 via 10.0.2.5"], {"p0": [late]})
-check("fragment_of_fragment_no_error", not icmp_errors(res) and res.drops().get("neigh_unresolved", 0) == 0, (res.sent("p0"), res.drops()))
+check("fragment_of_fragment_no_error", not icmp_errors(res) and res.drops().get("neigh_unresolved", 0) == 1, (res.sent("p0"), res.drops()))
 # --- a fragment whose data would end past 65535 bytes is malformed ---
 res = run(BASE, {"p0": [udp("10.9.1.1", payload=b"z" * 1000, frag=8100, flags="MF")]})
 check("fragment_past_65535_dropped", not res.sent("p1") and res.drops().get("ip4_bad_length") == 1, res.drops())
