@@ -306,6 +306,12 @@ bool rxp_ip4_source_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 			rxp_drop(st, pkt, RXP_DROP_SOURCE_ROUTE);
 			return true;
 		}
+		/* one that will not live past us is answered about as it came (RFC 1812 4.3.2.3) */
+		if (nh != RXP_NH_LOCAL && ip[8] <= 1) {
+			rxp_icmp4_error(st, pkt, RXP_ICMP_TIME_EXCEEDED, 0, 0);
+			rxp_drop(st, pkt, RXP_DROP_TTL_EXCEEDED);
+			return true;
+		}
 		/* our address on the way out takes the next address's place */
 		self = nh == RXP_NH_LOCAL ? next : rxp_l3if_source4(&r->ifs[r->nh[nh].ifidx], next);
 		memcpy(o + o[2] - 1, &self, 4);

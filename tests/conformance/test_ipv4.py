@@ -493,6 +493,14 @@ if out:
 res = run(BASE, {"p0": [srr(131, ["10.0.1.1", "10.9.1.1"])]})
 out = [p for p in res.sent("p1") if UDP in p]
 check("lsrr_through_us_twice", len(out) == 1 and out[0][IP].dst == "10.9.1.1" and bytes(out[0][IP])[22] == 12, res.sent("p1"))
+# with a TTL that ends here: Time Exceeded quoting the header as it came, not as the route rewrote it
+late = srr(131, ["10.9.1.1"])
+late[IP].ttl = 1
+res = run(BASE, {"p0": [late]})
+errs = icmp_errors(res)
+check("lsrr_ttl_exceeded_quotes_as_received", len(errs) == 1 and (errs[0][ICMP].type, errs[0][ICMP].code) == (11, 0) and
+      bytes(errs[0][ICMP].payload)[:28] == bytes(late[IP])[:28] and not res.sent("p1"),
+      [bytes(e[ICMP].payload)[:28].hex() for e in errs])
 res = run(BASE, {"p0": [srr(131, ["192.0.2.99"])]})
 errs = icmp_errors(res)
 check("lsrr_no_route_source_route_failed", len(errs) == 1 and (errs[0][ICMP].type, errs[0][ICMP].code) == (3, 5) and
