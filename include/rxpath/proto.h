@@ -43,7 +43,8 @@
 #define RXP_ICMP6_PARAM_PROB    4
 #define RXP_ICMP6_ECHO_REQUEST  128
 #define RXP_ICMP6_ECHO_REPLY    129
-#define RXP_ICMP6_REDIRECT      137
+#define RXP_ICMP6_ND_FIRST      133	/* Router Solicitation .. */
+#define RXP_ICMP6_REDIRECT      137	/* .. Redirect: Neighbor Discovery (RFC 4861 4) */
 
 #define RXP_IP4_HLEN 20
 #define RXP_IP6_HLEN 40

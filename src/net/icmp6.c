@@ -6,8 +6,6 @@
 #include "route.h"
 
 #define ICMP6_HLEN 8u
-#define ICMP6_ND_FIRST 133	/* Router Solicitation .. */
-#define ICMP6_REDIRECT 137	/* .. Redirect */
 
 static const uint8_t zero16[16];
 
@@ -65,13 +63,7 @@ bool rxp_l3if_anycast6(const struct rxp_l3if *ifp, const uint8_t addr[16])
 	return false;
 }
 
-/*
- * Picks the source of a message the router sends to @peer out of @ifp
- * (RFC 4443 2.2): the link-local address for a link-local peer; else a
- * global address of @ifp, one on the peer's prefix first; else, with
- * @other_ifs, any global address of the router; else the link-local one.
- */
-static void icmp6_source(const struct rxp_router *r, const struct rxp_l3if *ifp,
+void rxp_icmp6_source(const struct rxp_router *r, const struct rxp_l3if *ifp,
 			 const uint8_t *peer, bool other_ifs, uint8_t out[16])
 {
 	const uint8_t *best = NULL;
@@ -130,7 +122,7 @@ static bool carries_icmp6_error(const uint8_t *ip, uint32_t l3_len)
 		case RXP_IPPROTO_ICMP6:
 			if (off >= l3_len)
 				return true;
-			return ip[off] < 128 || ip[off] == ICMP6_REDIRECT;
+			return ip[off] < 128 || ip[off] == RXP_ICMP6_REDIRECT;
 		case RXP_IPPROTO_HOPOPTS:
 		case RXP_IPPROTO_ROUTING:
 		case RXP_IPPROTO_DSTOPTS:
@@ -161,7 +153,7 @@ static bool carries_icmp6_error(const uint8_t *ip, uint32_t l3_len)
 	return true;
 }
 
-/* rxp_icmp6_error(), sent from @from, or from the address icmp6_source() picks when NULL. */
+/* rxp_icmp6_error(), sent from @from, or from the address rxp_icmp6_source() picks when NULL. */
 static void icmp6_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type,
 			     uint8_t code, uint32_t param, const uint8_t *from)
 {
@@ -204,7 +196,7 @@ static void icmp6_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 	if (from)
 		memcpy(src, from, 16);
 	else
-		icmp6_source(r, ifp, osrc, true, src);
+		rxp_icmp6_source(r, ifp, osrc, true, src);
 	o = rxp_pkt_data(pkt) + pkt->l3_off;
 	icmp = o + RXP_IP6_HLEN;
 	icmp[0] = type;
@@ -262,7 +254,7 @@ static void echo_reply(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t *ip, u
 	if (ip[24] != 0xff && router_has_addr6(r, ip + 24))
 		memcpy(src, ip + 24, 16);
 	else
-		icmp6_source(r, ifp, ip + 8, false, src);
+		rxp_icmp6_source(r, ifp, ip + 8, false, src);
 	memcpy(ip + 24, ip + 8, 16);
 	memcpy(ip + 8, src, 16);
 	ip[1] &= 0xf0;	/* keep the traffic class; the flow label is the sender's own */
@@ -294,7 +286,7 @@ void rxp_icmp6_local(struct rxp_stack *st, struct rxp_pkt *pkt)
 		echo_reply(st, pkt, ip, icmp, icmp_len);
 		return;
 	}
-	if (icmp[0] >= ICMP6_ND_FIRST && icmp[0] <= ICMP6_REDIRECT) {
+	if (icmp[0] >= RXP_ICMP6_ND_FIRST && icmp[0] <= RXP_ICMP6_REDIRECT) {
 		rxp_nd_input(st, pkt);
 		return;
 	}

@@ -43,6 +43,7 @@ struct ip6_upper {
 	uint32_t off;		/* its header, from the IPv6 header */
 	uint32_t nh_at;		/* the Next Header byte that names it, from the IPv6 header */
 	uint8_t proto;
+	bool fragment;		/* a fragment header (an atomic one) was stepped over */
 };
 
 enum ip6_walk {
@@ -103,6 +104,7 @@ static enum ip6_walk ip6_upper_layer(const uint8_t *ip, uint32_t l3_len, struct 
 	uint32_t off = RXP_IP6_HLEN, nh_at = 6;
 	uint8_t nh = ip[6];
 
+	u->fragment = false;
 	for (unsigned n = 0; n < 8; n++) {
 		bool ext = nh == RXP_IPPROTO_DSTOPTS || nh == RXP_IPPROTO_ROUTING ||
 			   nh == RXP_IPPROTO_FRAGMENT || (nh == RXP_IPPROTO_HOPOPTS && n == 0);
@@ -122,6 +124,7 @@ static enum ip6_walk ip6_upper_layer(const uint8_t *ip, uint32_t l3_len, struct 
 		if (nh == RXP_IPPROTO_FRAGMENT) {
 			if (rxp_load_be16(ip + off + 2) & 0xfff9u)	/* an offset, or more to come */
 				return IP6_UPPER_NOT_FOLLOWED;
+			u->fragment = true;
 		} else if (nh == RXP_IPPROTO_ROUTING) {
 			if (ip[off + 3] != 0) {
 				u->nh_at = off + 2;
@@ -313,7 +316,14 @@ static bool local_ip6(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t *nh_at
 	pkt->l4_off = (uint16_t)(pkt->l3_off + u.off);
 	pkt->l4_proto = u.proto;
 	*nh_at = u.nh_at;
-	if (u.proto == RXP_IPPROTO_ICMP6 && u.off < pkt->l3_len && ip[u.off] == RXP_ICMP6_ECHO_REQUEST) {
+	/*
+	 * ICMPv6 behind extension headers: an echo request is answered, and
+	 * Neighbor Discovery taken as without them, save in a fragment (RFC
+	 * 6980: ignored)
+	 */
+	if (u.proto == RXP_IPPROTO_ICMP6 && u.off < pkt->l3_len &&
+	    (ip[u.off] == RXP_ICMP6_ECHO_REQUEST ||
+	     (ip[u.off] >= RXP_ICMP6_ND_FIRST && ip[u.off] <= RXP_ICMP6_REDIRECT && !u.fragment))) {
 		rxp_icmp6_local(st, pkt);
 		return true;
 	}

@@ -64,6 +64,9 @@ static bool nd_options(const uint8_t *opt, uint32_t len, uint8_t want, const uin
 		olen = opt[1] * 8u;
 		if (olen == 0 || olen > len)
 			return false;
+		/* an Ethernet link-layer address option is one unit long (RFC 2464 8) */
+		if ((opt[0] == ND_OPT_SLLA || opt[0] == ND_OPT_TLLA) && olen != ND_OPT_LLA_LEN)
+			return false;
 		if (opt[0] == want && !*lla)
 			*lla = opt + 2;	/* olen >= 8: the 6 bytes are there */
 		opt += olen;
@@ -78,7 +81,7 @@ static void na_send(struct rxp_stack *st, int ifidx, const uint8_t target[16],
 {
 	const struct rxp_l3if *ifp = &st->router->ifs[ifidx];
 	struct rxp_pkt *pkt = rxp_local_alloc(st, RXP_IP6_HLEN + ND_NA_LEN + ND_OPT_LLA_LEN);
-	uint8_t *ip, *na;
+	uint8_t *ip, *na, src[16];
 
 	if (!pkt)
 		return;
@@ -94,8 +97,15 @@ static void na_send(struct rxp_stack *st, int ifidx, const uint8_t target[16],
 	na[24] = ND_OPT_TLLA;
 	na[25] = ND_OPT_LLA_LEN / 8;
 	memcpy(na + 26, ifp->mac, 6);
-	/* from the target itself: an address of the interface */
-	rxp_icmp6_finish(ip, target, dst, ND_HOP_LIMIT, ND_NA_LEN + ND_OPT_LLA_LEN);
+	/*
+	 * from the target itself, an address of the interface; for an anycast
+	 * target (which another router may share) from a unicast one of ours
+	 */
+	if (rxp_l3if_has_addr6(ifp, target))
+		memcpy(src, target, 16);
+	else
+		rxp_icmp6_source(st->router, ifp, dst, false, src);
+	rxp_icmp6_finish(ip, src, dst, ND_HOP_LIMIT, ND_NA_LEN + ND_OPT_LLA_LEN);
 	pkt->port = ifp->port;
 	pkt->ifidx = (uint16_t)ifidx;
 	rxp_l2_prepend(pkt, ifp, dst_mac, RXP_ETHERTYPE_IP6);
@@ -210,6 +220,20 @@ void rxp_nd_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 		rxp_drop(st, pkt, RXP_DROP_ND_BAD);
 		return;
 	}
+	/*
+	 * 6.1.2, 8.1: advertisements and redirects come from a router's
+	 * link-local address; a redirect is about a unicast destination and
+	 * names a link-local router or the destination itself
+	 */
+	if ((icmp[0] == ND_RA || icmp[0] == ND_REDIRECT) && !rxp_ip6_is_link_local(ip + 8)) {
+		rxp_drop(st, pkt, RXP_DROP_ND_BAD);
+		return;
+	}
+	if (icmp[0] == ND_REDIRECT && (icmp[24] == 0xff ||
+				       (!rxp_ip6_is_link_local(icmp + 8) && memcmp(icmp + 8, icmp + 24, 16)))) {
+		rxp_drop(st, pkt, RXP_DROP_ND_BAD);
+		return;
+	}
 	st->stats.delivered[RXP_SINK_ND]++;
 	if (icmp[0] == ND_RS) {
 		/* 6.2.6: a soliciting host's address is learned (not from ::, which carries none) */
@@ -255,6 +279,7 @@ void rxp_nd_maybe_redirect(struct rxp_stack *st, struct rxp_pkt *orig, const uin
 	uint8_t *o, *rd, *opt;
 
 	if (ifp->no_redirects || !ifp->n_addr6 || dst[0] == 0xff || !on_link6(ifp, src) ||
+	    rxp_l3if_has_addr6(ifp, src) ||	/* a packet with our own source: nobody to tell */
 	    (memcmp(next, dst, 16) && !rxp_ip6_is_link_local(next)) || !memcmp(src, next, 16) ||
 	    (orig->flags & (RXP_PKT_F_L2_MCAST | RXP_PKT_F_LOCAL_OUT)))
 		return;

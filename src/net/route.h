@@ -190,6 +190,15 @@ void rxp_nd_input(struct rxp_stack *st, struct rxp_pkt *pkt);
 uint16_t rxp_icmp6_csum(const uint8_t *ip, const uint8_t *icmp, uint32_t len);
 
 /*
+ * Picks the source of a message the router sends to @peer out of @ifp
+ * (RFC 4443 2.2): the link-local address for a link-local peer; else a
+ * global address of @ifp, one on the peer's prefix first; else, with
+ * @other_ifs, any global address of the router; else the link-local one.
+ */
+void rxp_icmp6_source(const struct rxp_router *r, const struct rxp_l3if *ifp, const uint8_t *peer,
+		      bool other_ifs, uint8_t out[16]);
+
+/*
  * Writes an IPv6 header at @ip for the @len-byte ICMPv6 message that
  * follows it, and that message's checksum.
  */

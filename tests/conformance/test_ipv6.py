@@ -581,6 +581,36 @@ check("reply6_to_learned_mac", len(back) == 1 and back[0][Ether].dst == NEW_MAC,
 check("reply6_by_route_back", len(there) == 2 and all(p[Ether].dst == GW and p[IPv6].dst == "2001:db8:9::5" for p in there) and
       sorted(icmp6(p)[0] for p in there) == [1, 129], [p.summary() for p in res.sent("p1")])
 
+# Neighbor Discovery behind extension headers is taken as without them (but not in a fragment, RFC 6980)
+nsx = Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0, hlim=255) / IPv6ExtHdrDestOpt() / ICMPv6ND_NS(tgt=A0) / \
+    ICMPv6NDOptSrcLLAddr(lladdr=H1)
+nsf = Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0, hlim=255) / IPv6ExtHdrFragment(id=5, m=0, offset=0) / \
+    ICMPv6ND_NS(tgt=A0) / ICMPv6NDOptSrcLLAddr(lladdr=H1)
+res = run(BASE, {"p0": [nsx, nsf]})
+check("ns_behind_extension_header_answered", len(nas(res)) == 1 and icmp6(nas(res)[0])[8:24] == socket.inet_pton(socket.AF_INET6, A0),
+      [p.summary() for p in res.sent("p0")])
+
+# RFC 4861 6.1.2, 8.1: advertisements and redirects from a global address, a redirect about a group, and a
+# link-layer address option of the wrong length (RFC 2464 8) are malformed
+ra_glob = raw_icmp6(HOST, "ff02::1", bytes([134, 0, 0, 0, 64, 0, 7, 8]) + bytes(8))
+rd_glob = raw_icmp6(HOST, A0, bytes([137, 0, 0, 0, 0, 0, 0, 0]) + socket.inet_pton(socket.AF_INET6, "fe80::9") +
+                    socket.inet_pton(socket.AF_INET6, "2001:db8:9::5"))
+rd_group = raw_icmp6(LLH, A0, bytes([137, 0, 0, 0, 0, 0, 0, 0]) + socket.inet_pton(socket.AF_INET6, "fe80::9") +
+                     socket.inet_pton(socket.AF_INET6, "ff0e::1"))
+long_lla = Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0, hlim=255) / ICMPv6ND_NS(tgt=A0) / \
+    Raw(bytes([1, 2]) + bytes.fromhex("020000000099") + bytes(8))
+res = run(BASE, {"p0": [ra_glob, rd_glob, rd_group, long_lla]})
+check("nd_bad_sources_and_options_dropped", res.drops().get("nd_malformed") == 4 and not nas(res), (res.drops(), res.sent("p0")))
+
+# an NA for the Subnet-Router anycast address comes from a unicast address of ours (RFC 4861 7.2.4)
+res = run(BASE, {"p0": [ns("2001:db8:1::")]})
+check("anycast_na_from_unicast", len(nas(res)) == 1 and nas(res)[0][IPv6].src == A0 and
+      not icmp6(nas(res)[0])[4] & 0x20, [p.summary() for p in res.sent("p0")])
+
+# no Redirect to a packet that carries one of our own addresses as source
+res = run(BASE + ["neigh add 2001:db8:1::3 lladdr 02:00:00:00:00:03 dev p0"], {"p0": [udp("2001:db8:1::3", src=LL0)]})
+check("no_redirect_to_own_address", not of_type(res, "p0", 137), [p.summary() for p in res.sent("p0")])
+
 # --- datagrams to the router in fragments are reassembled (RFC 8200 4.5) ---
 big = IPv6(src=HOST, dst=A0) / IPv6ExtHdrFragment(id=0x1234) / ICMPv6EchoRequest(id=3, seq=4, data=bytes(range(256)) * 12)
 pieces = [Ether(dst=R0, src=H1) / f for f in fragment6(big, 1280)]
