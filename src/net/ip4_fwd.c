@@ -84,7 +84,8 @@ void rxp_ip4_fragment(struct rxp_stack *st, struct rxp_pkt *pkt, uint16_t ifidx,
 		rxp_drop(st, pkt, RXP_DROP_NO_MEMORY);
 		return;
 	}
-	st->stats.forwarded++;
+	if (!(pkt->flags & RXP_PKT_F_LOCAL_OUT))
+		st->stats.forwarded++;
 	rxp_pool_free(st->cache, pkt);
 }
 

@@ -81,6 +81,16 @@ void rxp_reply_output(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t family,
 		memcpy(mac, prev_mac, 6);
 	pkt->port = r->ifs[out].port;
 	pkt->ifidx = (uint16_t)out;
+	/*
+	 * An IPv4 answer larger than the link (an echo reply to a request that
+	 * came over a wider one) goes in fragments, its DF ours to clear
+	 */
+	if (rxp_unlikely(family == 4 && pkt->l3_len > r->ifs[out].mtu)) {
+		rxp_pkt_data(pkt)[pkt->l3_off + 6] &= (uint8_t)~(RXP_IP4_DF >> 8);
+		pkt->flags |= RXP_PKT_F_LOCAL_OUT;
+		rxp_ip4_fragment(st, pkt, (uint16_t)out, mac);
+		return;
+	}
 	if (!rxp_l2_prepend(pkt, &r->ifs[out], mac,
 			    family == 4 ? RXP_ETHERTYPE_IP4 : RXP_ETHERTYPE_IP6)) {
 		rxp_drop(st, pkt, RXP_DROP_NO_MEMORY);

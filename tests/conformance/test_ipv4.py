@@ -312,6 +312,15 @@ fwd = [p for p in res.sent("p1") if UDP in p]
 check("arp_update_in_arrival_order", [(p[IP].dst, p[Ether].dst) for p in fwd] ==
       [("10.8.0.1", "02:00:00:00:00:33"), ("10.8.0.2", "02:00:00:00:00:44")], [p.summary() for p in fwd])
 
+# an answer larger than the link it leaves by goes in fragments: an echo reply on a 576-byte link
+req = Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1", flags="DF") / ICMP(type=8, id=8, seq=8) / Raw(bytes(range(250)) * 4)
+res = run(BASE + ["port set p0 mtu 576"], {"p0": [req]})
+pieces = [p for p in res.sent("p0") if IP in p]
+whole = defragment(pieces) if pieces else []
+check("echo_reply_fragmented_to_link", len(pieces) == 2 and all(len(p[IP]) <= 576 and ip_ok(p) for p in pieces) and
+      len(whole) == 1 and ICMP in whole[0] and whole[0][ICMP].type == 0 and bytes(whole[0][ICMP].payload) == bytes(req[Raw]),
+      [p.summary() for p in pieces])
+
 # a connected subnet's own number is its obsolete broadcast (RFC 1812 4.2.3.1): discarded, no ARP, redirect or error
 res = run(BASE, {"p0": [udp("10.0.2.0"), udp("10.0.1.0"), udp("10.0.1.0", ttl=1)]})
 check("subnet_number_silently_discarded", not res.sent("p1") and not res.sent("p0")
