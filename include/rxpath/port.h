@@ -158,9 +158,11 @@ void rxp_port_stats(const struct rxp_port *port, struct rxp_queue_stats *sum);
 /* Fills @out with up to @max of the driver's own counters. Returns how many (0: it has none). */
 unsigned rxp_port_xstats(struct rxp_port *port, struct rxp_xstat *out, unsigned max);
 /*
- * Reads the MTU of @port's device again into port->mtu (slow path: a system
- * call). Returns 0, -EOPNOTSUPP for a port without a device, or -errno.
+ * Reads the MTU of @port's device as it is now into *@mtu (slow path: a
+ * system call). Returns 0, -EOPNOTSUPP for a port without a device, or -errno.
  */
+int rxp_port_device_mtu(const struct rxp_port *port, uint32_t *mtu);
+/* The same into port->mtu, the MTU the port last saw its device have. */
 int rxp_port_refresh_mtu(struct rxp_port *port);
 /* The driver's wait_fd for @q, or -1 when it has none. */
 int rxp_queue_wait_fd(struct rxp_queue *q);

@@ -46,6 +46,7 @@ int control_call(struct control *c, control_fn fn, void *arg, struct rxp_sbuf *o
 	c->tail = &call.next;
 	/* release: the poll loop that sees the flag finds the call under the lock */
 	atomic_store_explicit(&c->pending, true, memory_order_release);
+	dp_idle_wake(&c->dp->idle);	/* worker 0 may be asleep in its idle wait */
 	while (!call.finished)
 		pthread_cond_wait(&c->done, &c->lock);
 	pthread_mutex_unlock(&c->lock);

@@ -262,8 +262,9 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 		struct rxp_port *port = &dp->ports[ifp->port];
 		uint32_t max = if_max_mtu(dp, ifp->vlan), dev, mtu;
 
-		rxp_port_refresh_mtu(port);	/* the device's as it is now: it may have changed */
-		dev = port->mtu;
+		/* the device's as it is now (it may have changed; mtu_follow notices that on its own) */
+		if (rxp_port_device_mtu(port, &dev))
+			dev = port->mtu;
 		mtu = c->mtu ? c->mtu : dp_if_default_mtu(dp, ifp->port, ifp->vlan);	/* 0: the default */
 
 		if (mtu > max) {
@@ -495,12 +496,15 @@ static int open_workers(struct dp *dp, const struct dp_config *cfg, char *err, s
 		return -ENOMEM;
 	}
 	memset(dp->workers, 0, sizeof(*dp->workers) * (dp->n_workers - 1));
+	for (unsigned w = 1; w < dp->n_workers; w++)
+		dp->workers[w - 1].idle.wake_fd = -1;
 	for (unsigned w = 1; w < dp->n_workers; w++) {
 		struct dp_worker *wk = &dp->workers[w - 1];
 
 		wk->dp = dp;
 		wk->id = w;
 		wk->cpu = -1;
+		dp_idle_init(&wk->idle);	/* without its eventfd the worker never sleeps */
 		if (rxp_pool_cache_init(&wk->cache, dp->pool, RXP_POOL_CACHE_MAX) ||
 		    rxp_stack_init(&wk->stack, &cfg->tuning, &wk->cache)) {
 			snprintf(err, errlen, "cannot set up worker %u", w);
@@ -518,9 +522,11 @@ static void close_workers(struct dp *dp)
 {
 	if (!dp->workers)
 		return;
-	for (unsigned w = 1; w < dp->n_workers; w++)
+	for (unsigned w = 1; w < dp->n_workers; w++) {
 		if (dp->workers[w - 1].cache.pool)
 			rxp_pool_cache_close(&dp->workers[w - 1].cache);
+		dp_idle_close(&dp->workers[w - 1].idle);
+	}
 	free(dp->workers);
 	dp->workers = NULL;
 }
@@ -551,6 +557,7 @@ int dp_open(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen
 	memset(dp, 0, sizeof(*dp));
 	dp->n_workers = RXP_MAX(cfg->n_workers, 1u);
 	dp->idle_spin = cfg->idle_spin;
+	dp_idle_init(&dp->idle);	/* without its eventfd worker 0 never sleeps */
 	if (dp->n_workers > DP_WORKERS_MAX) {
 		snprintf(err, errlen, "--workers %u: at most %u", dp->n_workers, DP_WORKERS_MAX);
 		return -EINVAL;
@@ -764,6 +771,7 @@ long dp_close(struct dp *dp)
 		caches[w] = dp_cache(dp, w);
 	bad = rxp_pool_audit(dp->pool, caches, dp->n_workers);
 	close_workers(dp);
+	dp_idle_close(&dp->idle);
 	rxp_pool_cache_close(&dp->cache);
 	rxp_pool_destroy(dp->pool);
 	dp->pool = NULL;

@@ -104,7 +104,14 @@ struct dp_idle {
 	unsigned frames;	/* frames polled since the last clock read (only 0 or not matters) */
 	uint64_t busy_ns;	/* the last clock read that followed frames */
 	uint64_t sleeps;	/* times it slept */
+	int wake_fd;		/* an eventfd in its poll set: the barrier and control calls wake it */
 };
+
+/* Prepares @idle. Returns 0 or -errno (without an eventfd the worker never sleeps). */
+int dp_idle_init(struct dp_idle *idle);
+void dp_idle_close(struct dp_idle *idle);
+/* Wakes the worker of @idle if it sleeps, or keeps its next sleep from starting (any thread). */
+void dp_idle_wake(struct dp_idle *idle);
 
 struct dp_worker {
 	struct dp_idle idle;

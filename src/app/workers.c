@@ -154,6 +154,9 @@ void dp_barrier_enter(struct dp *dp)
 	/* the flag first: a worker that sees the new round sees the flag up with it (seq_cst) */
 	atomic_store(&dp->barrier, true);
 	round = atomic_fetch_add(&dp->barrier_round, 1) + 1;
+	/* one asleep in its idle wait comes at once (10 times a second: a write each) */
+	for (unsigned w = 1; w < dp->n_workers; w++)
+		dp_idle_wake(&dp->workers[w - 1].idle);
 	for (unsigned w = 1; w < dp->n_workers; w++)
 		while (atomic_load(&dp->workers[w - 1].parked_round) != round)
 			cpu_relax();

@@ -92,12 +92,21 @@ static bool icmp4_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 bool rxp_icmp4_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code,
 		     uint32_t rest)
 {
-	const uint8_t *ip = rxp_pkt_cdata(orig) + orig->l3_off;
+	const uint8_t *ip = rxp_pkt_cdata(orig) + orig->l3_off, *next;
+	uint8_t mac[6];
 	uint32_t src;
+	bool known;
+	int out;
 
+	/*
+	 * From the address of the interface the error leaves by (RFC 1812
+	 * 4.3.2.4): the one the packet came in on, unless the route back to
+	 * its sender leaves by another
+	 */
 	memcpy(&src, ip + 12, 4);
+	out = rxp_reply_egress(st, 4, NULL, ip + 12, orig->ifidx, &next, mac, &known);
 	return icmp4_error_from(st, orig, type, code, rest,
-			 rxp_l3if_source4(&st->router->ifs[orig->ifidx], src));
+				rxp_l3if_source4(&st->router->ifs[out], src));
 }
 
 void rxp_icmp4_error_local(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code)

@@ -193,10 +193,19 @@ static void icmp6_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 	if (!pkt)
 		return;
 	memcpy(src_mac, rxp_pkt_cdata(orig) + 6, 6);
-	if (from)
+	if (from) {
 		memcpy(src, from, 16);
-	else
-		rxp_icmp6_source(r, ifp, osrc, true, src);
+	} else {
+		/* from the interface it leaves by (RFC 4443 2.2), save a link-local one of another link */
+		const uint8_t *next;
+		uint8_t mac[6];
+		bool known;
+		int out = rxp_reply_egress(st, 6, NULL, osrc, orig->ifidx, &next, mac, &known);
+
+		rxp_icmp6_source(r, &r->ifs[out], osrc, true, src);
+		if (out != orig->ifidx && rxp_ip6_is_link_local(src))
+			rxp_icmp6_source(r, ifp, osrc, true, src);
+	}
 	o = rxp_pkt_data(pkt) + pkt->l3_off;
 	icmp = o + RXP_IP6_HLEN;
 	icmp[0] = type;

@@ -22,7 +22,7 @@ static bool route_back(const struct rxp_router *r, uint8_t family, const uint8_t
 		       int *ifidx, const uint8_t **next)
 {
 	const struct rxp_nexthop *nhp;
-	uint32_t nh;
+	uint32_t nh = 0;
 
 	if (family == 4 ? rxp_lpm4_lookup(r->fib4, rxp_load_be32(dst), &nh) :
 			  rxp_lpm6_lookup(r->fib6, dst, &nh))
@@ -37,47 +37,49 @@ static bool route_back(const struct rxp_router *r, uint8_t family, const uint8_t
 	return true;
 }
 
-/* Copies to @mac the MAC the table holds for @next on @ifidx, if it holds a usable one. */
-static bool known_mac(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *next,
-		      uint8_t mac[6])
+/* A link-local address (RFC 4291 2.5.6, RFC 3927): valid on its own link only. */
+static bool link_scoped(uint8_t family, const uint8_t *a)
 {
-	const struct rxp_neigh *n;
-	bool known;
+	return family == 6 ? rxp_ip6_is_link_local(a) : (a[0] == 169 && a[1] == 254);
+}
 
-	rxp_neigh_lock(st);
-	n = rxp_neigh_lookup(&st->router->neigh, (uint16_t)ifidx, family, next);
-	known = n && (n->state == RXP_NEIGH_REACHABLE || n->state == RXP_NEIGH_STATIC);
-	if (known)
-		memcpy(mac, n->mac, 6);
-	rxp_neigh_unlock(st);
-	return known;
+int rxp_reply_egress(struct rxp_stack *st, uint8_t family, const uint8_t *src, const uint8_t *dst,
+		     int in_ifidx, const uint8_t **next, uint8_t mac[6], bool *known)
+{
+	const uint8_t *route_next = dst;
+	int route_if = in_ifidx;
+	/*
+	 * Link-local addresses stay on the link the packet came from: no table
+	 * says otherwise. An answer is never held for resolution (it may be
+	 * made while the neighbour table is walked, and nobody may be left to
+	 * answer): a route back by another interface is taken when its next
+	 * hop is known, else the way the packet came.
+	 */
+	bool routed = !(src && link_scoped(family, src)) && !link_scoped(family, dst) &&
+		      route_back(st->router, family, dst, &route_if, &route_next);
+
+	if (routed && route_if != in_ifidx &&
+	    (*known = rxp_neigh_known(st, route_if, family, route_next, mac))) {
+		*next = route_next;
+		return route_if;
+	}
+	*next = routed && route_if == in_ifidx ? route_next : dst;
+	*known = rxp_neigh_known(st, in_ifidx, family, *next, mac);
+	return in_ifidx;
 }
 
 void rxp_reply_output(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t family, int in_ifidx,
 		      const uint8_t prev_mac[6])
 {
 	const struct rxp_router *r = st->router;
-	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
-	const uint8_t *dst = family == 4 ? ip + 16 : ip + 24, *next = dst;
-	int out = in_ifidx;
+	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off, *next;
 	uint8_t mac[6];
+	bool known;
+	int out;
 
-	/*
-	 * A link-local destination is on the link the packet came from: no
-	 * table says otherwise. An answer is never held for resolution (it may
-	 * be made while the neighbour table is walked, and nobody may be left
-	 * to answer): a route back by another interface is taken when its next
-	 * hop is known, else the way the packet came.
-	 */
-	if (family == 6 && rxp_ip6_is_link_local(dst))
-		out = in_ifidx;
-	else if (!route_back(r, family, dst, &out, &next) ||
-		 (out != in_ifidx && (pkt->l3_len > r->ifs[out].mtu ||
-				      !known_mac(st, out, family, next, mac)))) {
-		out = in_ifidx;
-		next = dst;
-	}
-	if (out == in_ifidx && !known_mac(st, out, family, next, mac))
+	out = rxp_reply_egress(st, family, family == 4 ? ip + 12 : ip + 8, family == 4 ? ip + 16 : ip + 24,
+			       in_ifidx, &next, mac, &known);
+	if (!known)
 		memcpy(mac, prev_mac, 6);
 	pkt->port = r->ifs[out].port;
 	pkt->ifidx = (uint16_t)out;

@@ -23,18 +23,26 @@ static uint16_t ethertype_of(uint8_t family)
 	return family == 4 ? RXP_ETHERTYPE_IP4 : RXP_ETHERTYPE_IP6;
 }
 
+static void too_big(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t family, uint32_t mtu);
+
 /*
  * Sends @pkt to @mac on @ifidx. An IPv4 datagram larger than the link (DF
  * clear: the forwarding path saw to that) waited for its next hop whole,
- * so that its pieces go, or fail, together: it is fragmented now.
+ * so that its pieces go, or fail, together: it is fragmented now. One the
+ * link shrank under while it waited gets what it would have got before.
  */
 static void send_mac(struct rxp_stack *st, struct rxp_pkt *pkt, uint16_t ifidx, uint8_t family,
 		     const uint8_t mac[6])
 {
 	const struct rxp_l3if *ifp = &st->router->ifs[ifidx];
 
-	if (rxp_unlikely(pkt->l3_len > ifp->mtu) && family == 4) {
-		rxp_ip4_fragment(st, pkt, ifidx, mac);
+	if (rxp_unlikely(pkt->l3_len > ifp->mtu)) {
+		const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
+
+		if (family == 4 && !(ip[6] & (RXP_IP4_DF >> 8)))
+			rxp_ip4_fragment(st, pkt, ifidx, mac);
+		else
+			too_big(st, pkt, family, ifp->mtu);
 		return;
 	}
 	if (!rxp_l2_prepend(pkt, ifp, mac, ethertype_of(family))) {
@@ -80,33 +88,51 @@ static void held_gone(struct rxp_stack *st, struct rxp_neigh *n)
 }
 
 /*
- * Host / Address Unreachable for @pkt, whose next hop never answered, and
- * the drop. A forwarded packet had its TTL or hop limit taken down on the
- * way out: the error quotes it as it came in (RFC 1812 4.3.2.3), so that
- * is undone first, checksum included.
+ * A forwarded packet had its TTL or hop limit taken down on the way out: an
+ * error about it quotes it as it came in (RFC 1812 4.3.2.3), so that is
+ * undone first, checksum included.
  */
-static void unreachable(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t family)
+static void as_received(struct rxp_pkt *pkt, uint8_t family)
 {
 	uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
+	uint16_t old, now, c;
 
-	if (family == 4) {
-		if (!(pkt->flags & RXP_PKT_F_LOCAL_OUT)) {
-			uint16_t old, now, c;
-
-			memcpy(&old, ip + 8, 2);
-			ip[8]++;
-			memcpy(&now, ip + 8, 2);
-			memcpy(&c, ip + 10, 2);
-			c = rxp_csum_update16(c, old, now);
-			memcpy(ip + 10, &c, 2);
-		}
-		rxp_icmp4_error(st, pkt, 3, 1, 0);
-	} else {
-		if (!(pkt->flags & RXP_PKT_F_LOCAL_OUT))
-			ip[7]++;
-		rxp_icmp6_error(st, pkt, 1, 3, 0);
+	if (pkt->flags & RXP_PKT_F_LOCAL_OUT)
+		return;
+	if (family == 6) {
+		ip[7]++;
+		return;
 	}
+	memcpy(&old, ip + 8, 2);
+	ip[8]++;
+	memcpy(&now, ip + 8, 2);
+	memcpy(&c, ip + 10, 2);
+	c = rxp_csum_update16(c, old, now);
+	memcpy(ip + 10, &c, 2);
+}
+
+/* Host / Address Unreachable for @pkt, whose next hop never answered, and the drop. */
+static void unreachable(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t family)
+{
+	as_received(pkt, family);
+	if (family == 4)
+		rxp_icmp4_error(st, pkt, 3, 1, 0);
+	else
+		rxp_icmp6_error(st, pkt, 1, 3, 0);
 	rxp_drop(st, pkt, RXP_DROP_NEIGH_UNRESOLVED);
+}
+
+/* Fragmentation Needed / Packet Too Big for @pkt, which waited while its link shrank to @mtu. */
+static void too_big(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t family, uint32_t mtu)
+{
+	as_received(pkt, family);
+	if (family == 4) {
+		rxp_icmp4_error(st, pkt, 3, 4, (uint16_t)mtu);
+		rxp_drop(st, pkt, RXP_DROP_FRAG_NEEDED);
+	} else {
+		rxp_icmp6_error(st, pkt, 2, 0, mtu);
+		rxp_drop(st, pkt, RXP_DROP_PKT_TOO_BIG);
+	}
 }
 
 /* Asks for @n's address: broadcast / multicast, or to @mac alone. */
@@ -195,6 +221,29 @@ static void neigh_output(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, u
 		return;
 	}
 	hold(st, n, pkt);
+}
+
+bool rxp_neigh_known(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *next,
+		     uint8_t mac[6])
+{
+	struct rxp_neigh_table *t = &st->router->neigh;
+	struct rxp_ncache_entry *e = ncache_slot(st, ifidx, family, next);
+	const struct rxp_neigh *n;
+	bool known;
+
+	/* the worker's own copy first, as rxp_neigh_output looks: the lock only on a miss */
+	if (e->valid && e->gen == rxp_neigh_gen(t) && e->ifidx == ifidx && e->family == family &&
+	    !memcmp(e->addr, next, family == 4 ? 4 : 16)) {
+		memcpy(mac, e->mac, 6);
+		return true;
+	}
+	rxp_neigh_lock(st);
+	n = rxp_neigh_lookup(t, (uint16_t)ifidx, family, next);
+	known = n && (n->state == RXP_NEIGH_REACHABLE || n->state == RXP_NEIGH_STATIC);
+	if (known)
+		memcpy(mac, n->mac, 6);
+	rxp_neigh_unlock(st);
+	return known;
 }
 
 void rxp_neigh_output(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, uint8_t family,

@@ -60,6 +60,14 @@ void rxp_ip4_fragment(struct rxp_stack *st, struct rxp_pkt *pkt, uint16_t ifidx,
 void rxp_reply_output(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t family, int in_ifidx,
 		      const uint8_t prev_mac[6]);
 
+/*
+ * The interface an answer from @src (NULL: not chosen yet) to @dst leaves
+ * by, for a packet that came in on @in_ifidx, as rxp_reply_output() sends
+ * it; *@next is its next hop there and, when *@known, @mac that one's MAC.
+ */
+int rxp_reply_egress(struct rxp_stack *st, uint8_t family, const uint8_t *src, const uint8_t *dst,
+		     int in_ifidx, const uint8_t **next, uint8_t mac[6], bool *known);
+
 /* ---- local_l4.c ---- */
 
 /*
@@ -313,6 +321,13 @@ static inline void rxp_neigh_unlock(struct rxp_stack *st)
  */
 void rxp_neigh_output(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, uint8_t family,
 		      const uint8_t *next);
+
+/*
+ * Copies to @mac the MAC the neighbour table holds for @next on @ifidx when
+ * it holds a usable one (the worker's cache first). Returns whether it did.
+ */
+bool rxp_neigh_known(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *next,
+		     uint8_t mac[6]);
 
 /*
  * The same for a packet going via gateway next hop @nh: its neighbour is

@@ -959,12 +959,17 @@ static unsigned afp_xstats(struct rxp_port *port, struct rxp_xstat *out, unsigne
 	return n;
 }
 
-/* TPACKET_V3: poll() says POLLIN once a block is the user's, at the latest when its timer retires it. */
+/*
+ * TPACKET_V3: poll() says POLLIN once a block is the user's, at the latest
+ * when its timer retires it. Frames waiting for a kick keep the worker up.
+ */
 static int afp_wait_fd(struct rxp_queue *q)
 {
 	const struct afp_port *ap = q->priv;
 
-	return ap->gone ? RXP_WAIT_NONE : ap->fd;
+	if (ap->gone)
+		return RXP_WAIT_NONE;
+	return ap->tx_need_kick && !ap->tx_blocked ? -1 : ap->fd;
 }
 
 const struct rxp_port_ops rxp_afpacket_ops = {

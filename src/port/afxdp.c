@@ -1136,11 +1136,16 @@ static unsigned afxdp_xstats(struct rxp_port *port, struct rxp_xstat *out, unsig
  */
 static int afxdp_wait_fd(struct rxp_queue *q)
 {
-	const struct afxdp_port *ap = q->port->priv;
+	struct afxdp_port *ap = q->port->priv;
+	struct afxdp_queue *aq;
 
 	if (ap->gone)
 		return RXP_WAIT_NONE;
-	return ap->busypoll_us ? -1 : ap->q[q->id].fd;
+	aq = &ap->q[q->id];
+	/* frames the kernel has yet to take from the TX ring keep the worker up to kick them */
+	if (ap->busypoll_us || (aq->tx_outstanding && !aq->tx_blocked && tx_ring_pending(aq)))
+		return -1;
+	return aq->fd;
 }
 
 const struct rxp_port_ops rxp_afxdp_ops = {

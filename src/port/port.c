@@ -126,7 +126,7 @@ enum rxp_port_event rxp_port_check(struct rxp_port *port, char *msg, size_t msgl
 	return (enum rxp_port_event)ev;
 }
 
-int rxp_port_refresh_mtu(struct rxp_port *port)
+int rxp_port_device_mtu(const struct rxp_port *port, uint32_t *mtu)
 {
 	struct ifreq ifr;
 	int fd, ret = 0;
@@ -140,10 +140,17 @@ int rxp_port_refresh_mtu(struct rxp_port *port)
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", port->dev);
 	if (ioctl(fd, SIOCGIFMTU, &ifr))
 		ret = -errno;
-	else if (ifr.ifr_mtu > 0)
-		port->mtu = (uint32_t)ifr.ifr_mtu;
+	else if (ifr.ifr_mtu <= 0)
+		ret = -EINVAL;
+	else
+		*mtu = (uint32_t)ifr.ifr_mtu;
 	close(fd);
 	return ret;
+}
+
+int rxp_port_refresh_mtu(struct rxp_port *port)
+{
+	return rxp_port_device_mtu(port, &port->mtu);
 }
 
 int rxp_queue_wait_fd(struct rxp_queue *q)

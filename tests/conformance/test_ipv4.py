@@ -299,6 +299,14 @@ check("reply_to_neighbour_table_mac", len(back) == 1 and back[0][Ether].dst == K
       [p.summary() for p in res.sent("p0")])
 check("reply_by_route_back", len(there) == 2 and all(p[Ether].dst == GW and p[IP].dst == "10.9.1.1" for p in there) and
       {(p[ICMP].type, p[ICMP].code) for p in there} == {(0, 0), (3, 0)}, [p.summary() for p in res.sent("p1")])
+# the echo reply is from the address asked; the error from the interface it leaves by (RFC 1812 4.3.2.4)
+check("reply_by_route_back_sources", sorted((p[ICMP].type, p[IP].src) for p in there) == [(0, "10.0.1.1"), (3, "10.0.2.1")],
+      [p.summary() for p in there])
+# a link-local sender (RFC 3927) is answered on its link, whatever the table says (here a default route via p1)
+res = run(BASE + ["route add 0.0.0.0/0 via 10.0.2.2"],
+          {"p0": [Ether(dst=R0, src=H1) / IP(src="169.254.7.7", dst="10.0.1.1") / ICMP(type=8, id=7, seq=3)]})
+check("reply_to_link_local_stays_on_link", len([p for p in res.sent("p0") if ICMP in p]) == 1 and
+      not [p for p in res.sent("p1") if ICMP in p], ([p.summary() for p in res.sent("p0")], [p.summary() for p in res.sent("p1")]))
 
 # frames are taken in the order they came: an ARP update applies to the packets after it, not before
 def arp_from(mac, ip="10.0.2.3"):

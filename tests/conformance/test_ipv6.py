@@ -580,6 +580,17 @@ there = [p for p in res.sent("p1") if icmp6(p) is not None]
 check("reply6_to_learned_mac", len(back) == 1 and back[0][Ether].dst == NEW_MAC, [p.summary() for p in res.sent("p0")])
 check("reply6_by_route_back", len(there) == 2 and all(p[Ether].dst == GW and p[IPv6].dst == "2001:db8:9::5" for p in there) and
       sorted(icmp6(p)[0] for p in there) == [1, 129], [p.summary() for p in res.sent("p1")])
+# both answer a packet sent to A0: both come from it (RFC 4443 2.2 (b))
+check("reply6_by_route_back_sources", sorted((icmp6(p)[0], p[IPv6].src) for p in there) == [(1, A0), (129, A0)],
+      [p.summary() for p in there])
+# an error about a packet passing through comes from the interface it leaves by
+res = run(BASE, {"p0": [udp("2001:db8:77::1", src="2001:db8:9::5")]})
+there = [p for p in res.sent("p1") if icmp6(p) is not None]
+check("error6_from_egress_interface", [(icmp6(p)[0], p[IPv6].src) for p in there] == [(1, A1)], [p.summary() for p in there])
+# an answer from a link-local address stays on its link (RFC 4007 9), whatever the table says
+res = run(BASE, {"p0": [echo(LL0, src="2001:db8:9::5", seq=4)]})
+check("reply6_from_link_local_stays_on_link", len([p for p in res.sent("p0") if ICMPv6EchoReply in p]) == 1 and
+      not [p for p in res.sent("p1") if icmp6(p) is not None], ([p.summary() for p in res.sent("p0")], res.sent("p1")))
 
 # Neighbor Discovery behind extension headers is taken as without them (but not in a fragment, RFC 6980)
 nsx = Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0, hlim=255) / IPv6ExtHdrDestOpt() / ICMPv6ND_NS(tgt=A0) / \

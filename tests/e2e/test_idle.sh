@@ -24,10 +24,12 @@ cpu_percent() {
 	echo $(((t1 - t0) * 100 / (HZ * $2)))
 }
 
+declare -A ms
 for DRIVER in afpacket afxdp; do
 	for MODE in sleep spin; do
 		D=idle_${DRIVER}_$MODE
-		if ! lab_rxpath_start "$DRIVER" --idle "$MODE"; then
+		sock=$LAB_DIR/ctl-$DRIVER-$MODE.sock
+		if ! lab_rxpath_start "$DRIVER" --idle "$MODE" --ctl "$sock"; then
 			fail "${D}_start" "rxpath did not start"
 			continue
 		fi
@@ -44,9 +46,17 @@ for DRIVER in afpacket afxdp; do
 		out=$(lab_in "$LAB_H1" ping -n -c 5 -i 0.3 -w 5 10.0.2.2 2>&1)
 		avg=$(sed -n 's|.*= [0-9.]*/\([0-9.]*\)/.*|\1|p' <<<"$out")
 		echo "  observed: $DRIVER --idle $MODE: ping h1 -> h2 through rxpath, average ${avg:-?} ms"
-		check "${D}_wakes_for_traffic" python3 -c 'import sys; sys.exit(not (0 < float(sys.argv[1] or 0) < 5))' "${avg:-0}"
+		# a sleep left to run out would add 5 ms on average
+		check "${D}_wakes_for_traffic" python3 -c 'import sys; sys.exit(not (0 < float(sys.argv[1] or 0) < 3))' "${avg:-0}"
+		# a control request wakes it too: 20 of them, each waiting for the datapath
+		sleep 0.5
+		t0=$(date +%s%N)
+		for _ in $(seq 20); do "$RXPATH" ctl --socket "$sock" show pool >/dev/null; done
+		ms[$MODE]=$((($(date +%s%N) - t0) / 20000000))
+		echo "  observed: $DRIVER --idle $MODE: ctl show pool takes ${ms[$MODE]} ms"
 		lab_rxpath_stop
 		check "${D}_clean_exit" [ "$?" -eq 0 ]
 	done
+	check "idle_${DRIVER}_ctl_wakes_the_datapath" [ "${ms[sleep]}" -le $((ms[spin] + 3)) ]
 done
 lab_down
