@@ -108,15 +108,16 @@ struct rxp_router {
 	uint64_t neigh_reachable_ns;	/* a learned neighbour lasts this long unconfirmed */
 	uint64_t ra_rng;	/* PRNG state for the Router Advertisement intervals */
 	bool no_source_route;	/* `ip source-route off`: source routes through us are dropped */
+	uint64_t bcast4_low6;	/* bit n: a broadcast below ends in n (its low 6 bits) */
+	uint64_t src4_low6;	/* bit n: an address in src4_set ends in n */
+	struct rxp_route *routes;	/* open-addressing hash of installed routes */
+	uint32_t routes_size, n_routes;
+	/* the big tables last, away from what the fast path reads */
 	unsigned n_bcast4;
 	/* the connected subnets' broadcast addresses, {prefix, -1} and {prefix, 0} (network order) */
 	uint32_t bcast4[RXP_IFS_MAX * RXP_IF_ADDRS * 2];
-	uint64_t bcast4_low6;	/* bit n: a broadcast above ends in n (its low 6 bits) */
 	/* the router's IPv4 addresses and broadcasts (network order), a hash set: 0 is empty */
 	uint32_t src4_set[RXP_SRC4_SET_SLOTS];
-	uint64_t src4_low6;	/* bit n: one of those ends in n */
-	struct rxp_route *routes;	/* open-addressing hash of installed routes */
-	uint32_t routes_size, n_routes;
 };
 
 /* Returns 0 with an empty router, or -ENOMEM. */

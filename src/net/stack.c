@@ -245,10 +245,11 @@ static rxp_noinline enum rxp_next input_general(struct rxp_stack *st, struct rxp
 
 void rxp_stack_input_list(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t n)
 {
-	struct rxp_pkt *ip4[RXP_BURST_MAX], *ip6[RXP_BURST_MAX];
+	struct rxp_pkt *ip4[RXP_BURST_MAX], *ip6[RXP_BURST_MAX], *arp[RXP_BURST_MAX];
 	struct rxp_pkt *l4[RXP_BURST_MAX], *drop[RXP_BURST_MAX];
 	uint32_t dst4[RXP_BURST_MAX];
-	uint16_t n_ip4 = 0, n_ip6 = 0, n_l4 = 0, n_drop = 0;
+	uint16_t arp_at[RXP_BURST_MAX];	/* per ARP frame: the IPv4 packets that came before it */
+	uint16_t n_ip4 = 0, n_ip6 = 0, n_arp = 0, n_l4 = 0, n_drop = 0, routed = 0;
 	unsigned lines = st->tuning.prefetch_lines, ahead = st->tuning.prefetch_ahead;
 	uint64_t bytes = 0;
 
@@ -294,15 +295,8 @@ void rxp_stack_input_list(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 			ip6[n_ip6++] = pkt;
 			break;
 		case RXP_NEXT_ARP:
-			/*
-			 * In arrival order: what it teaches applies to the IPv4
-			 * packets after it, not to those before (routed first).
-			 */
-			if (n_ip4 && st->router) {
-				rxp_ip4_route_vector(st, ip4, dst4, n_ip4);
-				n_ip4 = 0;
-			}
-			rxp_arp_input(st, pkt);
+			arp_at[n_arp] = n_ip4;
+			arp[n_arp++] = pkt;
 			break;
 		default:
 			drop[n_drop++] = pkt;
@@ -312,9 +306,20 @@ void rxp_stack_input_list(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 	st->stats.in_packets += n;
 	st->stats.in_bytes += bytes;
 
-	/* IPv4: route the whole vector (or sink it, with no router). */
+	/*
+	 * ARP in arrival order: what a frame teaches applies to the IPv4
+	 * packets after it, not to those before it, which are routed first.
+	 */
+	for (uint16_t i = 0; i < n_arp; i++) {
+		if (st->router && arp_at[i] > routed) {
+			rxp_ip4_route_vector(st, ip4 + routed, dst4 + routed, (uint16_t)(arp_at[i] - routed));
+			routed = arp_at[i];
+		}
+		rxp_arp_input(st, arp[i]);
+	}
+	/* IPv4: route the whole vector, or what ARP left of it (or sink it, with no router). */
 	if (st->router)
-		rxp_ip4_route_vector(st, ip4, dst4, n_ip4);
+		rxp_ip4_route_vector(st, ip4 + routed, dst4 + routed, (uint16_t)(n_ip4 - routed));
 	else
 		for (uint16_t i = 0; i < n_ip4; i++)
 			l4[n_l4++] = ip4[i];
