@@ -14,9 +14,10 @@ static bool icmp_type_is_error(uint8_t type)
 	return type == 3 || type == 4 || type == 5 || type == 11 || type == 12;
 }
 
-/* rxp_icmp4_error(), sent from @from (network order). */
+/* rxp_icmp4_error(), sent from @from (network order), the way @way says (NULL: found here). */
 static bool icmp4_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type,
-			     uint8_t code, uint32_t rest, uint32_t from)
+			     uint8_t code, uint32_t rest, uint32_t from,
+			     const struct rxp_reply_way *way)
 {
 	const uint8_t *ip = rxp_pkt_data(orig) + orig->l3_off;
 	const struct rxp_l3if *ifp = &st->router->ifs[orig->ifidx];
@@ -85,18 +86,19 @@ static bool icmp4_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 		memcpy(icmp + 2, &c, 2);
 	}
 	st->stats.icmp_errors++;
-	rxp_reply_output(st, pkt, 4, orig->ifidx, src_mac);
+	if (way)
+		rxp_reply_send(st, pkt, 4, way, src_mac);
+	else
+		rxp_reply_output(st, pkt, 4, orig->ifidx, src_mac);
 	return true;
 }
 
 bool rxp_icmp4_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code,
 		     uint32_t rest)
 {
-	const uint8_t *ip = rxp_pkt_cdata(orig) + orig->l3_off, *next;
-	uint8_t mac[6];
+	const uint8_t *ip = rxp_pkt_cdata(orig) + orig->l3_off;
+	struct rxp_reply_way way;
 	uint32_t src;
-	bool known;
-	int out;
 
 	/*
 	 * From the address of the interface the error leaves by (RFC 1812
@@ -104,9 +106,9 @@ bool rxp_icmp4_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, u
 	 * its sender leaves by another
 	 */
 	memcpy(&src, ip + 12, 4);
-	out = rxp_reply_egress(st, 4, NULL, ip + 12, orig->ifidx, &next, mac, &known);
+	rxp_reply_way(st, 4, NULL, ip + 12, orig->ifidx, &way);
 	return icmp4_error_from(st, orig, type, code, rest,
-				rxp_l3if_source4(&st->router->ifs[out], src));
+				rxp_l3if_source4(&st->router->ifs[way.out], src), &way);
 }
 
 void rxp_icmp4_error_local(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code)
@@ -115,7 +117,7 @@ void rxp_icmp4_error_local(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t t
 	uint32_t dst;
 
 	memcpy(&dst, ip + 16, 4);
-	(void)icmp4_error_from(st, orig, type, code, 0, dst);
+	(void)icmp4_error_from(st, orig, type, code, 0, dst, NULL);
 }
 
 void rxp_icmp4_local(struct rxp_stack *st, struct rxp_pkt *pkt)

@@ -162,6 +162,7 @@ static void icmp6_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 	const uint8_t *osrc = ip + 8, *odst = ip + 24;
 	const struct rxp_l3if *ifp = &r->ifs[orig->ifidx];
 	bool to_group_ok = type == RXP_ICMP6_PKT_TOO_BIG || (type == RXP_ICMP6_PARAM_PROB && code == 2);
+	struct rxp_reply_way way = { .out = orig->ifidx };
 	uint8_t src_mac[6], src[16];
 	struct rxp_pkt *pkt;
 	uint32_t quote;
@@ -197,13 +198,9 @@ static void icmp6_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 		memcpy(src, from, 16);
 	} else {
 		/* from the interface it leaves by (RFC 4443 2.2), save a link-local one of another link */
-		const uint8_t *next;
-		uint8_t mac[6];
-		bool known;
-		int out = rxp_reply_egress(st, 6, NULL, osrc, orig->ifidx, &next, mac, &known);
-
-		rxp_icmp6_source(r, &r->ifs[out], osrc, true, src);
-		if (out != orig->ifidx && rxp_ip6_is_link_local(src))
+		rxp_reply_way(st, 6, NULL, osrc, orig->ifidx, &way);
+		rxp_icmp6_source(r, &r->ifs[way.out], osrc, true, src);
+		if (way.out != orig->ifidx && rxp_ip6_is_link_local(src))
 			rxp_icmp6_source(r, ifp, osrc, true, src);
 	}
 	o = rxp_pkt_data(pkt) + pkt->l3_off;
@@ -217,7 +214,11 @@ static void icmp6_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 	memcpy(icmp + ICMP6_HLEN, ip, quote);
 	rxp_icmp6_finish(o, src, osrc, 64, ICMP6_HLEN + quote);
 	st->stats.icmp_errors++;
-	rxp_reply_output(st, pkt, 6, orig->ifidx, src_mac);
+	/* the way found above holds unless the source chosen is one that must stay on its link */
+	if (!from && !rxp_ip6_is_link_local(src))
+		rxp_reply_send(st, pkt, 6, &way, src_mac);
+	else
+		rxp_reply_output(st, pkt, 6, orig->ifidx, src_mac);
 }
 
 void rxp_icmp6_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code,

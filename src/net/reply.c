@@ -43,10 +43,10 @@ static bool link_scoped(uint8_t family, const uint8_t *a)
 	return family == 6 ? rxp_ip6_is_link_local(a) : (a[0] == 169 && a[1] == 254);
 }
 
-int rxp_reply_egress(struct rxp_stack *st, uint8_t family, const uint8_t *src, const uint8_t *dst,
-		     int in_ifidx, const uint8_t **next, uint8_t mac[6], bool *known)
+void rxp_reply_way(struct rxp_stack *st, uint8_t family, const uint8_t *src, const uint8_t *dst,
+		   int in_ifidx, struct rxp_reply_way *way)
 {
-	const uint8_t *route_next = dst;
+	const uint8_t *route_next = dst, *next;
 	int route_if = in_ifidx;
 	/*
 	 * Link-local addresses stay on the link the packet came from: no table
@@ -59,44 +59,49 @@ int rxp_reply_egress(struct rxp_stack *st, uint8_t family, const uint8_t *src, c
 		      route_back(st->router, family, dst, &route_if, &route_next);
 
 	if (routed && route_if != in_ifidx &&
-	    (*known = rxp_neigh_known(st, route_if, family, route_next, mac))) {
-		*next = route_next;
-		return route_if;
+	    rxp_neigh_known(st, route_if, family, route_next, way->mac)) {
+		way->out = route_if;
+		way->known = true;
+		return;
 	}
-	*next = routed && route_if == in_ifidx ? route_next : dst;
-	*known = rxp_neigh_known(st, in_ifidx, family, *next, mac);
-	return in_ifidx;
+	next = routed && route_if == in_ifidx ? route_next : dst;
+	way->out = in_ifidx;
+	way->known = rxp_neigh_known(st, in_ifidx, family, next, way->mac);
+}
+
+void rxp_reply_send(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t family,
+		    const struct rxp_reply_way *way, const uint8_t prev_mac[6])
+{
+	const struct rxp_l3if *ifp = &st->router->ifs[way->out];
+	uint8_t mac[6];
+
+	memcpy(mac, way->known ? way->mac : prev_mac, 6);
+	pkt->port = ifp->port;
+	pkt->ifidx = (uint16_t)way->out;
+	/*
+	 * An IPv4 answer larger than the link (an echo reply to a request that
+	 * came over a wider one) goes in fragments, its DF ours to clear
+	 */
+	if (rxp_unlikely(family == 4 && pkt->l3_len > ifp->mtu)) {
+		rxp_pkt_data(pkt)[pkt->l3_off + 6] &= (uint8_t)~(RXP_IP4_DF >> 8);
+		pkt->flags |= RXP_PKT_F_LOCAL_OUT;
+		rxp_ip4_fragment(st, pkt, (uint16_t)way->out, mac);
+		return;
+	}
+	if (!rxp_l2_prepend(pkt, ifp, mac, family == 4 ? RXP_ETHERTYPE_IP4 : RXP_ETHERTYPE_IP6)) {
+		rxp_drop(st, pkt, RXP_DROP_NO_MEMORY);
+		return;
+	}
+	rxp_tx_enqueue(st, pkt, true);
 }
 
 void rxp_reply_output(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t family, int in_ifidx,
 		      const uint8_t prev_mac[6])
 {
-	const struct rxp_router *r = st->router;
-	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off, *next;
-	uint8_t mac[6];
-	bool known;
-	int out;
+	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
+	struct rxp_reply_way way;
 
-	out = rxp_reply_egress(st, family, family == 4 ? ip + 12 : ip + 8, family == 4 ? ip + 16 : ip + 24,
-			       in_ifidx, &next, mac, &known);
-	if (!known)
-		memcpy(mac, prev_mac, 6);
-	pkt->port = r->ifs[out].port;
-	pkt->ifidx = (uint16_t)out;
-	/*
-	 * An IPv4 answer larger than the link (an echo reply to a request that
-	 * came over a wider one) goes in fragments, its DF ours to clear
-	 */
-	if (rxp_unlikely(family == 4 && pkt->l3_len > r->ifs[out].mtu)) {
-		rxp_pkt_data(pkt)[pkt->l3_off + 6] &= (uint8_t)~(RXP_IP4_DF >> 8);
-		pkt->flags |= RXP_PKT_F_LOCAL_OUT;
-		rxp_ip4_fragment(st, pkt, (uint16_t)out, mac);
-		return;
-	}
-	if (!rxp_l2_prepend(pkt, &r->ifs[out], mac,
-			    family == 4 ? RXP_ETHERTYPE_IP4 : RXP_ETHERTYPE_IP6)) {
-		rxp_drop(st, pkt, RXP_DROP_NO_MEMORY);
-		return;
-	}
-	rxp_tx_enqueue(st, pkt, true);
+	rxp_reply_way(st, family, family == 4 ? ip + 12 : ip + 8, family == 4 ? ip + 16 : ip + 24,
+		      in_ifidx, &way);
+	rxp_reply_send(st, pkt, family, &way, prev_mac);
 }

@@ -180,6 +180,16 @@ static struct rxp_ncache_entry *ncache_slot(struct rxp_stack *st, int ifidx, uin
 	return &st->ncache[(h ^ h >> 16) & (RXP_NCACHE_SIZE - 1)];
 }
 
+/* The worker's own copy of @next's entry, good while the table's generation has not moved; NULL if none. */
+static inline const struct rxp_ncache_entry *ncache_hit(struct rxp_stack *st, int ifidx,
+							uint8_t family, const uint8_t *next)
+{
+	const struct rxp_ncache_entry *e = ncache_slot(st, ifidx, family, next);
+
+	return e->valid && e->gen == rxp_neigh_gen(&st->router->neigh) && e->ifidx == ifidx &&
+	       e->family == family && !memcmp(e->addr, next, family == 4 ? 4 : 16) ? e : NULL;
+}
+
 static void neigh_output(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, uint8_t family,
 			 const uint8_t *next)
 {
@@ -227,13 +237,12 @@ bool rxp_neigh_known(struct rxp_stack *st, int ifidx, uint8_t family, const uint
 		     uint8_t mac[6])
 {
 	struct rxp_neigh_table *t = &st->router->neigh;
-	struct rxp_ncache_entry *e = ncache_slot(st, ifidx, family, next);
+	const struct rxp_ncache_entry *e = ncache_hit(st, ifidx, family, next);
 	const struct rxp_neigh *n;
 	bool known;
 
 	/* the worker's own copy first, as rxp_neigh_output looks: the lock only on a miss */
-	if (e->valid && e->gen == rxp_neigh_gen(t) && e->ifidx == ifidx && e->family == family &&
-	    !memcmp(e->addr, next, family == 4 ? 4 : 16)) {
+	if (e) {
 		memcpy(mac, e->mac, 6);
 		return true;
 	}
@@ -249,12 +258,9 @@ bool rxp_neigh_known(struct rxp_stack *st, int ifidx, uint8_t family, const uint
 void rxp_neigh_output(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, uint8_t family,
 		      const uint8_t *next)
 {
-	const struct rxp_ncache_entry *e = ncache_slot(st, ifidx, family, next);
+	const struct rxp_ncache_entry *e = ncache_hit(st, ifidx, family, next);
 
-	/* the worker's own copy, good while the table's generation has not moved */
-	if (rxp_likely(e->valid && e->gen == rxp_neigh_gen(&st->router->neigh) &&
-		       e->ifidx == ifidx && e->family == family &&
-		       !memcmp(e->addr, next, family == 4 ? 4 : 16))) {
+	if (rxp_likely(e)) {
 		send_mac(st, pkt, (uint16_t)ifidx, family, e->mac);
 		return;
 	}

@@ -49,24 +49,35 @@ void rxp_ip4_fragment(struct rxp_stack *st, struct rxp_pkt *pkt, uint16_t ifidx,
 
 /* ---- reply.c ---- */
 
-/*
- * Sends @pkt, an answer the router made (network header ready, family
- * @family) to the sender of a packet that came in on @in_ifidx in a frame
- * from @prev_mac: by the route back to its destination when that leaves by
- * another interface whose next hop is known, else out @in_ifidx to the
- * neighbour the table holds for the next hop, or to @prev_mac. Never held
- * for resolution; may be called with the neighbour lock held. Consumes @pkt.
- */
-void rxp_reply_output(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t family, int in_ifidx,
-		      const uint8_t prev_mac[6]);
+/* The way an answer the router makes leaves: the interface, and the MAC when the table knows it. */
+struct rxp_reply_way {
+	int out;
+	bool known;
+	uint8_t mac[6];
+};
 
 /*
- * The interface an answer from @src (NULL: not chosen yet) to @dst leaves
- * by, for a packet that came in on @in_ifidx, as rxp_reply_output() sends
- * it; *@next is its next hop there and, when *@known, @mac that one's MAC.
+ * Finds the way an answer from @src (NULL: not chosen yet) to @dst goes,
+ * for a packet that came in on @in_ifidx: by the route back to @dst when
+ * that leaves by another interface whose next hop is known, else out
+ * @in_ifidx to the neighbour the table holds for the next hop, if any.
+ * Link-local addresses stay on their link. Never resolves or holds; may be
+ * called with the neighbour lock held.
  */
-int rxp_reply_egress(struct rxp_stack *st, uint8_t family, const uint8_t *src, const uint8_t *dst,
-		     int in_ifidx, const uint8_t **next, uint8_t mac[6], bool *known);
+void rxp_reply_way(struct rxp_stack *st, uint8_t family, const uint8_t *src, const uint8_t *dst,
+		   int in_ifidx, struct rxp_reply_way *way);
+
+/*
+ * Sends @pkt, an answer the router made (network header ready, family
+ * @family), the way @way says, to @prev_mac (the frame's sender) when the
+ * way knows no MAC. Consumes @pkt.
+ */
+void rxp_reply_send(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t family,
+		    const struct rxp_reply_way *way, const uint8_t prev_mac[6]);
+
+/* rxp_reply_way() for @pkt's own addresses, then rxp_reply_send(). */
+void rxp_reply_output(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t family, int in_ifidx,
+		      const uint8_t prev_mac[6]);
 
 /* ---- local_l4.c ---- */
 
