@@ -961,15 +961,17 @@ static unsigned afp_xstats(struct rxp_port *port, struct rxp_xstat *out, unsigne
 
 /*
  * TPACKET_V3: poll() says POLLIN once a block is the user's, at the latest
- * when its timer retires it. Frames waiting for a kick keep the worker up.
+ * when its timer retires it. Frames waiting for a kick keep the worker up;
+ * a socket whose link is down (kicks fail; the port check retries) would
+ * only report its error to poll() again and again: not waited for.
  */
 static int afp_wait_fd(struct rxp_queue *q)
 {
 	const struct afp_port *ap = q->priv;
 
-	if (ap->gone)
+	if (ap->gone || ap->tx_blocked)
 		return RXP_WAIT_NONE;
-	return ap->tx_need_kick && !ap->tx_blocked ? -1 : ap->fd;
+	return ap->tx_need_kick ? -1 : ap->fd;
 }
 
 const struct rxp_port_ops rxp_afpacket_ops = {

@@ -24,6 +24,24 @@ ping_ok() {
 	fi
 }
 
+# no_error_spin NAME WHAT : no spinning on errors: rxpath ($pid) makes at most 50 failing
+# system calls, and 1000 in all, in a second (strace counts them) while WHAT
+no_error_spin() {
+	local name=$1 what=$2 out="$LAB_DIR/strace-$1" calls errors
+	if ! command -v strace >/dev/null; then
+		skip "${name}: strace not installed (apt-get install strace)"
+		return
+	fi
+	timeout -s INT 1 strace -f -c -p "$pid" -o "$out" >/dev/null 2>&1
+	read -r calls errors <<<"$(awk '$NF == "total" { print ($5 == "total" ? $4 " 0" : $4 " " $5) }' "$out")"
+	observed "$DRIVER: system calls in 1 s with $what: ${calls:-?}, failing ${errors:-?}"
+	if [ -n "${calls:-}" ] && [ "${errors:-0}" -le 50 ] && [ "$calls" -le 1000 ]; then
+		pass "$name"
+	else
+		fail "$name" "$(cat "$out")"
+	fi
+}
+
 # wait_err PATTERN : waits up to 3 s for a line of rxpath's stderr; prints it
 wait_err() {
 	local i
@@ -88,19 +106,7 @@ for DRIVER in afpacket afxdp; do
 		fail "${D}_down_reported" "no 'port p1: interface r1 is down' line within 3 s:" \
 			"$(tail -n 5 "$LAB_DIR/rxpath.err")"
 	fi
-	if command -v strace >/dev/null; then
-		timeout -s INT 1 strace -f -c -p "$pid" -o "$LAB_DIR/strace-down.$DRIVER" >/dev/null 2>&1
-		read -r calls errors <<<"$(awk '$NF == "total" { print ($5 == "total" ? $4 " 0" : $4 " " $5) }' \
-			"$LAB_DIR/strace-down.$DRIVER")"
-		observed "$DRIVER: system calls in 1 s with p1 set down: ${calls:-?}, failing ${errors:-?}"
-		if [ -n "${calls:-}" ] && [ "${errors:-0}" -le 50 ]; then
-			pass "${D}_down_no_error_spin"
-		else
-			fail "${D}_down_no_error_spin" "$(cat "$LAB_DIR/strace-down.$DRIVER")"
-		fi
-	else
-		skip "${D}_down_no_error_spin: strace not installed (apt-get install strace)"
-	fi
+	no_error_spin "${D}_down_no_error_spin" "p1 set down"
 	ip -n "$LAB_R" link set r1 up
 	ping_ok "${D}_forwards_after_up" "$LAB_H1" 10.0.2.2
 	lines_before=$(grep -c 'port p1' "$LAB_DIR/rxpath.err")
@@ -119,20 +125,7 @@ for DRIVER in afpacket afxdp; do
 	check "${D}_ctl_shows_p1_down" [ "$(p1_down "$sock")" = True ]
 	ping_ok "${D}_p0_still_answers" "$LAB_H1" 10.0.1.1
 
-	# no spinning on errors: count rxpath's failing system calls for a second
-	if command -v strace >/dev/null; then
-		timeout -s INT 1 strace -f -c -p "$pid" -o "$LAB_DIR/strace.$DRIVER" >/dev/null 2>&1
-		read -r calls errors <<<"$(awk '$NF == "total" { print ($5 == "total" ? $4 " 0" : $4 " " $5) }' \
-			"$LAB_DIR/strace.$DRIVER")"
-		observed "$DRIVER: system calls in 1 s with p1 down: ${calls:-?}, failing ${errors:-?}"
-		if [ -n "${calls:-}" ] && [ "${errors:-0}" -le 50 ]; then
-			pass "${D}_no_error_spin"
-		else
-			fail "${D}_no_error_spin" "$(cat "$LAB_DIR/strace.$DRIVER")"
-		fi
-	else
-		skip "${D}_no_error_spin: strace not installed (apt-get install strace)"
-	fi
+	no_error_spin "${D}_no_error_spin" "p1 down"
 	n_lines=$(($(grep -c 'port p1' "$LAB_DIR/rxpath.err") - lines_before))
 	if [ "$n_lines" -eq 1 ]; then
 		pass "${D}_said_once"
