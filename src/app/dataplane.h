@@ -103,7 +103,6 @@ struct dp_config {
 struct dp_idle {
 	unsigned frames;	/* frames polled since the last clock read (only 0 or not matters) */
 	uint64_t busy_ns;	/* the last clock read that followed frames */
-	uint64_t sleeps;	/* times it slept */
 	int wake_fd;		/* an eventfd in its poll set: the barrier and control calls wake it */
 };
 

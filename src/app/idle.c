@@ -81,5 +81,4 @@ void dp_idle_after_clock(struct dp *dp, unsigned w, struct dp_idle *idle, uint64
 		if (read(idle->wake_fd, &count, sizeof(count)) < 0)
 			count = 0;	/* EAGAIN: another read took it */
 	}
-	idle->sleeps++;
 }

@@ -7,6 +7,12 @@ SOCK=$TMP/ctl.sock
 ctl() { "$RXPATH" ctl --socket "$SOCK" "$@"; }
 
 # Waits up to 5 s for the socket to answer.
+# reload: SIGHUP, and the time it takes to read the file again
+reload() {
+	kill -HUP $pid
+	sleep 0.5
+}
+
 wait_ctl() {
 	for _ in $(seq 50); do
 		ctl show pool >/dev/null 2>&1 && return 0
@@ -108,8 +114,7 @@ check ctl_err_no_socket grep -q 'no rxpath is answering' <<<"$err"
 # SIGHUP: the file is read again and only the difference applied.
 sed -i 's|^route add 17.0.0.0/8 via 10.0.1.2|route add 17.0.0.0/8 via 10.0.1.9|; /^route add 18.0.0.0\/8/d' "$TMP/router.conf"
 echo 'route add 41.0.0.0/8 via 10.0.1.2' >>"$TMP/router.conf"
-kill -HUP $pid
-sleep 0.5
+reload
 check reload_changed_route grep -q '^17.0.0.0/8 via 10.0.1.9' <<<"$(ctl show routes 17.1.1.1)"
 check reload_removed_route grep -q 'no route to 18.1.1.1' <<<"$(ctl show routes 18.1.1.1)"
 check reload_added_route grep -q '^41.0.0.0/8 via 10.0.1.2' <<<"$(ctl show routes 41.1.1.1)"
@@ -119,29 +124,23 @@ check reload_reported grep -q 'reload: 3 changes applied' "$TMP/run.err"
 check redirects_set_ctl ctl port set sim0 redirects off
 check redirects_off_shown grep -q 'mtu [0-9]*, redirects off' <<<"$(ctl show ports)"
 echo 'port set sim0 redirects off' >>"$TMP/router.conf"
-kill -HUP $pid
-sleep 0.5
+reload
 check redirects_off_after_reload grep -q 'redirects off' <<<"$(ctl show ports)"
 sed -i '/^port set sim0 redirects off/d' "$TMP/router.conf"
-kill -HUP $pid
-sleep 0.5
+reload
 check redirects_default_when_gone_from_file bash -c '! grep -q "redirects off" <<<"$1"' _ "$(ctl show ports)"
 # so does an MTU: the port's default again (1500), not the last value set
 echo 'port set sim0 mtu 1400' >>"$TMP/router.conf"
-kill -HUP $pid
-sleep 0.5
+reload
 check mtu_after_reload grep -q 'mtu 1400' <<<"$(ctl show ports | grep -A1 '^sim0:')"
 sed -i '/^port set sim0 mtu 1400/d' "$TMP/router.conf"
-kill -HUP $pid
-sleep 0.5
+reload
 check mtu_default_when_gone_from_file grep -q 'mtu 1500' <<<"$(ctl show ports | grep -A1 '^sim0:')"
 # an address's connected route said again in the file, then gone from it: the route stays, nothing fails
 echo 'route add 10.0.1.0/24 dev sim1' >>"$TMP/router.conf"
-kill -HUP $pid
-sleep 0.5
+reload
 sed -i '/^route add 10.0.1.0\/24 dev sim1/d' "$TMP/router.conf"
-kill -HUP $pid
-sleep 0.5
+reload
 check reload_connected_route_stays grep -q '^10.0.1.0/24 dev sim1 connected' <<<"$(ctl show routes 10.0.1.0/24)"
 check reload_connected_route_no_failure bash -c '! grep -q "reload: .*failed" "$1"' _ "$TMP/run.err"
 check ra_set_ctl ctl port set sim1 ra on
@@ -153,29 +152,23 @@ check redirects_bad_value grep -q "'maybe': expected 'on' or 'off' after 'redire
 # A line that parses but cannot be applied yet (its gateway's subnet is not there) is
 # reported, and tried again at the next reload, when the address it needs has come.
 echo 'route add 43.0.0.0/8 via 10.0.77.1' >>"$TMP/router.conf"
-kill -HUP $pid
-sleep 0.5
+reload
 check reload_failed_reported grep -q "no interface has an address on the gateway's subnet" "$TMP/run.err"
 echo 'addr add 10.0.77.254/24 dev sim1' >>"$TMP/router.conf"
-kill -HUP $pid
-sleep 0.5
+reload
 check reload_failed_retried grep -q '^43.0.0.0/8 via 10.0.77.1' <<<"$(ctl show routes 43.1.1.1)"
 sed -i '/^route add 43.0.0.0\/8/d; /^addr add 10.0.77.254/d' "$TMP/router.conf"
-kill -HUP $pid
-sleep 0.5
+reload
 # A changed line that fails leaves the route as it was, and removing the line later removes it.
 sed -i 's|^route add 17.0.0.0/8 via 10.0.1.9|route add 17.0.0.0/8 via 10.0.77.1|' "$TMP/router.conf"
-kill -HUP $pid
-sleep 0.5
+reload
 check reload_failed_change_keeps_old grep -q '^17.0.0.0/8 via 10.0.1.9' <<<"$(ctl show routes 17.1.1.1)"
 sed -i '/^route add 17.0.0.0\/8/d' "$TMP/router.conf"
-kill -HUP $pid
-sleep 0.5
+reload
 check reload_failed_change_then_removed grep -q 'no route to 17.1.1.1' <<<"$(ctl show routes 17.1.1.1)"
 # A bad line: rejected with its line number, nothing changes.
 echo 'route add 42.0.0.0/8 bogus' >>"$TMP/router.conf"
-kill -HUP $pid
-sleep 0.5
+reload
 line=$(wc -l <"$TMP/router.conf")
 check reload_bad_line grep -q "router.conf:$line: 'bogus'.*nothing changed" "$TMP/run.err"
 check reload_bad_line_changes_nothing grep -q 'no route to 42.1.1.1' <<<"$(ctl show routes 42.1.1.1)"
