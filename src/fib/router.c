@@ -459,6 +459,33 @@ static void addr4_add(struct rxp_router *r, uint32_t addr, uint8_t plen)
 	src4_insert(r, addr & ~host);
 }
 
+/*
+ * Whether the routes an address brings (its subnet's, its own host route)
+ * can be had: not while a configured route holds one of those prefixes
+ * (-EBUSY: it would be lost for good when the address goes), nor while the
+ * subnet is another interface's (-ENOTUNIQ: one route can name one of them;
+ * link-local subnets are on every link and routed by none).
+ */
+static int addr_routes_free(struct rxp_router *r, int ifidx, uint8_t family,
+			    const uint8_t *addr, uint8_t plen)
+{
+	uint8_t max = family == 4 ? 32 : 128, prefix[16];
+	const struct rxp_route *rt;
+
+	if (family == 6 && addr[0] == 0xfe && (addr[1] & 0xc0) == 0x80)
+		return 0;
+	rxp_prefix_mask(family, addr, plen, prefix);
+	rt = route_find(r, family, prefix, plen);
+	if (rt && route_is_connected(r, family, prefix, plen))
+		return r->nh[rt->nh].ifidx == ifidx ? 0 : -ENOTUNIQ;
+	if (rt && rt->origin != RXP_ROUTE_KERNEL)
+		return -EBUSY;
+	rt = plen < max ? route_find(r, family, addr, max) : NULL;
+	if (rt && rt->nh != RXP_NH_LOCAL && rt->origin != RXP_ROUTE_KERNEL)
+		return -EBUSY;
+	return 0;
+}
+
 int rxp_router_add_addr(struct rxp_router *r, int ifidx, uint8_t family, const uint8_t *addr,
 			uint8_t plen)
 {
@@ -483,6 +510,9 @@ int rxp_router_add_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
 	}
 	if ((family == 4 ? ifp->n_addr4 : ifp->n_addr6) == RXP_IF_ADDRS)
 		return -ENOSPC;
+	ret = addr_routes_free(r, ifidx, family, addr, plen);
+	if (ret)
+		return ret;
 	nh = nh_get(r, RXP_NH_KIND_CONNECTED, family, (uint16_t)ifidx, NULL);
 	if (nh < 0)
 		return nh;

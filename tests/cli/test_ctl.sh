@@ -6,13 +6,13 @@ set -u
 SOCK=$TMP/ctl.sock
 ctl() { "$RXPATH" ctl --socket "$SOCK" "$@"; }
 
-# Waits up to 5 s for the socket to answer.
 # reload: SIGHUP, and the time it takes to read the file again
 reload() {
 	kill -HUP $pid
 	sleep 0.5
 }
 
+# Waits up to 5 s for the socket to answer.
 wait_ctl() {
 	for _ in $(seq 50); do
 		ctl show pool >/dev/null 2>&1 && return 0
@@ -59,6 +59,18 @@ check ctl_addr_add ctl addr add 10.0.9.1/24 dev sim1
 check ctl_addr_connected grep -q '^10.0.9.0/24 dev sim1 connected' <<<"$(ctl show routes 10.0.9.0/24)"
 check ctl_addr_del ctl addr del 10.0.9.1/24 dev sim1
 check ctl_addr_del_routes_gone grep -q 'no routes within' <<<"$(ctl show routes 10.0.9.0/24)"
+# One subnet, one port: a second port's address there would take the route from the first.
+err=$(ctl addr add 10.0.1.9/24 dev sim0 2>&1); rc=$?
+check ctl_addr_other_ports_subnet_refused [ "$rc" -eq 1 ]
+check ctl_addr_other_ports_subnet_msg grep -q "another port is on that subnet already" <<<"$err"
+check ctl_addr_other_ports_subnet_route_kept grep -q '^10.0.1.0/24 dev sim1 connected' <<<"$(ctl show routes 10.0.1.0/24)"
+# A configured route is not taken over by an address (it would be gone when the address goes).
+ctl route add 10.0.8.0/24 via 10.0.1.2 >/dev/null
+err=$(ctl addr add 10.0.8.1/24 dev sim1 2>&1); rc=$?
+check ctl_addr_over_configured_route_refused [ "$rc" -eq 1 ]
+check ctl_addr_over_configured_route_msg grep -q "a configured route has that prefix; route del it first" <<<"$err"
+check ctl_addr_over_configured_route_kept grep -q '^10.0.8.0/24 via 10.0.1.2' <<<"$(ctl show routes 10.0.8.0/24)"
+ctl route del 10.0.8.0/24 >/dev/null
 check ctl_neigh_add ctl neigh add 10.0.1.7 lladdr 02:00:00:00:01:07 dev sim1
 check ctl_neigh_static grep -q '^10.0.1.7 dev sim1 lladdr 02:00:00:00:01:07 static' <<<"$(ctl show neigh)"
 check ctl_neigh_del ctl neigh del 10.0.1.7 dev sim1
