@@ -173,6 +173,10 @@ void rxp_icmp4_local(struct rxp_stack *st, struct rxp_pkt *pkt)
 	if (rxp_unlikely(ip[0] != 0x45))
 		rxp_ip4_echo_options(ip);	/* recorded routes, timestamps, source routes back */
 	ip[8] = 64;
+	/* a datagram of our own: an identification of ours (RFC 6864 4.1) */
+	st->ip_id++;
+	ip[4] = (uint8_t)(st->ip_id >> 8);
+	ip[5] = (uint8_t)st->ip_id;
 	ip[6] &= 0x40;	/* keep DF, clear MF and offset: the request was whole */
 	ip[7] = 0;
 	ip[10] = 0;

@@ -26,6 +26,12 @@ static bool ip6_is_loopback(const uint8_t *a)
 	return a[15] == 1 && !memcmp(a, zero16, 15);
 }
 
+/* ::ffff:0:0/96, an IPv4 address in a socket's IPv6 form: never on a wire (RFC 4942 2.2, RFC 6890) */
+static bool ip6_is_v4mapped(const uint8_t *a)
+{
+	return a[10] == 0xff && a[11] == 0xff && !memcmp(a, zero16, 10);
+}
+
 /*
  * Returns true when @dst is a group the router listens to on @ifp
  * (RFC 4291 2.7.1, 2.8, RFC 4861 7.2.1): all-nodes and all-routers of link
@@ -105,7 +111,8 @@ void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 	uint32_t nh;
 
 	/* RFC 4291 2.7: never a multicast source; 2.5.3: ::1 never leaves a node */
-	if (rxp_unlikely(src[0] == 0xff || (src[0] == 0 && ip6_is_loopback(src)))) {
+	if (rxp_unlikely(src[0] == 0xff ||
+			 (src[0] == 0 && (ip6_is_loopback(src) || ip6_is_v4mapped(src))))) {
 		rxp_drop(st, pkt, RXP_DROP_IP6_MARTIAN_SRC);
 		return;
 	}
@@ -118,7 +125,8 @@ void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 		rxp_drop(st, pkt, RXP_DROP_IP6_MARTIAN_SRC);
 		return;
 	}
-	if (rxp_unlikely(dst[0] == 0 && (ip6_is_unspec(dst) || ip6_is_loopback(dst)))) {
+	if (rxp_unlikely(dst[0] == 0 &&
+			 (ip6_is_unspec(dst) || ip6_is_loopback(dst) || ip6_is_v4mapped(dst)))) {
 		rxp_drop(st, pkt, RXP_DROP_IP6_MARTIAN_DST);
 		return;
 	}

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/random.h>
 #include "rxpath/capture.h"
 #include "rxpath/host.h"
 #include "eth.h"
@@ -64,6 +66,9 @@ int rxp_stack_init(struct rxp_stack *st, const struct rxp_rx_tuning *tuning,
 	st->tuning = *tuning;
 	st->cache = cache;
 	st->timer_owner = true;
+	/* IPv4 identifications start anywhere, so runs after each other do not repeat them (RFC 6864) */
+	if (getrandom(&st->ip_id, sizeof(st->ip_id), GRND_NONBLOCK) != sizeof(st->ip_id))
+		st->ip_id = (uint16_t)getpid();
 	return 0;
 }
 

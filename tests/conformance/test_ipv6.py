@@ -383,6 +383,10 @@ cases = [
     ("martian_source_unspecified", udp("2001:db8:9::5", src="::"), "ip6_martian_source"),
     ("martian_destination_loopback", udp("::1"), "ip6_martian_destination"),
     ("martian_destination_unspecified", udp("::"), "ip6_martian_destination"),
+    # IPv4-mapped addresses are a socket's notation, never on a wire (RFC 4942 2.2): not even echo is answered
+    ("martian_source_v4mapped", udp("2001:db8:9::5", src="::ffff:10.0.1.2"), "ip6_martian_source"),
+    ("martian_source_v4mapped_echo", echo(A0, src="::ffff:10.0.1.2"), "ip6_martian_source"),
+    ("martian_destination_v4mapped", udp("::ffff:10.9.1.1"), "ip6_martian_destination"),
     ("l2_multicast_not_forwarded", udp("2001:db8:9::5", l2dst="33:33:00:00:00:01"), "l2_broadcast_forward"),
 ]
 for name, frame, reason in cases:
