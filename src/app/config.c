@@ -209,11 +209,15 @@ static int cmd_route(struct dp_config *cfg, char **w, int n, const char *where, 
 		    where, n < 2 ? "" : w[1]);
 	c.kind = !strcmp(w[1], "add") ? DP_CMD_ROUTE_ADD : DP_CMD_ROUTE_DEL;
 	/* "default", as ip route says it: IPv4's, or IPv6's when the gateway is an IPv6 address */
-	if (!strcmp(w[2], "default"))
-		c.family = (uint8_t)parse_prefix(n >= 5 && !strcmp(w[3], "via") && strchr(w[4], ':') ?
-						 "::/0" : "0.0.0.0/0", c.addr, &c.plen);
-	else
+	if (!strcmp(w[2], "default")) {
+		bool v6 = false;
+
+		for (i = 3; i + 1 < n; i++)
+			v6 |= !strcmp(w[i], "via") && strchr(w[i + 1], ':');
+		c.family = (uint8_t)parse_prefix(v6 ? "::/0" : "0.0.0.0/0", c.addr, &c.plen);
+	} else {
 		c.family = (uint8_t)parse_prefix(w[2], c.addr, &c.plen);
+	}
 	if (!c.family)
 		BAD("%s: '%s': expected a prefix like 10.9.0.0/16 or 2001:db8:9::/48, or default", where, w[2]);
 	/* 10.9.1.0/16 is 10.9.0.0/16, as the table stores it: one name for one route */
@@ -293,10 +297,10 @@ static int cmd_neigh(struct dp_config *cfg, char **w, int n, const char *where, 
 	c.family = (uint8_t)parse_addr(w[2], c.addr);
 	if (!c.family)
 		BAD("%s: '%s': expected an IPv4 or IPv6 address", where, w[2]);
-	/* a neighbour is one host: not a group, a broadcast or nobody */
+	/* a neighbour is one host on a link: not a group, a broadcast, nobody or this host */
 	if (c.kind == DP_CMD_NEIGH_ADD &&
-	    (c.family == 4 ? c.addr[0] >= 224 || !(c.addr[0] | c.addr[1] | c.addr[2] | c.addr[3])
-			   : c.addr[0] == 0xff || !memcmp(c.addr, (const uint8_t[16]){ 0 }, 16)))
+	    (c.family == 4 ? c.addr[0] >= 224 || c.addr[0] == 0 || c.addr[0] == 127
+			   : c.addr[0] == 0xff || !memcmp(c.addr, (const uint8_t[15]){ 0 }, 15)))
 		BAD("%s: '%s': expected a unicast address", where, w[2]);
 	if (c.kind == DP_CMD_NEIGH_ADD &&
 	    (rxp_parse_mac(w[4], c.mac) || rxp_eth_is_multicast(c.mac) ||

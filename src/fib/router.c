@@ -595,6 +595,32 @@ int rxp_router_del_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
 	return 0;
 }
 
+/*
+ * Whether @gw can be a next hop: a unicast address that is not the
+ * router's own, nor (IPv4) a broadcast address of one of its subnets, nor
+ * an IPv4-mapped one. Else the router would ask the link for itself or for
+ * everyone.
+ */
+static bool gateway_ok(const struct rxp_router *r, uint8_t family, const uint8_t *gw)
+{
+	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+	uint32_t a;
+
+	if (!unicast_addr(family, gw))
+		return false;
+	if (family == 4) {
+		memcpy(&a, gw, 4);
+		return !rxp_router_in_src4_set(r, a);
+	}
+	if (!memcmp(gw, v4mapped, sizeof(v4mapped)))
+		return false;
+	for (unsigned i = 0; i < r->n_ifs; i++)
+		for (unsigned k = 0; k < r->ifs[i].n_addr6; k++)
+			if (!memcmp(r->ifs[i].addr6[k], gw, 16))
+				return false;
+	return true;
+}
+
 int rxp_router_add_route(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
 			 uint8_t plen, const uint8_t *gw, int ifidx)
 {
@@ -604,6 +630,8 @@ int rxp_router_add_route(struct rxp_router *r, uint8_t family, const uint8_t *pr
 	if (family == 6 && gw && gw[0] == 0xfe && (gw[1] & 0xc0) == 0x80 && ifidx < 0)
 		return -EDESTADDRREQ;
 
+	if (gw && !gateway_ok(r, family, gw))
+		return -ENXIO;
 	if (gw && ifidx < 0)
 		ifidx = if_reaching(r, family, gw);
 	if (ifidx < 0)

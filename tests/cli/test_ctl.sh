@@ -108,6 +108,15 @@ err=$(ctl route add 16.6.0.0/16 via 10.7.2.2 2>&1); rc=$?
 check ctl_err_unreachable_gw [ "$rc" -eq 1 ]
 check ctl_err_unreachable_gw_msg grep -q "no interface has an address on the gateway's subnet" <<<"$err"
 check ctl_err_not_added grep -q '^16.0.0.0/8' <<<"$(ctl show routes 16.6.0.1)"
+# a gateway the router would ask the link for itself or for everyone: refused, as Linux does
+for gw in 10.0.1.1 10.0.1.255 10.0.1.0 224.0.0.5 127.0.0.1; do
+	err=$(ctl route add 16.6.0.0/16 via $gw 2>&1)
+	check ctl_err_gateway_$gw grep -q "not an address a next hop can have" <<<"$err"
+done
+# "default" is IPv6's when the gateway is, whichever word comes first
+check ctl_route_default6_dev_first ctl route add default dev sim1 via fe80::1
+check ctl_route_default6_shown grep -q '^::/0 via fe80::1 dev sim1' <<<"$(ctl show routes ::/0)"
+check ctl_route_default6_del ctl route del ::/0
 err=$(ctl route add 16.6.0.0/33 via 10.0.1.2 2>&1)
 check ctl_err_bad_prefix grep -q "'16.6.0.0/33': expected a prefix" <<<"$err"
 err=$(ctl bogus 2>&1); rc=$?
