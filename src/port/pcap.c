@@ -19,12 +19,14 @@
  * tx_burst: every frame of one burst carries the same time.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include "rxpath/pcap_port.h"
 
 #define PCAPPORT_KEYS "in, out, mac"
@@ -42,7 +44,9 @@ struct pcapport {
 	uint64_t skipped_truncated;
 	unsigned n_warned;
 	/* output */
-	pcap_t *out_dead;	/* pcap_dump_open() needs a handle to take the link type from */
+	pcap_t *out_dead;	/* pcap_dump_fopen() needs a handle to take the link type from */
+	FILE *out_file;		/* opened at open, emptied and written from start */
+	bool out_created;	/* open made the file: close removes it if the port never started */
 	pcap_dumper_t *out;
 	bool out_failed;	/* a flush failed; warned once */
 	/* for messages */
@@ -269,6 +273,11 @@ static void pcapport_close(struct rxp_port *port)
 			out_failed(pp, errno);
 		pcap_dump_close(pp->out);
 	}
+	if (pp->out_file) {	/* never started: as it was, or gone again if open made it */
+		fclose(pp->out_file);
+		if (pp->out_created)
+			unlink(pp->out_path);
+	}
 	files_closed(pp);
 	if (pp->out_dead)
 		pcap_close(pp->out_dead);
@@ -332,8 +341,8 @@ static int open_in(struct pcapport *pp, char *err, size_t errlen)
 	int linktype;
 
 	if (!stat(pp->in_path, &st) && (user = file_user(&st, true))) {
-		snprintf(err, errlen, "pcap in=%s is port %s's out= file: it was emptied when %s opened; name another file",
-			 pp->in_path, user->port_name, user->port_name);
+		snprintf(err, errlen, "pcap in=%s is port %s's out= file, which the run empties as it starts; name another file",
+			 pp->in_path, user->port_name);
 		return -EINVAL;
 	}
 	errno = 0;
@@ -362,8 +371,9 @@ static int open_out(struct pcapport *pp, char *err, size_t errlen)
 {
 	struct stat st_in, st_out;
 	const struct pcapport *user;
+	int fd;
 
-	/* Opening out truncates it: it must not be the file being read. */
+	/* The run empties out: it must not be the file being read. */
 	if (pp->in_path[0] && !stat(pp->in_path, &st_in) && !stat(pp->out_path, &st_out) &&
 	    st_in.st_dev == st_out.st_dev && st_in.st_ino == st_out.st_ino) {
 		snprintf(err, errlen, "pcap out=%s is the same file as in=%s; writing would destroy the input, name another file",
@@ -380,16 +390,51 @@ static int open_out(struct pcapport *pp, char *err, size_t errlen)
 		snprintf(err, errlen, "pcap out=%s: out of memory", pp->out_path);
 		return -ENOMEM;
 	}
-	errno = 0;
-	pp->out = pcap_dump_open(pp->out_dead, pp->out_path);
-	if (!pp->out) {
-		int ret = open_errno(errno);
+	/*
+	 * Opened, not emptied: a command that fails after the ports open ends
+	 * the run before it starts, and must leave the file as it was.
+	 */
+	fd = open(pp->out_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	pp->out_created = fd >= 0;
+	if (fd < 0 && errno == EEXIST)
+		fd = open(pp->out_path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || !(pp->out_file = fdopen(fd, "w"))) {
+		int e = errno;
 
+		if (fd >= 0)
+			close(fd);
 		snprintf(err, errlen, "pcap out=%s: cannot create it: %s; give a writable path",
-			 pp->out_path, strip_path(pcap_geterr(pp->out_dead), pp->out_path));
-		return ret;
+			 pp->out_path, strerror(e));
+		return -e;
 	}
-	/* Write the file header now: a port that never transmits still leaves a valid file. */
+	file_opened(pp, pp->out_file, true);
+	return 0;
+}
+
+/* The run starts: out= is emptied and gets its file header, so a port that never transmits leaves a valid file. */
+static int pcapport_start(struct rxp_port *port, char *err, size_t errlen)
+{
+	struct pcapport *pp = port->priv;
+	struct stat st;
+
+	if (!pp->out_file)
+		return 0;
+	/* a pipe or a terminal has nothing to empty */
+	if (!fstat(fileno(pp->out_file), &st) && S_ISREG(st.st_mode) &&
+	    ftruncate(fileno(pp->out_file), 0)) {
+		int e = errno;
+
+		snprintf(err, errlen, "pcap out=%s: cannot empty it: %s", pp->out_path, strerror(e));
+		return -e;
+	}
+	pp->out = pcap_dump_fopen(pp->out_dead, pp->out_file);
+	if (!pp->out) {
+		snprintf(err, errlen, "pcap out=%s: cannot write it: %s", pp->out_path,
+			 pcap_geterr(pp->out_dead));
+		return -EIO;
+	}
+	pp->out_file = NULL;	/* the dumper's now: pcap_dump_close() closes it */
+	pp->out_created = false;
 	if (pcap_dump_flush(pp->out)) {
 		int e = errno;
 
@@ -397,7 +442,6 @@ static int open_out(struct pcapport *pp, char *err, size_t errlen)
 			 pp->out_path, strerror(e));
 		return e > 0 ? -e : -EIO;
 	}
-	file_opened(pp, pcap_dump_file(pp->out), true);
 	return 0;
 }
 
@@ -472,7 +516,7 @@ const struct rxp_port_ops rxp_pcap_ops = {
 	.complete = pcapport_complete,
 	.rx_finished = pcapport_rx_finished,
 	.tx_idle = pcapport_tx_idle,
-	.start = NULL,
+	.start = pcapport_start,
 	.close = pcapport_close,
 	.xstats = pcapport_xstats,
 };

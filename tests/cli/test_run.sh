@@ -125,6 +125,13 @@ size=$(stat -c %s "$TMP/in.pcap")
 out=$("$RXPATH" run -e "port add p0 pcap:in=$TMP/in.pcap" -e "port add p1 pcap:out=$TMP/in.pcap" --ctl none -i 0 2>&1); rc=$?
 check pcap_out_over_other_ports_file_refused grep -q "is a file port p0 has open; writing would destroy it" <<<"$out"
 check pcap_other_ports_file_kept [ "$(stat -c %s "$TMP/in.pcap")" -eq "$size" ]
+# a command that cannot be applied stops the run before it starts: out= files as they were
+rm -f "$TMP/never.pcap"
+out=$("$RXPATH" run -e "port add p0 pcap:out=$TMP/in.pcap" -e "port add p1 pcap:out=$TMP/never.pcap" \
+	-e 'port set p0 mtu 9000' --ctl none -i 0 2>&1); rc=$?
+check pcap_out_failed_command_exit_1 [ "$rc" -eq 1 ]
+check pcap_out_kept_on_failed_command [ "$(stat -c %s "$TMP/in.pcap")" -eq "$size" ]
+check pcap_out_not_made_on_failed_command [ ! -e "$TMP/never.pcap" ]
 cat >"$TMP/fwd.conf" <<EOT
 port add p0 pcap:in=$TMP/in.pcap,mac=02:00:00:00:00:22
 port add p1 pcap:out=$TMP/out.pcap,mac=02:00:00:00:00:02
