@@ -82,6 +82,47 @@ static int parse_prefix(const char *text, uint8_t out[16], uint8_t *plen)
 
 #define BAD(...) do { snprintf(err, errlen, __VA_ARGS__); return -EINVAL; } while (0)
 
+struct misfit {
+	char text[96];
+};
+
+/* True when @word is one of the '|'-separated words of @alts. */
+static bool one_of(const char *word, const char *alts)
+{
+	size_t len = strlen(word);
+
+	for (const char *a = alts; a; a = strchr(a, '|') ? strchr(a, '|') + 1 : NULL)
+		if (!strncmp(a, word, len) && (a[len] == '|' || a[len] == '\0'))
+			return true;
+	return false;
+}
+
+/*
+ * Names the first word of @w that does not fit @pattern, for a message:
+ * "'lladr'", "'extra'" after the last word it has room for, or "nothing
+ * after 'dev'" when the line ends early. In @pattern an upper-case word
+ * stands for any word and "on|off" for either.
+ */
+static struct misfit misfit(char **w, int n, const char *pattern)
+{
+	struct misfit m = { "" };
+	char pat[128], *save, *tok;
+	int i = 0;
+
+	snprintf(pat, sizeof(pat), "%s", pattern);
+	for (tok = strtok_r(pat, " ", &save); tok; tok = strtok_r(NULL, " ", &save), i++) {
+		if (i >= n) {
+			snprintf(m.text, sizeof(m.text), "nothing after '%.64s'", w[n - 1]);
+			return m;
+		}
+		if (!(tok[0] >= 'A' && tok[0] <= 'Z') && !one_of(w[i], tok))
+			break;
+	}
+	if (i < n)
+		snprintf(m.text, sizeof(m.text), "'%.64s'", w[i]);
+	return m;
+}
+
 /* Returns 1 for "on", 0 for "off", -1 for anything else. */
 static int on_off(const char *word)
 {
@@ -141,8 +182,10 @@ static int cmd_port(struct dp_config *cfg, char **w, int n, const char *where, c
 		if (n >= 4 && !strcmp(w[3], "host"))
 			return cmd_port_host(cfg, w, n, where, err, errlen);
 		if (n != 5 || (strcmp(w[3], "mtu") && strcmp(w[3], "redirects") && strcmp(w[3], "ra")))
-			BAD("%s: expected 'port set NAME mtu N', 'port set NAME redirects|ra on|off' or "
-			    "'port set NAME host on|off [gro on|off] [name TAP]'", where);
+			BAD("%s: %s: expected 'port set NAME mtu N', 'port set NAME redirects|ra on|off' or "
+			    "'port set NAME host on|off [gro on|off] [name TAP]'", where,
+			    misfit(w, n, n >= 4 && !strcmp(w[3], "mtu") ? "port set NAME mtu N" :
+					 "port set NAME mtu|redirects|ra|host on|off").text);
 		if (!dp_config_has_name(cfg, w[2]))
 			BAD("%s: '%s': no such port", where, w[2]);
 		if (strcmp(w[3], "mtu")) {
@@ -184,7 +227,8 @@ static int cmd_addr(struct dp_config *cfg, char **w, int n, const char *where, c
 	if (n < 2 || (strcmp(w[1], "add") && strcmp(w[1], "del")))
 		BAD("%s: '%s': expected 'add' or 'del' after 'addr'", where, n < 2 ? "" : w[1]);
 	if (n != 5 || strcmp(w[3], "dev"))
-		BAD("%s: expected 'addr %s ADDRESS/LENGTH dev PORT'", where, w[1]);
+		BAD("%s: %s: expected 'addr %s ADDRESS/LENGTH dev PORT'", where,
+		    misfit(w, n, "addr add|del ADDRESS dev PORT").text, w[1]);
 	if (!strcmp(w[1], "del"))
 		c.kind = DP_CMD_ADDR_DEL;	/* the length is optional: the address names the entry */
 	c.family = (uint8_t)parse_prefix(w[2], c.addr, &c.plen);
@@ -272,7 +316,8 @@ static int cmd_neigh(struct dp_config *cfg, char **w, int n, const char *where, 
 		uint64_t s;
 
 		if (n != 3)
-			BAD("%s: expected 'neigh ageing SECONDS'", where);
+			BAD("%s: %s: expected 'neigh ageing SECONDS'", where,
+			    misfit(w, n, "neigh ageing SECONDS").text);
 		if (rxp_parse_u64(w[2], NEIGH_AGEING_MIN, NEIGH_AGEING_MAX, &s))
 			BAD("%s: '%s': expected seconds from %u to %u", where, w[2], NEIGH_AGEING_MIN,
 			    NEIGH_AGEING_MAX);
@@ -288,11 +333,13 @@ static int cmd_neigh(struct dp_config *cfg, char **w, int n, const char *where, 
 		c.kind = DP_CMD_NEIGH_DEL;
 		dev = 4;
 		if (n != 5 || strcmp(w[3], "dev"))
-			BAD("%s: expected 'neigh del ADDRESS dev PORT'", where);
+			BAD("%s: %s: expected 'neigh del ADDRESS dev PORT'", where,
+			    misfit(w, n, "neigh del ADDRESS dev PORT").text);
 	} else {
 		dev = 6;
 		if (n != 7 || strcmp(w[3], "lladdr") || strcmp(w[5], "dev"))
-			BAD("%s: expected 'neigh add ADDRESS lladdr MAC dev PORT'", where);
+			BAD("%s: %s: expected 'neigh add ADDRESS lladdr MAC dev PORT'", where,
+			    misfit(w, n, "neigh add ADDRESS lladdr MAC dev PORT").text);
 	}
 	c.family = (uint8_t)parse_addr(w[2], c.addr);
 	if (!c.family)
@@ -322,7 +369,8 @@ static int cmd_icmp(struct dp_config *cfg, char **w, int n, const char *where, c
 
 	if (n < 3 || strcmp(w[1], "ratelimit") || (n != 3 && n != 5) ||
 	    (n == 5 && strcmp(w[3], "burst")))
-		BAD("%s: expected 'icmp ratelimit ERRORS_PER_SECOND [burst N]'", where);
+		BAD("%s: %s: expected 'icmp ratelimit ERRORS_PER_SECOND [burst N]'", where,
+		    misfit(w, n, n <= 3 ? "icmp ratelimit N" : "icmp ratelimit N burst N").text);
 	if (rxp_parse_u64(w[2], 0, 10000000, &rate))
 		BAD("%s: '%s': expected errors per second from 0 to 10000000", where, w[2]);
 	burst = rate ? RXP_MAX(rate / 20, 1u) : 0;
@@ -341,7 +389,8 @@ static int cmd_ip(struct dp_config *cfg, char **w, int n, const char *where, cha
 	struct dp_cmd c = { .kind = DP_CMD_SOURCE_ROUTE };
 
 	if (n != 3 || strcmp(w[1], "source-route") || (strcmp(w[2], "on") && strcmp(w[2], "off")))
-		BAD("%s: expected 'ip source-route on|off'", where);
+		BAD("%s: %s: expected 'ip source-route on|off'", where,
+		    misfit(w, n, "ip source-route on|off").text);
 	c.source_route = !strcmp(w[2], "on");
 	set_where(c.where, sizeof(c.where), where);
 	return dp_config_add_cmd(cfg, &c);
@@ -484,7 +533,12 @@ int config_apply_file(struct dp_config *cfg, const char *path, char *err, size_t
 		if (r == LINE_EOF)
 			break;
 		lineno++;
-		snprintf(where, sizeof(where), "%s:%u", path, lineno);
+		/* a long path keeps its end, where the file's name is, and the line number */
+		if (strlen(path) > sizeof(where) - 16)
+			snprintf(where, sizeof(where), "...%s:%u",
+				 path + strlen(path) - (sizeof(where) - 19), lineno);
+		else
+			snprintf(where, sizeof(where), "%s:%u", path, lineno);
 		if (r == LINE_NUL)
 			snprintf(err, errlen, "%s: a NUL byte: not a text file?", where);
 		else if (r == LINE_LONG)

@@ -36,6 +36,21 @@ static void put_addr(struct rxp_sbuf *o, uint8_t family, const void *a)
 
 /* ---- show ports ---- */
 
+/* An interface's addresses, a line each, as ip addr shows them. */
+static void if_addrs_text(struct rxp_sbuf *o, const struct rxp_l3if *ifp)
+{
+	for (unsigned k = 0; k < ifp->n_addr4; k++) {
+		rxp_sbuf_printf(o, "    inet ");
+		put_addr(o, 4, &ifp->addr4[k]);
+		rxp_sbuf_printf(o, "/%u\n", ifp->plen4[k]);
+	}
+	for (unsigned k = 0; k < ifp->n_addr6; k++) {
+		rxp_sbuf_printf(o, "    inet6 ");
+		put_addr(o, 6, ifp->addr6[k]);
+		rxp_sbuf_printf(o, "/%u\n", ifp->plen6[k]);
+	}
+}
+
 static void ports_text(struct dp *dp, const struct dp_config *cfg, struct rxp_sbuf *o)
 {
 	for (unsigned i = 0; i < dp->n_ports; i++) {
@@ -54,16 +69,7 @@ static void ports_text(struct dp *dp, const struct dp_config *cfg, struct rxp_sb
 			rxp_sbuf_printf(o, ", mtu %u%s%s\n", ifp->mtu,
 					ifp->no_redirects ? ", redirects off" : "",
 					ifp->ra ? ", router advertisements on" : "");
-			for (unsigned k = 0; k < ifp->n_addr4; k++) {
-				rxp_sbuf_printf(o, "    inet ");
-				put_addr(o, 4, &ifp->addr4[k]);
-				rxp_sbuf_printf(o, "/%u\n", ifp->plen4[k]);
-			}
-			for (unsigned k = 0; k < ifp->n_addr6; k++) {
-				rxp_sbuf_printf(o, "    inet6 ");
-				put_addr(o, 6, ifp->addr6[k]);
-				rxp_sbuf_printf(o, "/%u\n", ifp->plen6[k]);
-			}
+			if_addrs_text(o, ifp);
 		} else {
 			rxp_sbuf_printf(o, "\n");
 		}
@@ -82,6 +88,7 @@ static void ports_text(struct dp *dp, const struct dp_config *cfg, struct rxp_sb
 					dp->ports[ifp->port].name, ifp->mtu,
 					ifp->no_redirects ? ", redirects off" : "",
 					ifp->ra ? ", router advertisements on" : "");
+			if_addrs_text(o, ifp);
 		}
 }
 

@@ -316,6 +316,16 @@ else
 	fail mtu_lowered_holds_on_the_fast_path "after 'port set sim1 mtu 576': forwarded $f0 -> $f1, frag_needed $d0 -> $d1"
 fi
 
+# A VLAN sub-port's addresses are shown with it, as a port's are.
+"$RXPATH" run --ctl "$SOCK" -e 'port add p0 sim' -e 'port add p0.7 vlan:parent=p0,id=7' \
+	-e 'addr add 10.0.7.1/24 dev p0.7' -i 0 -d 30 >/dev/null 2>&1 &
+pid=$!
+wait_ctl
+out=$(ctl show ports)
+check ctl_show_ports_vlan_addresses grep -A1 -q '^p0.7: vlan 7 on p0' <<<"$out"
+check ctl_show_ports_vlan_inet grep -q '^    inet 10.0.7.1/24' <<<"$(sed -n '/^p0.7:/,$p' <<<"$out")"
+kill -TERM $pid; wait $pid
+
 # A receive sink stays one when the change that would have made it a router fails.
 SINK_SOCK=$TMP/sink.sock
 "$RXPATH" run -e 'port add p0 sim' --ctl "$SINK_SOCK" --interval 0 --duration 30 >/dev/null 2>&1 &
