@@ -220,7 +220,7 @@ struct rxp_stack {
 	struct rxp_host *host[RXP_STACK_PORTS_MAX];	/* host path (TAP) per port; NULL: none */
 	uint16_t ip_id;			/* identification of IPv4 packets the router makes */
 	uint8_t port_mac[RXP_STACK_PORTS_MAX][6];
-	struct rxp_queue *txq[RXP_STACK_PORTS_MAX];	/* this worker's TX queue per port */
+	struct rxp_queue *txq[RXP_STACK_PORTS_MAX];	/* this worker's queue per port: TX, and rx_dropped */
 	struct rxp_stack_stats stats;
 	uint64_t port_drops[RXP_STACK_PORTS_MAX][RXP_DROP_MAX];
 	struct rxp_txv txv[RXP_STACK_PORTS_MAX];

@@ -706,6 +706,14 @@ void dp_settle(struct dp *dp)
 		for (unsigned i = 0; i < dp->router->n_ifs; i++)
 			if (dp->router->ifs[i].ra)
 				rxp_stack_set_ra(&dp->stack, (int)i, false);
+	/*
+	 * What still waits for a neighbour or for the rest of its datagram
+	 * (a run stopped by --duration or a signal) is dropped and answered
+	 * now, so that the report counts it.
+	 */
+	for (unsigned w = 0; w < dp->n_workers; w++)
+		rxp_stack_drain(dp_stack(dp, w));
+	dp->drained = true;
 	for (unsigned w = 0; w < dp->n_workers; w++)
 		rxp_stack_flush(dp_stack(dp, w));
 	do {

@@ -44,8 +44,6 @@ uint16_t rxp_napi_poll(struct rxp_queue *q, struct rxp_stack *st)
 	uint16_t n_rx = n;
 
 	if (n) {
-		uint64_t dropped_before = st->stats.dropped;
-
 		st->stats.polls++;
 		if (t->copy)
 			n = copy_frames(st, pkts, n);
@@ -63,7 +61,6 @@ uint16_t rxp_napi_poll(struct rxp_queue *q, struct rxp_stack *st)
 				rxp_stack_input_one(st, pkts[i]);
 			}
 		}
-		q->stats.rx_dropped += st->stats.dropped - dropped_before;
 	}
 	ops->refill(q);
 	ops->complete(q);

@@ -110,6 +110,16 @@ uint64_t rxp_stack_delivered_total(const struct rxp_stack_stats *s)
 	return sum;
 }
 
+/*
+ * A drop counts against the queue of the packet's port that this worker
+ * polls, whenever it happens: in the poll, at a timer or at the drain.
+ */
+static inline void count_rx_dropped(struct rxp_stack *st, uint16_t port, uint64_t n)
+{
+	if (st->txq[port])
+		st->txq[port]->stats.rx_dropped += n;
+}
+
 void rxp_stack_drop(struct rxp_stack *st, struct rxp_pkt *pkt, enum rxp_drop_reason reason)
 {
 	if (rxp_unlikely(st->capture))
@@ -117,6 +127,7 @@ void rxp_stack_drop(struct rxp_stack *st, struct rxp_pkt *pkt, enum rxp_drop_rea
 	st->stats.drops[reason]++;
 	st->port_drops[pkt->port][reason]++;
 	st->stats.dropped++;
+	count_rx_dropped(st, pkt->port, 1);
 	rxp_pool_free(st->cache, pkt);
 }
 
@@ -128,6 +139,7 @@ static void drop_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t n)
 	for (uint16_t i = 0; i < n; i++) {
 		st->stats.drops[pkts[i]->drop_reason]++;
 		st->port_drops[pkts[i]->port][pkts[i]->drop_reason]++;
+		count_rx_dropped(st, pkts[i]->port, 1);
 	}
 	st->stats.dropped += n;
 	rxp_pool_free_bulk(st->cache, pkts, n);

@@ -750,7 +750,7 @@ static int pfx_open(struct port_fx *p, const char *spec, uint32_t n_bufs,
 		return ret;
 	}
 	CHECK_EQ(rxp_stack_init(&p->st, &t, &p->cache), 0);
-	CHECK_EQ(rxp_stack_add_port(&p->st, p->port.id, p->port.mac, NULL), 0);
+	CHECK_EQ(rxp_stack_add_port(&p->st, p->port.id, p->port.mac, &p->port.queues[0]), 0);
 	return 0;
 }
 
