@@ -16,6 +16,13 @@
 int rxp_pcap_port_skipped(const struct rxp_port *port, uint64_t *oversize, uint64_t *truncated);
 
 /*
+ * Returns true when the in= file of @port (a pcap port; others: false) ended
+ * in a read error (cut short, damaged) instead of at its end: frames after
+ * it were not received (said on stderr when it happened).
+ */
+bool rxp_pcap_port_read_failed(const struct rxp_port *port);
+
+/*
  * Flushes the out= file of @port (a pcap port; others are left alone) and
  * returns false if a write to it ever failed (said on stderr when it did).
  */

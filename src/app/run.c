@@ -626,10 +626,12 @@ int cmd_run(int argc, char **argv)
 		return 1;
 	}
 	/* every frame a pcap port sent is in its file, or the run says it is not */
-	bool written = true;
+	bool written = true, read_all = true;
 
-	for (unsigned i = 0; i < dp.n_ports; i++)
+	for (unsigned i = 0; i < dp.n_ports; i++) {
 		written &= rxp_pcap_port_flush(&dp.ports[i]);
+		read_all &= !rxp_pcap_port_read_failed(&dp.ports[i]);
+	}
 	if (o.json)
 		report_summary_json(&dp, elapsed);
 	else
@@ -648,6 +650,10 @@ int cmd_run(int argc, char **argv)
 		printf("  buffers: all %u accounted for\n", n_bufs);
 	if (!written) {
 		fprintf(stderr, "rxpath run: a pcap out= file is missing frames (write failed, above)\n");
+		return 1;
+	}
+	if (!read_all) {
+		fprintf(stderr, "rxpath run: a pcap in= file was not read to its end (read error, above)\n");
 		return 1;
 	}
 	return 0;

@@ -42,6 +42,7 @@ struct pcapport {
 	uint64_t n_read;	/* records read from @in, skipped ones included */
 	uint64_t skipped_oversize;
 	uint64_t skipped_truncated;
+	bool in_failed;		/* the file ended in a read error, not at its end */
 	unsigned n_warned;
 	/* output */
 	pcap_t *out_dead;	/* pcap_dump_fopen() needs a handle to take the link type from */
@@ -150,6 +151,7 @@ static void read_ahead(struct pcapport *pp)
 		return;
 	}
 	/* -2 is the clean end of the file; -1 a damaged one (cut short, say). */
+	pp->in_failed = ret == -1;
 	if (ret == -1)
 		fprintf(stderr, "rxpath: port %s: pcap in=%s: read error after frame %llu: %s; no more frames from this file\n",
 			pp->port_name, pp->in_path, (unsigned long long)pp->n_read,
@@ -497,6 +499,7 @@ static unsigned pcapport_xstats(struct rxp_port *port, struct rxp_xstat *out, un
 	const struct rxp_xstat all[] = {
 		{ "rx_skipped_truncated", pp->skipped_truncated, true },
 		{ "rx_skipped_oversize", pp->skipped_oversize, true },
+		{ "rx_read_error", pp->in_failed, true },
 		{ "tx_write_failed", pp->out_failed, false },
 	};
 	unsigned n = 0;
@@ -530,6 +533,13 @@ int rxp_pcap_port_skipped(const struct rxp_port *port, uint64_t *oversize, uint6
 	*oversize = pp->skipped_oversize;
 	*truncated = pp->skipped_truncated;
 	return 0;
+}
+
+bool rxp_pcap_port_read_failed(const struct rxp_port *port)
+{
+	const struct pcapport *pp = port->priv;
+
+	return port->ops == &rxp_pcap_ops && pp && pp->in_failed;
 }
 
 bool rxp_pcap_port_flush(struct rxp_port *port)

@@ -140,6 +140,18 @@ size=$(stat -c %s "$TMP/in.pcap")
 out=$("$RXPATH" run -e "port add p0 pcap:in=$TMP/in.pcap" -e "port add p1 pcap:out=$TMP/in.pcap" --ctl none -i 0 2>&1); rc=$?
 check pcap_out_over_other_ports_file_refused grep -q "is a file port p0 has open; writing would destroy it" <<<"$out"
 check pcap_other_ports_file_kept [ "$(stat -c %s "$TMP/in.pcap")" -eq "$size" ]
+# an in= file cut short mid-record: what came before is received, and the run says it did not read it all
+python3 - "$TMP/cut.pcap" <<'PY'
+import struct, sys
+frame = bytes.fromhex("020000000001" "020000000011" "0800") + bytes(46)
+rec = struct.pack("<IIII", 0, 0, len(frame), len(frame)) + frame
+open(sys.argv[1], "wb").write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1) + rec + rec[:30])
+PY
+out=$("$RXPATH" run -i 0 --ctl none -e "port add p0 pcap:in=$TMP/cut.pcap" 2>&1); rc=$?
+check pcap_in_read_error_exit_1 [ "$rc" -eq 1 ]
+check pcap_in_read_error_said grep -q "a pcap in= file was not read to its end" <<<"$out"
+check pcap_in_read_error_counted grep -q "rx_read_error 1" <<<"$out"
+check pcap_in_read_error_frames_before_received grep -q "port p0 *rx 1 packets" <<<"$out"
 # a command that cannot be applied stops the run before it starts: out= files as they were
 rm -f "$TMP/never.pcap"
 out=$("$RXPATH" run -e "port add p0 pcap:out=$TMP/in.pcap" -e "port add p1 pcap:out=$TMP/never.pcap" \
