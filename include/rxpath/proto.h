@@ -49,6 +49,7 @@
 #define RXP_IP4_HLEN 20
 #define RXP_IP6_HLEN 40
 #define RXP_IP6_MIN_MTU 1280	/* every IPv6 link carries this much (RFC 8200 5) */
+#define RXP_IP6_FRAG_HLEN 8	/* the Fragment header (RFC 8200 4.5) */
 #define RXP_UDP_HLEN 8
 #define RXP_TCP_HLEN 20
 

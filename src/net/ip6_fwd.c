@@ -263,3 +263,54 @@ void rxp_ip6_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 	}
 	st->stats.forwarded += forwarded;
 }
+
+void rxp_ip6_fragment_local(struct rxp_stack *st, struct rxp_pkt *pkt, uint16_t ifidx,
+			    const uint8_t mac[6])
+{
+	const struct rxp_l3if *ifp = &st->router->ifs[ifidx];
+	const uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
+	unsigned data_len = pkt->l3_len - RXP_IP6_HLEN;
+	/* every piece but the last carries a multiple of 8 bytes */
+	unsigned max_chunk = ifp->mtu > RXP_IP6_HLEN + RXP_IP6_FRAG_HLEN + 8 ?
+			     (ifp->mtu - RXP_IP6_HLEN - RXP_IP6_FRAG_HLEN) & ~7u : 8u;
+	uint32_t id = htonl(++st->frag6_id);
+	unsigned n_frags = 0;
+
+	for (unsigned off = 0; off < data_len;) {
+		unsigned chunk = RXP_MIN(max_chunk, data_len - off);
+		bool last = off + chunk == data_len;
+		struct rxp_pkt *f = rxp_local_alloc(st, (uint16_t)(RXP_IP6_HLEN + RXP_IP6_FRAG_HLEN + chunk));
+		uint8_t *fip, *fh;
+
+		if (!f) {
+			/* the pieces sent cannot make the packet whole */
+			st->stats.fragments += n_frags;
+			rxp_drop(st, pkt, RXP_DROP_NO_MEMORY);
+			return;
+		}
+		fip = rxp_pkt_data(f) + f->l3_off;
+		fh = fip + RXP_IP6_HLEN;
+		memcpy(fip, ip, RXP_IP6_HLEN);
+		rxp_store_be16(fip + 4, (uint16_t)(RXP_IP6_FRAG_HLEN + chunk));
+		fip[6] = RXP_IPPROTO_FRAGMENT;
+		fh[0] = ip[6];
+		fh[1] = 0;
+		rxp_store_be16(fh + 2, (uint16_t)(off | !last));
+		memcpy(fh + 4, &id, 4);
+		memcpy(fh + RXP_IP6_FRAG_HLEN, ip + RXP_IP6_HLEN + off, chunk);
+		f->port = pkt->port;
+		f->ifidx = ifidx;
+		f->flags = RXP_PKT_F_LOCAL_OUT;
+		if (!rxp_l2_prepend(f, ifp, mac, RXP_ETHERTYPE_IP6)) {
+			st->stats.fragments += n_frags;
+			rxp_drop(st, f, RXP_DROP_NO_MEMORY);
+			rxp_drop(st, pkt, RXP_DROP_NO_MEMORY);
+			return;
+		}
+		rxp_tx_enqueue(st, f, true);
+		n_frags++;
+		off += chunk;
+	}
+	st->stats.fragments += n_frags;
+	rxp_pool_free(st->cache, pkt);
+}

@@ -27,7 +27,6 @@
 
 #define REASM_TIMEOUT4_NS (30ull * 1000000000ull)
 #define REASM_TIMEOUT6_NS (60ull * 1000000000ull)
-#define FRAG6_HLEN 8u
 
 #define ICMP_REASM_TIME 1	/* the code, in both */
 
@@ -217,7 +216,7 @@ static void complete(struct rxp_stack *st, struct rxp_reasm *r)
 	}
 	/* a routing header with segments left: no type is followed, as for a whole packet (RFC 8200 4.4) */
 	if (v6 && proto == RXP_IPPROTO_ROUTING && head >= 8 && l4[3]) {
-		rxp_icmp6_error_local(st, first, RXP_ICMP6_PARAM_PROB, 0, RXP_IP6_HLEN + FRAG6_HLEN + 2);
+		rxp_icmp6_error_local(st, first, RXP_ICMP6_PARAM_PROB, 0, RXP_IP6_HLEN + RXP_IP6_FRAG_HLEN + 2);
 		drop_all(st, r, RXP_DROP_IP6_ROUTING_HEADER);
 		return;
 	}
@@ -400,15 +399,15 @@ void rxp_reasm_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 	if (v6) {
 		const uint8_t *fh = ip + RXP_IP6_HLEN;
 
-		if (pkt->l3_len < RXP_IP6_HLEN + FRAG6_HLEN) {
+		if (pkt->l3_len < RXP_IP6_HLEN + RXP_IP6_FRAG_HLEN) {
 			rxp_drop(st, pkt, RXP_DROP_L4_TRUNCATED);
 			return;
 		}
 		off = rxp_load_be16(fh + 2) & 0xfff8u;
 		more = fh[3] & 1;
 		id = rxp_load_be32(fh + 4);
-		len = pkt->l3_len - RXP_IP6_HLEN - FRAG6_HLEN;
-		pkt->l4_off = (uint16_t)(pkt->l3_off + RXP_IP6_HLEN + FRAG6_HLEN);
+		len = pkt->l3_len - RXP_IP6_HLEN - RXP_IP6_FRAG_HLEN;
+		pkt->l4_off = (uint16_t)(pkt->l3_off + RXP_IP6_HLEN + RXP_IP6_FRAG_HLEN);
 		/* RFC 8200 4.5: Parameter Problem at the Payload Length, or at the Fragment Offset */
 		if ((more && (len % 8 || !len)) || off + len > 65535) {
 			rxp_icmp6_error_local(st, pkt, RXP_ICMP6_PARAM_PROB, 0,
@@ -417,7 +416,7 @@ void rxp_reasm_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 			return;
 		}
 		/* RFC 8200 4.5 (RFC 7112): a first fragment must hold the header chain */
-		if (!off && !first_has_chain(fh + FRAG6_HLEN, len, fh[0])) {
+		if (!off && !first_has_chain(fh + RXP_IP6_FRAG_HLEN, len, fh[0])) {
 			rxp_icmp6_error_local(st, pkt, RXP_ICMP6_PARAM_PROB, 3, 0);
 			rxp_drop(st, pkt, RXP_DROP_REASM_BAD);
 			return;

@@ -79,13 +79,19 @@ void rxp_reply_send(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t family,
 	pkt->port = ifp->port;
 	pkt->ifidx = (uint16_t)way->out;
 	/*
-	 * An IPv4 answer larger than the link (an echo reply to a request that
-	 * came over a wider one) goes in fragments, its DF ours to clear
+	 * An answer larger than the link (an echo reply to a request that came
+	 * over a wider one) goes in fragments: IPv4's DF is ours to clear, and
+	 * IPv6 lets the source fragment
 	 */
 	if (rxp_unlikely(family == 4 && pkt->l3_len > ifp->mtu)) {
 		rxp_pkt_data(pkt)[pkt->l3_off + 6] &= (uint8_t)~(RXP_IP4_DF >> 8);
 		pkt->flags |= RXP_PKT_F_LOCAL_OUT;
 		rxp_ip4_fragment(st, pkt, (uint16_t)way->out, mac);
+		return;
+	}
+	if (rxp_unlikely(family == 6 && pkt->l3_len > ifp->mtu)) {
+		pkt->flags |= RXP_PKT_F_LOCAL_OUT;
+		rxp_ip6_fragment_local(st, pkt, (uint16_t)way->out, mac);
 		return;
 	}
 	if (!rxp_l2_prepend(pkt, ifp, mac, family == 4 ? RXP_ETHERTYPE_IP4 : RXP_ETHERTYPE_IP6)) {

@@ -69,6 +69,8 @@ int rxp_stack_init(struct rxp_stack *st, const struct rxp_rx_tuning *tuning,
 	/* IPv4 identifications start anywhere, so runs after each other do not repeat them (RFC 6864) */
 	if (getrandom(&st->ip_id, sizeof(st->ip_id), GRND_NONBLOCK) != sizeof(st->ip_id))
 		st->ip_id = (uint16_t)getpid();
+	if (getrandom(&st->frag6_id, sizeof(st->frag6_id), GRND_NONBLOCK) != sizeof(st->frag6_id))
+		st->frag6_id = (uint32_t)getpid() << 16;
 	return 0;
 }
 

@@ -643,6 +643,21 @@ else:
     check("fragmented_echo_reply_reassembles", False, [p.summary() for p in out])
 check("fragmented_echo_counted", res.summary["delivered"].get("echo6") == 3 and not res.drops(), (res.summary["delivered"], res.drops()))
 
+# an echo reply that leaves by a narrower link than its request came in on: the router is its
+# source, and a source fragments (RFC 8200 4.5); never a frame over the link's MTU
+cfg = BASE + ["port set p0 mtu 1280", "neigh add 2001:db8:1::7 lladdr 02:00:00:00:00:07 dev p0",
+              "route add 2001:db8:7::/48 via 2001:db8:1::7"]
+req = Ether(dst=R1, src=GW) / IPv6(src="2001:db8:7::5", dst=A1) / ICMPv6EchoRequest(id=5, seq=6, data=b"w" * 1400)
+res = run(cfg, {"p1": [req]})
+out = res.sent("p0")
+check("local_reply_fragmented_to_mtu", len(out) == 2 and all(IPv6ExtHdrFragment in p and len(p) <= 14 + 1280 for p in out),
+      [(p.summary(), len(p)) for p in out])
+whole = IPv6(bytes(defragment6([p[IPv6] for p in out]))) if len(out) == 2 else None
+check("local_reply_fragments_reassemble", whole is not None and ICMPv6EchoReply in whole and
+      whole[ICMPv6EchoReply].data == b"w" * 1400 and whole[IPv6].src == A1 and whole[IPv6].dst == "2001:db8:7::5" and
+      icmp6_ok(Ether() / whole) and
+      out[0][Ether].dst == "02:00:00:00:00:07", whole.summary() if whole is not None else out)
+
 # a piece missing: Time Exceeded code 1 at the end of the input (the first piece came)
 res = run(BASE, {"p0": [pieces[0], pieces[1]]})
 errs = errors(res)
