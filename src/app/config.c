@@ -374,8 +374,9 @@ static int cmd_icmp(struct dp_config *cfg, char **w, int n, const char *where, c
 	if (rxp_parse_u64(w[2], 0, 10000000, &rate))
 		BAD("%s: '%s': expected errors per second from 0 to 10000000", where, w[2]);
 	burst = rate ? RXP_MAX(rate / 20, 1u) : 0;
-	if (n == 5 && rxp_parse_u64(w[4], 0, 10000000, &burst))
-		BAD("%s: '%s': expected a burst from 0 to 10000000", where, w[4]);
+	if (n == 5 && rxp_parse_u64(w[4], rate ? 1 : 0, 10000000, &burst))
+		BAD("%s: '%s': expected a burst from %u to 10000000%s", where, w[4], rate ? 1 : 0,
+		    rate ? " (a burst of 0 lets no error through; 'icmp ratelimit 0' sends none)" : "");
 	c.rate = (double)rate;
 	c.burst = (double)burst;
 	set_where(c.where, sizeof(c.where), where);

@@ -606,6 +606,17 @@ int dp_open(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen
 		}
 		dp->n_ports++;
 		rxp_stack_add_port(&dp->stack, port->id, port->mac, &port->queues[0]);
+		for (unsigned k = 0; k < i; k++) {
+			const uint8_t *m = port->mac;
+
+			if (memcmp(dp->ports[k].mac, m, 6))
+				continue;
+			/* allowed on separate links, but rarely meant: a default MAC met a mac= */
+			fprintf(stderr, "rxpath: warning: ports %s and %s have the same MAC "
+				"%02x:%02x:%02x:%02x:%02x:%02x, and so the same IPv6 link-local address; "
+				"give one of them another with mac=\n", dp->ports[k].name, port->name,
+				m[0], m[1], m[2], m[3], m[4], m[5]);
+		}
 	}
 	ret = open_workers(dp, cfg, err, errlen);
 	if (ret)

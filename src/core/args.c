@@ -143,8 +143,9 @@ int rxp_args_mac(struct rxp_args *args, const char *key, uint8_t out[6], char *e
 
 	if (!v)
 		return 0;
-	if (rxp_parse_mac(v, out)) {
-		snprintf(err, errlen, "%s=%s: expected a MAC address like 02:00:00:00:00:01", key, v);
+	/* a port's own address: one station, so not a group (I/G bit) and not all zeros */
+	if (rxp_parse_mac(v, out) || (out[0] & 1) || !(out[0] | out[1] | out[2] | out[3] | out[4] | out[5])) {
+		snprintf(err, errlen, "%s=%s: expected a unicast MAC address like 02:00:00:00:00:01", key, v);
 		return -EINVAL;
 	}
 	return 0;

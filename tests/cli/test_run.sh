@@ -140,6 +140,15 @@ size=$(stat -c %s "$TMP/in.pcap")
 out=$("$RXPATH" run -e "port add p0 pcap:in=$TMP/in.pcap" -e "port add p1 pcap:out=$TMP/in.pcap" --ctl none -i 0 2>&1); rc=$?
 check pcap_out_over_other_ports_file_refused grep -q "is a file port p0 has open; writing would destroy it" <<<"$out"
 check pcap_other_ports_file_kept [ "$(stat -c %s "$TMP/in.pcap")" -eq "$size" ]
+# a burst of 0 at a rate above 0 would let no error through: refused, naming the way to send none
+out=$("$RXPATH" run -i 0 --ctl none -e 'port add p0 sim:count=1' -e 'icmp ratelimit 10 burst 0' 2>&1); rc=$?
+check icmp_burst_0_refused grep -q "a burst of 0 lets no error through; 'icmp ratelimit 0' sends none" <<<"$out"
+# a port's own MAC is one station's; two ports with one MAC are said
+out=$("$RXPATH" run -i 0 --ctl none -e "port add p0 pcap:in=$TMP/in.pcap,mac=01:00:5e:00:00:01" 2>&1); rc=$?
+check port_multicast_mac_refused grep -q "mac=01:00:5e:00:00:01: expected a unicast MAC address" <<<"$out"
+out=$("$RXPATH" run -i 0 --ctl none -e "port add p0 pcap:in=$TMP/in.pcap" \
+	-e "port add p1 pcap:in=$TMP/in.pcap,mac=02:00:00:00:00:01" 2>&1); rc=$?
+check port_same_mac_warned grep -q "warning: ports p0 and p1 have the same MAC 02:00:00:00:00:01" <<<"$out"
 # an in= file cut short mid-record: what came before is received, and the run says it did not read it all
 python3 - "$TMP/cut.pcap" <<'PY'
 import struct, sys
