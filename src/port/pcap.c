@@ -85,7 +85,9 @@ static void file_opened(const struct pcapport *pp, FILE *f, bool out)
 {
 	struct stat st;
 
-	if (f && !fstat(fileno(f), &st) && n_open_files < RXP_ARRAY_SIZE(open_files))
+	/* only files are emptied: /dev/null, a pipe or a terminal can serve several ports */
+	if (f && !fstat(fileno(f), &st) && S_ISREG(st.st_mode) &&
+	    n_open_files < RXP_ARRAY_SIZE(open_files))
 		open_files[n_open_files++] = (struct open_file){ st.st_dev, st.st_ino, out, pp };
 }
 
