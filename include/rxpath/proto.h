@@ -43,6 +43,7 @@
 #define RXP_ICMP6_PARAM_PROB    4
 #define RXP_ICMP6_ECHO_REQUEST  128
 #define RXP_ICMP6_ECHO_REPLY    129
+#define RXP_ICMP6_MLD_QUERY     130	/* Multicast Listener Query (RFC 3810 5.1) */
 #define RXP_ICMP6_ND_FIRST      133	/* Router Solicitation .. */
 #define RXP_ICMP6_REDIRECT      137	/* .. Redirect: Neighbor Discovery (RFC 4861 4) */
 

@@ -300,6 +300,8 @@ void rxp_icmp6_local(struct rxp_stack *st, struct rxp_pkt *pkt)
 		rxp_nd_input(st, pkt);
 		return;
 	}
+	if (icmp[0] == RXP_ICMP6_MLD_QUERY)
+		rxp_mld_query(st, pkt, icmp, icmp_len);
 	/* errors about what we sent, echo replies, MLD, unknown types (RFC 4443 2.4 b): taken, for the host if any */
 	st->stats.delivered[RXP_SINK_OTHER6]++;
 	rxp_host_take(st, pkt);

@@ -319,11 +319,12 @@ static bool local_ip6(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t *nh_at
 	/*
 	 * ICMPv6 behind extension headers: an echo request is answered, and
 	 * Neighbor Discovery taken as without them, save in a fragment (RFC
-	 * 6980: ignored)
+	 * 6980: ignored); an MLD query comes behind its Router Alert
 	 */
 	if (u.proto == RXP_IPPROTO_ICMP6 && u.off < pkt->l3_len &&
 	    (ip[u.off] == RXP_ICMP6_ECHO_REQUEST ||
-	     (ip[u.off] >= RXP_ICMP6_ND_FIRST && ip[u.off] <= RXP_ICMP6_REDIRECT && !u.fragment))) {
+	     ((ip[u.off] == RXP_ICMP6_MLD_QUERY ||
+	       (ip[u.off] >= RXP_ICMP6_ND_FIRST && ip[u.off] <= RXP_ICMP6_REDIRECT)) && !u.fragment))) {
 		rxp_icmp6_local(st, pkt);
 		return true;
 	}

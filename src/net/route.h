@@ -211,6 +211,13 @@ void rxp_icmp6_local(struct rxp_stack *st, struct rxp_pkt *pkt);
 void rxp_nd_input(struct rxp_stack *st, struct rxp_pkt *pkt);
 
 /*
+ * Answers an MLD query (@msg, @len bytes, checksum verified) that came in
+ * on @pkt's interface with a report of the router's groups there
+ * (src/net/mld.c). @pkt stays the caller's.
+ */
+void rxp_mld_query(struct rxp_stack *st, struct rxp_pkt *pkt, const uint8_t *msg, uint32_t len);
+
+/*
  * Returns the ICMPv6 checksum of the @len-byte message at @icmp under the
  * IPv6 header at @ip: the value to store when the field is zero, 0 when a
  * received message verifies.

@@ -12,7 +12,7 @@ from scapy.all import (  # noqa: E402
     TCP, UDP, Dot1Q, Ether, ICMPv6DestUnreach, ICMPv6EchoRequest, ICMPv6ND_NA, ICMPv6ND_NS,
     ICMPv6ND_RS, ICMPv6NDOptDstLLAddr, ICMPv6NDOptSrcLLAddr, IPv6, IPv6ExtHdrDestOpt,
     IPv6ExtHdrHopByHop, Raw, HBHOptUnknown, RouterAlert, ICMPv6EchoReply, IPv6ExtHdrFragment, IPv6ExtHdrRouting,
-    defragment6, fragment6,
+    ICMPv6MLQuery, ICMPv6MLQuery2, defragment6, fragment6,
 )
 from scapy.all import checksum as inet_cksum  # noqa: E402
 
@@ -782,6 +782,70 @@ check("redirect6_off_forwards_silently", not redirects6(res) and res.summary.get
 # a source off the link (not a neighbour) gets none
 res = run(HAIRPIN6 + ["route add 2001:db8:6::/48 via %s dev p0" % GW0_LL], {"p0": [udp("2001:db8:8::5", src="2001:db8:6::9")]})
 check("redirect6_not_to_off_link_source", not redirects6(res) and res.summary.get("forwarded") == 1, res.sent("p0"))
+
+# --- MLD: a querier on the link learns the router's groups (RFC 3810 6, RFC 2710 4) ---
+def mld_query(version=2, group="::", src="fe80::99", hlim=1, dst="ff02::1", l2dst="33:33:00:00:00:01"):
+    q = ICMPv6MLQuery2(mladdr=group) if version == 2 else ICMPv6MLQuery(mladdr=group)
+    return Ether(dst=l2dst, src=H1) / IPv6(src=src, dst=dst, hlim=hlim) / \
+        IPv6ExtHdrHopByHop(options=[RouterAlert()]) / q
+
+
+def mld_reports(res, port="p0"):
+    """(IPv6 header, Hop-by-Hop header, MLD message, frame) of each report the router sent."""
+    out = []
+    for p in res.sent(port):
+        raw = l3(p) if IPv6 in p else b""
+        if len(raw) >= 56 and raw[6] == 0 and raw[40] == 58 and raw[48] in (131, 143):
+            out.append((raw[:40], raw[40:48], raw[48:], p))
+    return out
+
+
+def mld_ok(ip, msg):
+    pseudo = ip[8:40] + struct.pack("!I", len(msg)) + b"\0\0\0\x3a"
+    return inet_cksum(pseudo + msg) == 0
+
+
+def sn(addr):
+    return socket.inet_pton(socket.AF_INET6, sn_group(addr)[0])
+
+
+def a6(addr):
+    return socket.inet_pton(socket.AF_INET6, addr)
+
+
+# the groups the router takes on p0: all-routers (link, site), and the solicited-node groups of
+# its addresses and of its Subnet-Router anycast address (A0 and LL0 share one: ::1 at the end)
+p0_groups = {a6("ff02::2"), a6("ff05::2"), sn(A0), sn(LL0), sn("2001:db8:1::")}
+res = run(BASE, {"p0": [mld_query()]})
+reps = mld_reports(res)
+check("mld2_general_query_one_report", len(reps) == 1 and reps[0][2][0] == 143, [p.summary() for p in res.sent("p0")])
+if len(reps) == 1:
+    ip, hbh, msg, frame = reps[0]
+    recs = [msg[8 + 20 * i: 28 + 20 * i] for i in range(struct.unpack("!H", msg[6:8])[0])]
+    check("mld2_report_addressing", ip[7] == 1 and ip[8:24] == a6(LL0) and ip[24:40] == a6("ff02::16") and
+          frame[Ether].dst == "33:33:00:00:00:16" and frame[Ether].src == R0, frame.summary())
+    check("mld2_report_router_alert", hbh[2:6] == b"\x05\x02\x00\x00", hbh.hex())
+    check("mld2_report_checksum", mld_ok(ip, msg))
+    check("mld2_report_groups", {r[4:20] for r in recs} == p0_groups and len(recs) == len(p0_groups) and
+          all(r[0] == 2 and r[1:4] == b"\0\0\0" for r in recs),
+          [socket.inet_ntop(socket.AF_INET6, r[4:20]) for r in recs])
+# a group's own query: that group alone; a group the router is not in: nothing
+res = run(BASE, {"p0": [mld_query(group="ff02::2", dst="ff02::2", l2dst="33:33:00:00:00:02")]})
+reps = mld_reports(res)
+check("mld2_group_query_that_group", len(reps) == 1 and struct.unpack("!H", reps[0][2][6:8])[0] == 1 and
+      reps[0][2][12:28] == a6("ff02::2"), [p.summary() for p in res.sent("p0")])
+res = run(BASE, {"p0": [mld_query(group="ff02::fb", dst="ff02::1")]})
+check("mld2_group_query_not_ours", not mld_reports(res), [p.summary() for p in res.sent("p0")])
+# an MLDv1 querier gets MLDv1 reports, each to its group
+res = run(BASE, {"p0": [mld_query(version=1)]})
+reps = mld_reports(res)
+check("mld1_reports_per_group", len(reps) == len(p0_groups) and
+      {r[2][8:24] for r in reps} == p0_groups and all(r[2][0] == 131 and r[0][24:40] == r[2][8:24] and
+                                                     mld_ok(r[0], r[2]) and r[0][7] == 1 for r in reps),
+      [p.summary() for p in res.sent("p0")])
+# queries not from a router on the link are not answered
+res = run(BASE, {"p0": [mld_query(src=HOST), mld_query(hlim=2)]})
+check("mld_query_not_link_local_ignored", not mld_reports(res), [p.summary() for p in res.sent("p0")])
 
 check("all_runs_exit_0", not bad_exits, "\n".join("rc %d: %s" % e for e in bad_exits[:3]))
 
