@@ -53,6 +53,7 @@ struct rxp_neigh_table {
 	 */
 	uint32_t n_unresolved;
 	uint32_t n_held;	/* packets held by all entries together */
+	uint32_t evict_next;	/* where the next search for an entry to evict starts */
 	struct rxp_neigh *slots;
 };
 

@@ -279,6 +279,15 @@ static inline bool rxp_router_is_local4(const struct rxp_router *r, uint32_t add
 	return !rxp_lpm4_lookup(r->fib4, ntohl(addr), &nh) && nh == RXP_NH_LOCAL;
 }
 
+/* True when @mac is the MAC of one of the router's interfaces: no neighbour's. */
+static inline bool rxp_router_has_mac(const struct rxp_router *r, const uint8_t mac[6])
+{
+	for (unsigned i = 0; i < r->n_ifs; i++)
+		if (!memcmp(r->ifs[i].mac, mac, 6))
+			return true;
+	return false;
+}
+
 /*
  * Returns the index of @ifp's IPv4 address whose subnet holds @addr
  * (network order), or -1 when @addr is on none of them.

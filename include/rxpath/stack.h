@@ -44,8 +44,8 @@
 	X(NEIGH_UNRESOLVED, "neigh_unresolved", "next hop did not answer ARP/ND (Destination Unreachable sent)") \
 	X(NEIGH_HOLD_FULL, "neigh_hold_full",  "too many packets already waiting for this next hop (the oldest makes room for the new one), or for all of them (1/8 of the pool)") \
 	X(NEIGH_TABLE_FULL, "neigh_table_full", "neighbour table full, or a quarter of it already resolving or failed (a scan); cannot resolve a new next hop") \
-	X(ARP_BAD,        "arp_malformed",     "ARP packet too short or not Ethernet/IPv4") \
-	X(ARP_NOT_FOR_US, "arp_not_for_us",    "ARP for an address that is not ours (learned from if known)") \
+	X(ARP_BAD,        "arp_malformed",     "ARP packet too short, not Ethernet/IPv4, or from a group, zero or own MAC") \
+	X(ARP_NOT_FOR_US, "arp_not_for_us",    "ARP for an address that is not the interface's own (learned from if known)") \
 	X(ARP_MARTIAN,    "arp_martian_sender", "ARP whose sender address no host can have: 0/8 (but 0.0.0.0, an address probe), 127/8, multicast, class E, a broadcast (RFC 1812 5.3.7): neither learned nor answered") \
 	X(ICMP_BAD,       "icmp_malformed",    "ICMP to us too short or with a bad checksum") \
 	X(LOCAL_UNHANDLED, "local_unhandled",  "addressed to us, but nothing here takes it") \

@@ -69,7 +69,9 @@ void rxp_arp_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 	memcpy(sha, a + 8, 6);
 	memcpy(&spa, a + 14, 4);
 	memcpy(&tpa, a + 24, 4);
-	if ((op != ARP_OP_REQUEST && op != ARP_OP_REPLY) || rxp_eth_is_multicast(sha)) {
+	/* a sender is one station, not a group, nobody or this router (RFC 1812 3.3.2) */
+	if ((op != ARP_OP_REQUEST && op != ARP_OP_REPLY) || rxp_eth_is_multicast(sha) ||
+	    !(sha[0] | sha[1] | sha[2] | sha[3] | sha[4] | sha[5]) || rxp_router_has_mac(r, sha)) {
 		rxp_drop(st, pkt, RXP_DROP_ARP_BAD);
 		return;
 	}

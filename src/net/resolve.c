@@ -9,6 +9,7 @@
 #include "rxpath/csum.h"
 #include "route.h"
 
+#define EVICT_LOOK 64u	/* entries looked at for one to evict */
 #define TICK_NS 100000000ull	/* timers are looked at 10 times a second */
 /*
  * Packets held by all resolving neighbours together take at most 1/8 of the
@@ -190,6 +191,25 @@ static inline const struct rxp_ncache_entry *ncache_hit(struct rxp_stack *st, in
 	       e->family == family && !memcmp(e->addr, next, family == 4 ? 4 : 16) ? e : NULL;
 }
 
+/*
+ * The table is full and traffic needs a new neighbour: a learned one that
+ * no traffic has used since it was last confirmed (heard from, say, in a
+ * sweep of ARP requests) makes room. A bounded look, from where the last
+ * one stopped: a full table of busy neighbours is searched a slice at a
+ * time.
+ */
+static void evict_unused(struct rxp_neigh_table *t)
+{
+	for (uint32_t k = 0; k < EVICT_LOOK; k++) {
+		struct rxp_neigh *n = &t->slots[t->evict_next++ & t->mask];
+
+		if (n->state == RXP_NEIGH_REACHABLE && !n->used) {
+			rxp_neigh_remove(t, n);
+			return;
+		}
+	}
+}
+
 static void neigh_output(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, uint8_t family,
 			 const uint8_t *next)
 {
@@ -220,6 +240,8 @@ static void neigh_output(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, u
 		return;
 	}
 	if (!n) {
+		if (t->n_entries >= t->max_entries)
+			evict_unused(t);
 		if (t->n_unresolved >= t->max_entries >> RXP_NEIGH_UNRESOLVED_SHIFT ||
 		    !(n = rxp_neigh_create(t, (uint16_t)ifidx, family, next, RXP_NEIGH_INCOMPLETE))) {
 			rxp_drop(st, pkt, RXP_DROP_NEIGH_TABLE_FULL);
@@ -334,8 +356,16 @@ static void neigh_learn(struct rxp_stack *st, int ifidx, uint8_t family, const u
 	struct rxp_neigh_table *t = &st->router->neigh;
 	struct rxp_neigh *n = rxp_neigh_lookup(t, (uint16_t)ifidx, family, addr);
 
+	/* no neighbour has a group's address, none of nobody's, and none ours */
+	if (rxp_eth_is_multicast(mac) || !(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]) ||
+	    rxp_router_has_mac(st->router, mac))
+		return;
 	if (!n) {
-		if (!create)
+		/*
+		 * Heard, not needed yet: a quarter of the table stays for the
+		 * neighbours traffic needs (and evict_unused() makes more).
+		 */
+		if (!create || t->n_entries >= t->max_entries - t->max_entries / 4)
 			return;
 		n = rxp_neigh_create(t, (uint16_t)ifidx, family, addr, RXP_NEIGH_INCOMPLETE);
 		if (!n)
@@ -343,6 +373,9 @@ static void neigh_learn(struct rxp_stack *st, int ifidx, uint8_t family, const u
 	}
 	if (n->state == RXP_NEIGH_STATIC)
 		return;		/* configured entries are not overridden */
+	/* an ARP reply confirms only when we asked: resolving, or a probe out */
+	if (family == 4 && confirmed && n->state == RXP_NEIGH_REACHABLE && !n->probes)
+		confirmed = false;
 	if (confirmed || n->state != RXP_NEIGH_REACHABLE) {
 		memcpy(n->mac, mac, 6);
 		confirm(st, n);

@@ -280,6 +280,23 @@ res = run(BASE, {"p0": [Ether(dst="ff:ff:ff:ff:ff:ff", src=H1) / ARP(op=1, hwsrc
                         for a in ("10.0.1.255", "10.0.1.0", "127.0.0.1", "224.0.0.5", "240.0.0.1")]})
 check("arp_martian_sender_ignored", not res.sent("p0") and res.drops().get("arp_martian_sender") == 5,
       (res.sent("p0"), res.drops()))
+# ARP from a sender MAC no neighbour has (a group, all zeros, the router's own) is dropped, not learned
+res = run(BASE, {"p0": [Ether(dst="ff:ff:ff:ff:ff:ff", src=H1) / ARP(op=1, hwsrc=m, psrc="10.0.1.2", pdst="10.0.1.1")
+                        for m in ("00:00:00:00:00:00", R0, R1)] + [udp("10.0.1.2", src="10.0.2.5")]})
+check("arp_bad_sender_mac_dropped", not [p for p in res.sent("p0") if ARP in p and p[ARP].op == 2] and
+      res.drops().get("arp_malformed") == 3, (res.sent("p0"), res.drops()))
+check("arp_bad_sender_mac_not_learned", any(ARP in p and p[ARP].op == 1 and p[ARP].pdst == "10.0.1.2" for p in res.sent("p0")),
+      [p.summary() for p in res.sent("p0")])
+# a sweep of ARP requests (4,200 senders, more than the 4,096 entries of the table) leaves room for the
+# neighbours traffic needs: a new gateway is still asked for, and the packet waits for it
+SWEEP = ["addr add 10.0.0.1/16 dev p0", "addr add 10.1.0.1/24 dev p1", "route add 10.50.0.0/16 via 10.1.0.2"]
+sweep = [Ether(dst="ff:ff:ff:ff:ff:ff", src=m) / ARP(op=1, hwsrc=m, psrc="10.0.%d.%d" % (10 + i // 250, 1 + i % 250), pdst="10.0.0.1")
+         for i in range(4200) for m in ["02:11:00:00:%02x:%02x" % (i >> 8, i & 255)]]
+res = run(SWEEP, {"p0": sweep + [Ether(dst=R0, src=H1) / IP(src="10.0.0.5", dst="10.50.0.9") / UDP(),
+                                 Ether(dst=R0, src=H1) / IP(src="10.0.0.5", dst="10.0.200.200") / UDP()]})
+asked = {p[ARP].pdst for port in ("p0", "p1") for p in res.sent(port) if ARP in p and p[ARP].op == 1}
+check("arp_sweep_leaves_room", {"10.1.0.2", "10.0.200.200"} <= asked and not res.drops().get("neigh_table_full") and
+      len([p for p in res.sent("p0") if ARP in p and p[ARP].op == 2]) == 4200, (sorted(asked), res.drops()))
 # /31 and /32 addresses (RFC 3021): no broadcast and no subnet number; both ends of a /31 are hosts
 P2P = BASE + ["addr add 10.0.6.0/31 dev p1", "addr add 10.0.5.1/32 dev p1"]
 res = run(P2P, {"p0": [Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst=d) / ICMP(type=8, id=6, seq=1)
