@@ -42,6 +42,12 @@ int control_call(struct control *c, control_fn fn, void *arg, struct rxp_sbuf *o
 		pthread_mutex_unlock(&c->lock);
 		return -ESHUTDOWN;
 	}
+	if (!c->serving) {
+		/* no datapath thread yet to wait for: under the lock, nothing else runs either */
+		call.ret = fn(c->dp, arg, out);
+		pthread_mutex_unlock(&c->lock);
+		return call.ret;
+	}
 	*c->tail = &call;
 	c->tail = &call.next;
 	/* release: the poll loop that sees the flag finds the call under the lock */
@@ -51,6 +57,13 @@ int control_call(struct control *c, control_fn fn, void *arg, struct rxp_sbuf *o
 		pthread_cond_wait(&c->done, &c->lock);
 	pthread_mutex_unlock(&c->lock);
 	return call.ret;
+}
+
+void control_serve(struct control *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->serving = true;
+	pthread_mutex_unlock(&c->lock);
 }
 
 /* Takes the whole queue; the caller holds the lock. */

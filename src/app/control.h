@@ -22,6 +22,7 @@ struct control_call;
 struct control {
 	struct dp *dp;
 	atomic_bool pending;	/* a call is queued: the poll loop's only look at the mailbox */
+	bool serving;		/* the datapath threads run: calls wait for the poll loop */
 	bool stopped;		/* the datapath no longer serves calls */
 	pthread_mutex_t lock;
 	pthread_cond_t done;
@@ -34,9 +35,14 @@ int control_init(struct control *c, struct dp *dp);
 /*
  * From any thread but the datapath's: runs @fn(dp, @arg, @out) on the
  * datapath thread and waits for it. Returns what @fn returned, or
- * -ESHUTDOWN when the datapath has stopped.
+ * -ESHUTDOWN when the datapath has stopped. Before control_serve(), while
+ * no datapath thread runs (start-up: the first kernel sync), @fn runs at
+ * once in the caller's thread, one call at a time.
  */
 int control_call(struct control *c, control_fn fn, void *arg, struct rxp_sbuf *out);
+
+/* Before the datapath threads start: from now on calls wait for the poll loop. */
+void control_serve(struct control *c);
 
 /* Datapath thread: runs the queued calls. */
 void control_run_pending(struct control *c);

@@ -601,6 +601,7 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr,
 			"rxpath run: no free 2 MiB huge pages for the pool; using 4 KiB pages "
 			"(reserve some with: echo 64 > /proc/sys/vm/nr_hugepages)\n");
+	control_serve(&ctl);	/* the datapath threads serve the mailbox from now on */
 	ret = dp_workers_start(&dp, cpus, err, sizeof(err));
 	if (ret)
 		fprintf(stderr, "rxpath run: %s\n", err);

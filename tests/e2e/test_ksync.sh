@@ -86,4 +86,16 @@ check "${T}_reload_sync_reported" grep -q 'reload: kernel sync stopped' "$LAB_DI
 
 lab_rxpath_stop; rc=$?
 check "${T}_exit_0" [ "$rc" -eq 0 ]
+
+# `sync kernel` in the config rxpath starts with: the first sync, run before the
+# datapath threads, mirrors the kernel's routes (10.8.0.0/24 is still there), and
+# rxpath goes on to run (it used to wait for itself, for good).
+if LAB_CONF_EXTRA='sync kernel' lab_rxpath_start afpacket --ctl "$SOCK"; then
+	pass "${T}_startup_sync_starts"
+	check "${T}_startup_sync_mirrors" within_1s has_route 10.8.0.1 '^10.8.0.0/24 via 10.0.2.2 dev p1 proto kernel$'
+	lab_rxpath_stop; rc=$?
+	check "${T}_startup_sync_exit_0" [ "$rc" -eq 0 ]
+else
+	fail "${T}_startup_sync_starts" "rxpath with 'sync kernel' in its config did not start"
+fi
 lab_down
