@@ -20,12 +20,16 @@ static void usage(FILE *out)
 		"Sends COMMAND to the rxpath running with that control socket (default %s)\n"
 		"and prints the answer; exits 1 when the command fails.\n"
 		"\n"
-		"  show ports | stats | drops | routes [PREFIX|ADDRESS] | neigh | pool\n"
+		"  show ports | stats | drops | routes [PREFIX|ADDRESS|kernel] | neigh | pool\n"
 		"  addr add|del ADDRESS/LENGTH dev PORT\n"
 		"  route add PREFIX [via GATEWAY] [dev PORT]      route del PREFIX\n"
+		"  route add PREFIX blackhole|unreachable|prohibit\n"
 		"  neigh add ADDRESS lladdr MAC dev PORT          neigh del ADDRESS dev PORT\n"
 		"  port set PORT mtu N                            icmp ratelimit N [burst N]\n"
 		"  port set PORT redirects|ra on|off              neigh ageing SECONDS\n"
+		"  port set PORT host on|off [gro on|off] [name TAP]\n"
+		"  ip source-route on|off                         sync kernel [table N] [interval S] | sync off\n"
+		"  capture start rx|tx|drop|all FILE [dev PORT] [count N] [filter EXPR] | capture stop\n"
 		"  help\n",
 		CTL_SOCKET_DEFAULT);
 }

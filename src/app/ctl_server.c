@@ -422,12 +422,13 @@ static const char help_text[] =
 	"commands:\n"
 	"  show ports | stats | drops | routes [PREFIX|ADDRESS] | neigh | pool\n"
 	"  addr add|del ADDRESS/LENGTH dev PORT\n"
-	"  route add PREFIX [via GATEWAY] [dev PORT]\n"
-	"  route del PREFIX\n"
+	"  route add PREFIX [via GATEWAY] [dev PORT]  |  route add PREFIX blackhole|unreachable|prohibit\n"
+	"  route del PREFIX    (PREFIX may be default)\n"
 	"  neigh add ADDRESS lladdr MAC dev PORT\n"
 	"  neigh del ADDRESS dev PORT\n"
 	"  port set PORT mtu N\n"
 	"  port set PORT redirects on|off  |  port set PORT ra on|off\n"
+	"  port set PORT host on|off [gro on|off] [name TAP]\n"
 	"  neigh ageing SECONDS  |  ip source-route on|off\n"
 	"  icmp ratelimit ERRORS_PER_SECOND [burst N]\n"
 	"  sync kernel [table N] [interval SECONDS]  |  sync off\n"
@@ -442,7 +443,7 @@ static int handle_show(struct ctl_server *s, char *rest, bool json, struct rxp_s
 
 	n = sscanf(rest, "%15s %79s %31s", req.what, req.arg, extra);
 	if (n < 1)
-		return reply_error(out, json, -EINVAL, "show: expected what to show: ports, stats, drops, routes [PREFIX], neigh, pool");
+		return reply_error(out, json, -EINVAL, "show: expected what to show: ports, stats, drops, routes [PREFIX|ADDRESS|kernel], neigh, pool");
 	if (!show_topic_known(req.what) || extra[0]) {
 		char msg[200];
 
@@ -471,8 +472,10 @@ static int handle_change(struct ctl_server *s, const char *line, bool json, stru
 	ret = config_apply_line(&scratch, line, "ctl", err, sizeof(err));
 	if (ret) {
 		if (!strncmp(err, "ctl: '", 6) && strstr(err, "expected a command"))
-			snprintf(err, sizeof(err), "'%.*s': expected a command: show, addr, route, neigh, port set, icmp, help",
+			snprintf(err, sizeof(err), "'%.*s': expected a command: show, addr, route, neigh, port set, icmp, ip, sync, capture, help",
 				 (int)strcspn(line + strspn(line, " \t"), " \t"), line + strspn(line, " \t"));
+		else if (!strncmp(err, "ctl: ", 5))
+			memmove(err, err + 5, strlen(err + 5) + 1);	/* the client names itself */
 		goto fail;
 	}
 	if (scratch.n_ports != s->cfg.active->n_ports || scratch.n_vlans != s->cfg.active->n_vlans) {

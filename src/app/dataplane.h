@@ -318,6 +318,12 @@ void dp_host_mirror(struct dp *dp, int ifidx, const struct dp_cmd *c);
 /* Closes every host path: the TAPs go away and their held buffers return to the cache. */
 void dp_hosts_close(struct dp *dp);
 
+/*
+ * Fills @out with up to @max counters of port @port's host path, named as
+ * in its struct rxp_host_stats. Returns how many: 0 without a host path.
+ */
+unsigned dp_host_counters(const struct dp *dp, uint16_t port, struct rxp_xstat *out, unsigned max);
+
 /* Prints the host paths' counters: text lines, or a ',"host":[...]' JSON member. */
 void dp_host_print(const struct dp *dp, FILE *out, bool json);
 

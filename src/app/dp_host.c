@@ -114,6 +114,24 @@ static const char *port_name(const struct dp *dp, uint16_t id)
 	return "?";
 }
 
+#define HOST_FIELDS(X) \
+	X(to_host_packets) X(to_host_bytes) X(writes) X(gro_super) X(gro_merged) X(csum_bad) \
+	X(write_errors) X(from_host_frames) X(from_host_packets) X(gso_frames) X(gso_segments) \
+	X(csum_completed) X(read_errors) X(bad_frames) X(no_buffer)
+
+unsigned dp_host_counters(const struct dp *dp, uint16_t port, struct rxp_xstat *out, unsigned max)
+{
+	const struct rxp_host *h = port < RXP_STACK_PORTS_MAX ? dp->stack.host[port] : NULL;
+	unsigned n = 0;
+
+	if (!h)
+		return 0;
+#define X(f) if (n < max) out[n++] = (struct rxp_xstat){ #f, h->stats.f, false };
+	HOST_FIELDS(X)
+#undef X
+	return n;
+}
+
 static void print_json(const struct dp *dp, FILE *out)
 {
 	bool first = true;
@@ -121,23 +139,16 @@ static void print_json(const struct dp *dp, FILE *out)
 	fprintf(out, ",\"host\":[");
 	for (unsigned p = 0; p < RXP_STACK_PORTS_MAX; p++) {
 		const struct rxp_host *h = dp->stack.host[p];
-		const struct rxp_host_stats *s;
+		struct rxp_xstat xs[RXP_XSTATS_MAX];
+		unsigned n = dp_host_counters(dp, (uint16_t)p, xs, RXP_XSTATS_MAX);
 
 		if (!h)
 			continue;
-		s = &h->stats;
-		fprintf(out, "%s{\"port\":\"%s\",\"tap\":\"%s\",\"gro\":%s,"
-			"\"to_host_packets\":%" PRIu64 ",\"to_host_bytes\":%" PRIu64 ",\"writes\":%" PRIu64
-			",\"gro_super\":%" PRIu64 ",\"gro_merged\":%" PRIu64 ",\"csum_bad\":%" PRIu64
-			",\"write_errors\":%" PRIu64 ",\"from_host_frames\":%" PRIu64
-			",\"from_host_packets\":%" PRIu64 ",\"gso_frames\":%" PRIu64
-			",\"gso_segments\":%" PRIu64 ",\"csum_completed\":%" PRIu64
-			",\"read_errors\":%" PRIu64 ",\"bad_frames\":%" PRIu64 ",\"no_buffer\":%" PRIu64 "}",
-			first ? "" : ",", port_name(dp, h->port), h->tap.name, h->gro ? "true" : "false",
-			s->to_host_packets, s->to_host_bytes, s->writes, s->gro_super, s->gro_merged,
-			s->csum_bad, s->write_errors, s->from_host_frames, s->from_host_packets,
-			s->gso_frames, s->gso_segments, s->csum_completed, s->read_errors, s->bad_frames,
-			s->no_buffer);
+		fprintf(out, "%s{\"port\":\"%s\",\"tap\":\"%s\",\"gro\":%s", first ? "" : ",",
+			port_name(dp, h->port), h->tap.name, h->gro ? "true" : "false");
+		for (unsigned k = 0; k < n; k++)
+			fprintf(out, ",\"%s\":%" PRIu64, xs[k].name, xs[k].value);
+		fprintf(out, "}");
 		first = false;
 	}
 	fprintf(out, "]");

@@ -182,6 +182,17 @@ int metrics_render(struct dp *dp, void *arg, struct rxp_sbuf *out)
 					port[p], dp->ports[p].ops->driver, xs[k].name, xs[k].value);
 	}
 
+	family(out, "rxpath_host_total", "counter",
+	       "A port's host path (its TAP twin for the kernel): packets and bytes each way, GRO and GSO, errors.");
+	for (unsigned p = 0; p < dp->n_ports; p++) {
+		struct rxp_xstat xs[RXP_XSTATS_MAX];
+		unsigned n = dp_host_counters(dp, dp->ports[p].id, xs, RXP_XSTATS_MAX);
+
+		for (unsigned k = 0; k < n; k++)
+			rxp_sbuf_printf(out, "rxpath_host_total{port=\"%s\",counter=\"%s\"} %" PRIu64 "\n",
+					port[p], xs[k].name, xs[k].value);
+	}
+
 	family(out, "rxpath_delivered_packets_total", "counter",
 	       "Packets delivered locally, by class (udp4, tcp4, echo4, arp, nd, ...).");
 	for (int c = 0; c < RXP_SINK_MAX; c++)

@@ -13,7 +13,7 @@
 #include "control.h"
 
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
-#define METRICS_LISTEN_HELP "PORT, IPV4:PORT or [IPV6]:PORT (e.g. 9417, 127.0.0.1:9417, [::1]:9417)"
+#define METRICS_LISTEN_HELP "PORT, IPV4:PORT, [IPV6]:PORT or localhost:PORT (e.g. 9417, 127.0.0.1:9417, [::1]:9417)"
 
 struct metrics_server;
 

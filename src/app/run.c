@@ -64,7 +64,7 @@ static void usage(FILE *out)
 		"                        'none': no socket). SIGHUP reloads the -c files\n"
 		"      --json            print JSON lines instead of text\n"
 		"      --metrics ADDR    serve Prometheus metrics at http://ADDR/metrics; ADDR is\n"
-		"                        PORT (on 127.0.0.1), IPV4:PORT or [IPV6]:PORT\n"
+		"                        PORT (on 127.0.0.1), IPV4:PORT, [IPV6]:PORT or localhost:PORT\n"
 		"      --keep-caps LIST  capabilities to keep after set-up besides those the config\n"
 		"                        needs (net_admin,...; 'all': drop none); see the line on stderr\n"
 		"      --idle sleep|spin a worker whose queues stay empty 1 ms sleeps until frames\n"

@@ -201,6 +201,17 @@ static void stats_text(struct dp *dp, struct rxp_sbuf *o)
 		if (n)
 			rxp_sbuf_printf(o, "\n");
 	}
+	for (unsigned i = 0; i < dp->n_ports; i++) {
+		struct rxp_xstat xs[RXP_XSTATS_MAX];
+		unsigned n = dp_host_counters(dp, dp->ports[i].id, xs, RXP_XSTATS_MAX);
+
+		if (n)
+			rxp_sbuf_printf(o, "port %s host:", dp->ports[i].name);
+		for (unsigned k = 0; k < n; k++)
+			rxp_sbuf_printf(o, " %s %llu", xs[k].name, (unsigned long long)xs[k].value);
+		if (n)
+			rxp_sbuf_printf(o, "\n");
+	}
 	rxp_sbuf_printf(o, "stack:");
 #define X(f) rxp_sbuf_printf(o, " " #f " %llu", (unsigned long long)ss->f);
 	STACK_FIELDS(X)
@@ -254,6 +265,23 @@ static void stats_json(struct dp *dp, struct rxp_sbuf *o)
 		rxp_sbuf_printf(o, "%s{\"port\":", first ? "" : ",");
 		rxp_sbuf_json_str(o, dp->ports[i].name);
 		rxp_sbuf_printf(o, ",\"driver\":\"%s\",\"counters\":{", dp->ports[i].ops->driver);
+		for (unsigned k = 0; k < n; k++)
+			rxp_sbuf_printf(o, "%s\"%s\":%llu", k ? "," : "", xs[k].name,
+					(unsigned long long)xs[k].value);
+		rxp_sbuf_printf(o, "}}");
+		first = false;
+	}
+	rxp_sbuf_printf(o, "],\"hosts\":[");
+	first = true;
+	for (unsigned i = 0; i < dp->n_ports; i++) {
+		struct rxp_xstat xs[RXP_XSTATS_MAX];
+		unsigned n = dp_host_counters(dp, dp->ports[i].id, xs, RXP_XSTATS_MAX);
+
+		if (!n)
+			continue;
+		rxp_sbuf_printf(o, "%s{\"port\":", first ? "" : ",");
+		rxp_sbuf_json_str(o, dp->ports[i].name);
+		rxp_sbuf_printf(o, ",\"counters\":{");
 		for (unsigned k = 0; k < n; k++)
 			rxp_sbuf_printf(o, "%s\"%s\":%llu", k ? "," : "", xs[k].name,
 					(unsigned long long)xs[k].value);

@@ -237,7 +237,7 @@ check metrics_quiet_port_matches bash -c 'grep -q "^rxpath_rx_packets_total{port
 # ---- bad addresses ----
 out=$("$RXPATH" run --metrics 1.2.3.4.5 --duration 1 2>&1); rc=$?
 check metrics_bad_address_exit_2 [ "$rc" -eq 2 ]
-check metrics_bad_address_message grep -q -- '--metrics 1.2.3.4.5: expected PORT, IPV4:PORT or \[IPV6\]:PORT' <<<"$out"
+check metrics_bad_address_message grep -q -- '--metrics 1.2.3.4.5: expected PORT, IPV4:PORT, \[IPV6\]:PORT or localhost:PORT' <<<"$out"
 out=$("$RXPATH" run --metrics 127.0.0.1:99999 --duration 1 2>&1); rc=$?
 check metrics_bad_port_exit_2 [ "$rc" -eq 2 ]
 out=$("$RXPATH" run --metrics 192.0.2.1:9417 -i 0 --duration 1 2>&1); rc=$?

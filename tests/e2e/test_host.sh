@@ -43,7 +43,7 @@ done
 
 # start_host GRO : rxpath on afpacket ports with p0's host path, GRO on|off
 start_host() {
-	lab_rxpath_start "$DRIVER" -e "port set p0 host on gro $1"
+	lab_rxpath_start "$DRIVER" --ctl "$LAB_DIR/ctl.sock" -e "port set p0 host on gro $1"
 }
 
 # ping_ok NAME NS ARGS... : all of 3 echo requests answered, none twice
@@ -162,6 +162,14 @@ ping_ok "${T}_ping4_h1_h2_routed" "$LAB_H1" 10.0.2.2
 ping_ok "${T}_ping6_h1_h2_routed" "$LAB_H1" -6 2001:db8:2::2
 echo_ok "${T}_tcp4_echo_through_tap" 10.0.1.1 7001
 echo_ok "${T}_tcp6_echo_through_tap" 2001:db8:1::1 7002
+# the host path's counters are in show stats too, not only in the summary
+stats=$("$RXPATH" ctl --socket "$LAB_DIR/ctl.sock" --json show stats 2>&1)
+if echo "$stats" | lab_json 'j["hosts"][0]["port"] == "p0" and j["hosts"][0]["counters"]["to_host_packets"] > 0' | grep -q True &&
+   "$RXPATH" ctl --socket "$LAB_DIR/ctl.sock" show stats | grep -q '^port p0 host: to_host_packets [1-9]'; then
+	pass "${T}_show_stats_host"
+else
+	fail "${T}_show_stats_host" "$stats"
+fi
 
 on_bps=()
 off_bps=()
