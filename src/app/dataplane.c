@@ -172,7 +172,7 @@ static const char *af_err(int ret)
 	case -EISCONN: return "that is the connected route of one of the router's addresses; it comes and goes with the address (addr add/del)";
 	case -ENOTUNIQ: return "another port is on that subnet already; a subnet is on one port only";
 	case -ENXIO: return "not an address a next hop can have: the router's own, a broadcast, multicast, unspecified or loopback address";
-	case -EBUSY: return "a configured route has that prefix; route del it first";
+	case -EBUSY: return "a configured route has the subnet's prefix or the address's own (/32, /128); route del it first";
 	case -ENOMEM: return "out of memory";
 	default: return strerror(-ret);
 	}

@@ -476,10 +476,12 @@ static int addr_routes_free(struct rxp_router *r, int ifidx, uint8_t family,
 		return 0;
 	rxp_prefix_mask(family, addr, plen, prefix);
 	rt = route_find(r, family, prefix, plen);
-	if (rt && route_is_connected(r, family, prefix, plen))
-		return r->nh[rt->nh].ifidx == ifidx ? 0 : -ENOTUNIQ;
-	if (rt && rt->origin != RXP_ROUTE_KERNEL)
+	if (rt && route_is_connected(r, family, prefix, plen)) {
+		if (r->nh[rt->nh].ifidx != ifidx)
+			return -ENOTUNIQ;
+	} else if (rt && rt->origin != RXP_ROUTE_KERNEL) {
 		return -EBUSY;
+	}
 	rt = plen < max ? route_find(r, family, addr, max) : NULL;
 	if (rt && rt->nh != RXP_NH_LOCAL && rt->origin != RXP_ROUTE_KERNEL)
 		return -EBUSY;

@@ -400,8 +400,8 @@ static int open_out(struct pcapport *pp, char *err, size_t errlen)
 	 */
 	fd = open(pp->out_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	pp->out_created = fd >= 0;
-	if (fd < 0 && errno == EEXIST)
-		fd = open(pp->out_path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 && errno == EEXIST)	/* there already, or a symbolic link to make it through */
+		fd = open(pp->out_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
 	if (fd < 0 || !(pp->out_file = fdopen(fd, "w"))) {
 		int e = errno;
 

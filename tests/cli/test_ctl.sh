@@ -68,9 +68,15 @@ check ctl_addr_other_ports_subnet_route_kept grep -q '^10.0.1.0/24 dev sim1 conn
 ctl route add 10.0.8.0/24 via 10.0.1.2 >/dev/null
 err=$(ctl addr add 10.0.8.1/24 dev sim1 2>&1); rc=$?
 check ctl_addr_over_configured_route_refused [ "$rc" -eq 1 ]
-check ctl_addr_over_configured_route_msg grep -q "a configured route has that prefix; route del it first" <<<"$err"
+check ctl_addr_over_configured_route_msg grep -q "a configured route has the subnet's prefix or the address's own" <<<"$err"
 check ctl_addr_over_configured_route_kept grep -q '^10.0.8.0/24 via 10.0.1.2' <<<"$(ctl show routes 10.0.8.0/24)"
 ctl route del 10.0.8.0/24 >/dev/null
+# ... nor one for the address itself, in a subnet the port already has
+ctl route add 10.0.1.5/32 via 10.0.1.2 >/dev/null
+err=$(ctl addr add 10.0.1.5/24 dev sim1 2>&1); rc=$?
+check ctl_addr_over_configured_host_route_refused [ "$rc" -eq 1 ]
+check ctl_addr_over_configured_host_route_kept grep -q '^10.0.1.5/32 via 10.0.1.2' <<<"$(ctl show routes 10.0.1.5/32)"
+ctl route del 10.0.1.5/32 >/dev/null
 check ctl_neigh_add ctl neigh add 10.0.1.7 lladdr 02:00:00:00:01:07 dev sim1
 check ctl_neigh_static grep -q '^10.0.1.7 dev sim1 lladdr 02:00:00:00:01:07 static' <<<"$(ctl show neigh)"
 check ctl_neigh_del ctl neigh del 10.0.1.7 dev sim1
