@@ -69,6 +69,85 @@ void rxp_reply_way(struct rxp_stack *st, uint8_t family, const uint8_t *src, con
 	way->known = rxp_neigh_known(st, in_ifidx, family, next, way->mac);
 }
 
+/*
+ * A fragment of the router's own (an echo reply turned around from a
+ * fragmented request) is cut again within its datagram: same identification,
+ * offsets from its own, More Fragments kept on the last piece if it had it.
+ */
+void rxp_ip6_fragment_local(struct rxp_stack *st, struct rxp_pkt *pkt, uint16_t ifidx,
+			    const uint8_t mac[6])
+{
+	const struct rxp_l3if *ifp = &st->router->ifs[ifidx];
+	const uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
+	bool refrag = ip[6] == RXP_IPPROTO_FRAGMENT;
+	unsigned head = RXP_IP6_HLEN + (refrag ? RXP_IP6_FRAG_HLEN : 0);	/* before the data */
+	/* every piece but the last carries a multiple of 8 bytes */
+	unsigned max_chunk = ifp->mtu > RXP_IP6_HLEN + RXP_IP6_FRAG_HLEN + 8 ?
+			     (ifp->mtu - RXP_IP6_HLEN - RXP_IP6_FRAG_HLEN) & ~7u : 8u;
+	unsigned data_len, base_off = 0, n_frags = 0;
+	bool more_after = false;
+	uint8_t next = ip[6];
+	uint32_t id;
+
+	/* the answers the router makes carry no other extension header */
+	if (!refrag && next != RXP_IPPROTO_ICMP6 && next != RXP_IPPROTO_TCP && next != RXP_IPPROTO_UDP) {
+		rxp_drop(st, pkt, RXP_DROP_LOCAL_UNHANDLED);
+		return;
+	}
+	if (pkt->l3_len < head) {
+		rxp_drop(st, pkt, RXP_DROP_LOCAL_UNHANDLED);
+		return;
+	}
+	if (refrag) {
+		uint16_t fo = rxp_load_be16(ip + RXP_IP6_HLEN + 2);
+
+		next = ip[RXP_IP6_HLEN];
+		base_off = fo & ~7u;
+		more_after = fo & 1;
+		memcpy(&id, ip + RXP_IP6_HLEN + 4, 4);
+	} else {
+		id = htonl(++st->frag6_id);
+	}
+	data_len = pkt->l3_len - head;
+	for (unsigned off = 0; off < data_len;) {
+		unsigned chunk = RXP_MIN(max_chunk, data_len - off);
+		bool last = off + chunk == data_len;
+		struct rxp_pkt *f = rxp_local_alloc(st, (uint16_t)(RXP_IP6_HLEN + RXP_IP6_FRAG_HLEN + chunk));
+		uint8_t *fip, *fh;
+
+		if (!f) {
+			/* the pieces sent cannot make the packet whole */
+			st->stats.fragments += n_frags;
+			rxp_drop(st, pkt, RXP_DROP_NO_MEMORY);
+			return;
+		}
+		fip = rxp_pkt_data(f) + f->l3_off;
+		fh = fip + RXP_IP6_HLEN;
+		memcpy(fip, ip, RXP_IP6_HLEN);
+		rxp_store_be16(fip + 4, (uint16_t)(RXP_IP6_FRAG_HLEN + chunk));
+		fip[6] = RXP_IPPROTO_FRAGMENT;
+		fh[0] = next;
+		fh[1] = 0;
+		rxp_store_be16(fh + 2, (uint16_t)((base_off + off) | (!last || more_after)));
+		memcpy(fh + 4, &id, 4);
+		memcpy(fh + RXP_IP6_FRAG_HLEN, ip + head + off, chunk);
+		f->port = pkt->port;
+		f->ifidx = ifidx;
+		f->flags = RXP_PKT_F_LOCAL_OUT;
+		if (!rxp_l2_prepend(f, ifp, mac, RXP_ETHERTYPE_IP6)) {
+			st->stats.fragments += n_frags;
+			rxp_drop(st, f, RXP_DROP_NO_MEMORY);
+			rxp_drop(st, pkt, RXP_DROP_NO_MEMORY);
+			return;
+		}
+		rxp_tx_enqueue(st, f, true);
+		n_frags++;
+		off += chunk;
+	}
+	st->stats.fragments += n_frags;
+	rxp_pool_free(st->cache, pkt);
+}
+
 void rxp_reply_send(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t family,
 		    const struct rxp_reply_way *way, const uint8_t prev_mac[6])
 {

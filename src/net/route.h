@@ -48,10 +48,10 @@ void rxp_sink_one(struct rxp_stack *st, struct rxp_pkt *pkt);
 void rxp_ip4_fragment(struct rxp_stack *st, struct rxp_pkt *pkt, uint16_t ifidx, const uint8_t mac[6]);
 
 /*
- * Splits @pkt, an IPv6 packet the router made (an answer: its header then
- * the upper layer, no extension headers), into fragments that fit @ifidx's
+ * Splits @pkt, an IPv6 packet the router made (an answer: its header, then
+ * the upper layer or a Fragment header), into fragments that fit @ifidx's
  * MTU (RFC 8200 4.5: the source fragments, routers never) and sends each to
- * @mac there. The original is consumed.
+ * @mac there (src/net/reply.c). The original is consumed.
  */
 void rxp_ip6_fragment_local(struct rxp_stack *st, struct rxp_pkt *pkt, uint16_t ifidx,
 			    const uint8_t mac[6]);

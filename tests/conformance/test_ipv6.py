@@ -657,6 +657,17 @@ check("local_reply_fragments_reassemble", whole is not None and ICMPv6EchoReply 
       whole[ICMPv6EchoReply].data == b"w" * 1400 and whole[IPv6].src == A1 and whole[IPv6].dst == "2001:db8:7::5" and
       icmp6_ok(Ether() / whole) and
       out[0][Ether].dst == "02:00:00:00:00:07", whole.summary() if whole is not None else out)
+# the same for a request that came in fragments: each piece of the reply, turned around from one of the
+# request, is cut again within the one datagram (its identification, offsets from its own)
+big = IPv6(src="2001:db8:7::5", dst=A1) / IPv6ExtHdrFragment(id=0x4321) / ICMPv6EchoRequest(id=9, seq=9, data=b"v" * 2800)
+res = run(cfg, {"p1": [Ether(dst=R1, src=GW) / f for f in fragment6(big, 1500)]})
+out = res.sent("p0")
+check("local_reply_fragments_cut_again", len(out) >= 3 and all(len(p) <= 14 + 1280 and l3(p)[6] == 44 and l3(p)[40] == 58
+                                                                and l3(p)[44:48] == b"\0\0\x43\x21" for p in out),
+      [(p.summary(), len(p)) for p in out])
+whole = IPv6(bytes(defragment6([p[IPv6] for p in out]))) if out else None
+check("local_reply_fragments_cut_again_reassemble", whole is not None and ICMPv6EchoReply in whole and
+      whole[ICMPv6EchoReply].data == b"v" * 2800 and icmp6_ok(Ether() / whole), whole.summary() if whole is not None else out)
 
 # a piece missing: Time Exceeded code 1 at the end of the input (the first piece came)
 res = run(BASE, {"p0": [pieces[0], pieces[1]]})
