@@ -73,7 +73,8 @@
 	X(REASM_FULL,     "reasm_full",        "no room to hold another fragment or datagram being reassembled") \
 	X(BLACKHOLE,      "blackhole",         "to a blackhole route: dropped without an answer") \
 	X(ROUTE_REJECT,   "route_reject",      "to an unreachable or prohibit route (Destination Unreachable sent: host unreachable or no route, administratively prohibited)") \
-	X(SOURCE_ROUTE,   "ip4_source_route",  "source-routed through the router to a next address it has no route to, or (strict) not on a connected network (Destination Unreachable 5 sent), or with ip source-route off, or an echo request whose recorded route would send the reply to one of the router's addresses, a broadcast or a martian")
+	X(SOURCE_ROUTE,   "ip4_source_route",  "source-routed through the router to a next address it has no route to, or (strict) not on a connected network (Destination Unreachable 5 sent), or with ip source-route off, or an echo request whose recorded route would send the reply to one of the router's addresses, a broadcast or a martian") \
+	X(STOPPED,        "stopped",           "still waiting for a neighbour or for the rest of its datagram when the run stopped (--duration, a signal): dropped without an answer")
 
 enum rxp_drop_reason {
 #define X(id, name, help) RXP_DROP_##id,
@@ -261,6 +262,14 @@ void rxp_stack_tick(struct rxp_stack *st, uint64_t now_ns);
  * end of a finite input. Returns the number of packets dropped.
  */
 uint64_t rxp_stack_drain(struct rxp_stack *st);
+
+/*
+ * Drops, without an answer and under the reason "stopped", every packet
+ * still held for a neighbour or a datagram, and empties the neighbour
+ * table: for a run that stops before its input ends. Returns the number of
+ * packets dropped.
+ */
+uint64_t rxp_stack_release(struct rxp_stack *st);
 
 /*
  * Sets a static neighbour (configured while running): packets waiting for it

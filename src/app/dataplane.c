@@ -719,12 +719,11 @@ void dp_settle(struct dp *dp)
 				rxp_stack_set_ra(&dp->stack, (int)i, false);
 	/*
 	 * What still waits for a neighbour or for the rest of its datagram
-	 * (a run stopped by --duration or a signal) is dropped and answered
-	 * now, so that the report counts it.
+	 * (a run stopped by --duration or a signal) is dropped now, so that
+	 * the report counts it; unanswered: neither gave up, the run did.
 	 */
 	for (unsigned w = 0; w < dp->n_workers; w++)
-		rxp_stack_drain(dp_stack(dp, w));
-	dp->drained = true;
+		rxp_stack_release(dp_stack(dp, w));
 	for (unsigned w = 0; w < dp->n_workers; w++)
 		rxp_stack_flush(dp_stack(dp, w));
 	do {

@@ -460,7 +460,7 @@ void rxp_reasm_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 	}
 }
 
-unsigned rxp_reasm_expire(struct rxp_stack *st, bool all, bool answer)
+unsigned rxp_reasm_expire(struct rxp_stack *st, bool all, bool answer, enum rxp_drop_reason why)
 {
 	unsigned dropped = 0;
 
@@ -479,7 +479,7 @@ unsigned rxp_reasm_expire(struct rxp_stack *st, bool all, bool answer)
 						      ICMP_REASM_TIME);
 		}
 		dropped += r->n;
-		abandon(st, r, RXP_DROP_REASM_TIMEOUT);
+		abandon(st, r, why);
 	}
 	return dropped;
 }

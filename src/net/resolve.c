@@ -524,7 +524,7 @@ static void fail(struct rxp_stack *st, struct rxp_neigh *n)
 struct walk_ctx {
 	struct rxp_stack *st;
 	bool give_up;		/* drain: fail everything still resolving */
-	bool release_all;	/* shutdown: drop held packets quietly and empty the table */
+	bool release_all;	/* the run stops: drop held packets quietly and empty the table */
 	uint64_t dropped;
 	uint32_t unresolved;	/* entries left resolving or failed */
 };
@@ -536,7 +536,7 @@ static void timer_one(void *arg, struct rxp_neigh *n)
 
 	if (c->release_all) {
 		for (unsigned i = 0; i < n->n_held; i++)
-			rxp_drop(st, n->held[i], RXP_DROP_NEIGH_UNRESOLVED);
+			rxp_drop(st, n->held[i], RXP_DROP_STOPPED);
 		c->dropped += n->n_held;
 		held_gone(st, n);
 		rxp_neigh_remove(&st->router->neigh, n);
@@ -592,7 +592,7 @@ void rxp_stack_tick(struct rxp_stack *st, uint64_t now_ns)
 		rxp_ra_tick(st);
 		rxp_neigh_unlock(st);
 	}
-	rxp_reasm_expire(st, false, true);
+	rxp_reasm_expire(st, false, true, RXP_DROP_REASM_TIMEOUT);
 	rxp_stack_flush(st);
 }
 
@@ -605,8 +605,21 @@ uint64_t rxp_stack_drain(struct rxp_stack *st)
 	rxp_neigh_lock(st);
 	rxp_neigh_walk(&st->router->neigh, timer_one, &c);
 	rxp_neigh_unlock(st);
-	c.dropped += rxp_reasm_expire(st, true, true);
+	c.dropped += rxp_reasm_expire(st, true, true, RXP_DROP_REASM_TIMEOUT);
 	rxp_stack_flush(st);
+	return c.dropped;
+}
+
+uint64_t rxp_stack_release(struct rxp_stack *st)
+{
+	struct walk_ctx c = { .st = st, .release_all = true };
+
+	if (!st->router)
+		return 0;
+	rxp_neigh_lock(st);
+	rxp_neigh_walk(&st->router->neigh, timer_one, &c);
+	rxp_neigh_unlock(st);
+	c.dropped += rxp_reasm_expire(st, true, false, RXP_DROP_STOPPED);
 	return c.dropped;
 }
 
@@ -644,13 +657,6 @@ uint64_t rxp_stack_port_down(struct rxp_stack *st, uint16_t port)
 
 void rxp_stack_close(struct rxp_stack *st)
 {
-	struct walk_ctx c = { .st = st, .release_all = true };
-
 	rxp_stack_flush(st);
-	if (st->router) {
-		rxp_neigh_lock(st);
-		rxp_neigh_walk(&st->router->neigh, timer_one, &c);
-		rxp_neigh_unlock(st);
-		rxp_reasm_expire(st, true, false);
-	}
+	rxp_stack_release(st);
 }

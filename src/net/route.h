@@ -126,9 +126,10 @@ void rxp_reasm_input(struct rxp_stack *st, struct rxp_pkt *pkt);
 /*
  * Gives up on the datagrams past their deadline at st->now_ns, or on all of
  * them (@all); with @answer, Time Exceeded goes to the sender of those whose
- * first fragment came. Returns the number of fragments dropped.
+ * first fragment came. The fragments are dropped under @why. Returns the
+ * number of fragments dropped.
  */
-unsigned rxp_reasm_expire(struct rxp_stack *st, bool all, bool answer);
+unsigned rxp_reasm_expire(struct rxp_stack *st, bool all, bool answer, enum rxp_drop_reason why);
 
 /* ---- arp.c ---- */
 

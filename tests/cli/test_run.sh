@@ -34,7 +34,8 @@ assert abs(dropped - 2000) <= 40, dropped  # within 2% of the share asked for
 PY
 
 # A run ended by --duration counts what still waited for a neighbour (a
-# gateway nobody answers): per port, frames in = forwarded + delivered + dropped.
+# gateway nobody answers) as stopped, unanswered: per port, frames in =
+# forwarded + delivered + dropped.
 json=$("$RXPATH" run --json -i 0 -d 0.5 --ctl none -e 'port add p0 sim:proto=udp4,dst4=10.9.0.0/16,flows=16' \
 	-e "port add p1 pcap:out=$TMP/held.pcap" -e 'addr add 198.18.255.254/16 dev p0' \
 	-e 'addr add 10.0.2.1/24 dev p1' -e 'route add 10.9.0.0/16 via 10.0.2.2' 2>/dev/null)
@@ -45,7 +46,8 @@ s = json.loads(sys.argv[1])
 p = s["ports"][0]
 assert p["rx_packets"] > 0, p
 assert p["rx_dropped"] == p["rx_packets"] == sum(p["drops"].values()), p
-assert p["drops"].get("neigh_unresolved", 0) >= 1, p["drops"]
+assert p["drops"].get("stopped", 0) >= 1, p["drops"]
+assert s["icmp_errors"] == 0, s["icmp_errors"]  # the neighbour did not fail: the run stopped
 PY
 
 # Every technique off still delivers the same traffic.
