@@ -240,9 +240,11 @@ static void neigh_output(struct rxp_stack *st, struct rxp_pkt *pkt, int ifidx, u
 		return;
 	}
 	if (!n) {
-		if (t->n_entries >= t->max_entries)
+		bool room = t->n_unresolved < t->max_entries >> RXP_NEIGH_UNRESOLVED_SHIFT;
+
+		if (room && t->n_entries >= t->max_entries)
 			evict_unused(t);
-		if (t->n_unresolved >= t->max_entries >> RXP_NEIGH_UNRESOLVED_SHIFT ||
+		if (!room ||
 		    !(n = rxp_neigh_create(t, (uint16_t)ifidx, family, next, RXP_NEIGH_INCOMPLETE))) {
 			rxp_drop(st, pkt, RXP_DROP_NEIGH_TABLE_FULL);
 			return;

@@ -556,6 +556,57 @@ static void test_unresolved_entries_capped_host_still_learned(void)
 	fx_fini();
 }
 
+/*
+ * Fills the neighbour table with learned entries on the LAN (2001:db8:1::2:0
+ * onward), marked used by traffic or not.
+ */
+static void fill_table(bool used)
+{
+	struct rxp_neigh_table *t = &fx.r->neigh;
+	uint8_t a[16];
+
+	memcpy(a, lan6, 16);
+	a[13] = 0x02;
+	for (unsigned i = 0; t->n_entries < t->max_entries; i++) {
+		struct rxp_neigh *n;
+
+		a[14] = (uint8_t)(i >> 8);
+		a[15] = (uint8_t)i;
+		n = rxp_neigh_create(t, LAN, 6, a, RXP_NEIGH_REACHABLE);
+		CHECK(n != NULL);
+		if (!n)
+			return;
+		memcpy(n->mac, peer_mac, 6);
+		n->used = used;
+		n->deadline_ns = vnow + AGEING;
+	}
+}
+
+/*
+ * A table full of neighbours only heard from (a sweep): one that no
+ * traffic used makes room, so a next hop traffic needs is still asked for.
+ * A table full of neighbours in use has none to give: the packet is dropped.
+ */
+static void test_full_table_unused_entry_makes_room(void)
+{
+	fx_init();
+	clock_to(SEC);
+	fill_table(false);
+	udp_to(host6);
+	CHECK_EQ(count_ns_for(host6), 1);
+	CHECK_EQ(fx.st.stats.drops[RXP_DROP_NEIGH_TABLE_FULL], 0);
+	CHECK_EQ(fx.r->neigh.n_entries, fx.r->neigh.max_entries);
+	fx_fini();
+
+	fx_init();
+	clock_to(SEC);
+	fill_table(true);
+	udp_to(host6);
+	CHECK_EQ(count_ns_for(host6), 0);
+	CHECK_EQ(fx.st.stats.drops[RXP_DROP_NEIGH_TABLE_FULL], 1);
+	fx_fini();
+}
+
 /* ---- Router Advertisements ---- */
 
 /*
@@ -677,6 +728,7 @@ int main(void)
 	RUN(test_solicited_na_answering_probe_renews_entry);
 	RUN(test_override_na_changes_mac_without_renewing);
 	RUN(test_unresolved_entries_capped_host_still_learned);
+	RUN(test_full_table_unused_entry_makes_room);
 	RUN(test_rs_soon_after_ra_waits_spacing_then_delay);
 	RUN(test_rs_long_after_ra_answered_within_delay);
 	RUN(test_ra_off_on_keeps_spacing_from_final_ra);
