@@ -143,6 +143,7 @@ struct rxp_rx_tuning {
 struct rxp_rx_tuning rxp_rx_tuning_default(void);
 
 #define RXP_STACK_PORTS_MAX RXP_PORTS_MAX
+#define RXP_STACK_IFS_MAX 64	/* interfaces (ports and VLAN sub-ports): RXP_IFS_MAX */
 #define RXP_TXV_MAX 128		/* packets gathered per egress port before a tx_burst */
 #define RXP_STACK_NH_MAX 4096	/* next hops with a cached neighbour (the router's RXP_NH_MAX) */
 
@@ -221,6 +222,7 @@ struct rxp_stack {
 	struct rxp_host *host[RXP_STACK_PORTS_MAX];	/* host path (TAP) per port; NULL: none */
 	uint16_t ip_id;			/* identification of IPv4 packets the router makes */
 	uint32_t frag6_id;		/* identification of the IPv6 packets it fragments */
+	uint64_t mld_quiet_until[RXP_STACK_IFS_MAX];	/* per interface: no MLD report before (mld.c) */
 	uint8_t port_mac[RXP_STACK_PORTS_MAX][6];
 	struct rxp_queue *txq[RXP_STACK_PORTS_MAX];	/* this worker's queue per port: TX, and rx_dropped */
 	struct rxp_stack_stats stats;

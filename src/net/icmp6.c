@@ -63,6 +63,54 @@ bool rxp_l3if_anycast6(const struct rxp_l3if *ifp, const uint8_t addr[16])
 	return false;
 }
 
+static unsigned add_group(uint8_t (*groups)[16], unsigned n, const uint8_t group[16])
+{
+	for (unsigned i = 0; i < n; i++)
+		if (!memcmp(groups[i], group, 16))
+			return n;
+	memcpy(groups[n], group, 16);
+	return n + 1;
+}
+
+unsigned rxp_l3if_groups6(const struct rxp_l3if *ifp, uint8_t (*groups)[16])
+{
+	static const uint8_t all_routers[16] = { 0xff, 0x02, [15] = 2 };
+	static const uint8_t site_routers[16] = { 0xff, 0x05, [15] = 2 };
+	uint8_t g[16], anycast[16];
+	unsigned n = 0;
+
+	n = add_group(groups, n, all_routers);
+	n = add_group(groups, n, site_routers);
+	for (unsigned i = 0; i < ifp->n_addr6; i++) {
+		const uint8_t *a = ifp->addr6[i];
+
+		rxp_ip6_solicited_node(g, a);
+		n = add_group(groups, n, g);
+		/* as rxp_l3if_anycast6() finds them */
+		if (ifp->plen6[i] >= 127 || !ip6_is_global(a))
+			continue;
+		rxp_prefix_mask(6, a, ifp->plen6[i], anycast);
+		rxp_ip6_solicited_node(g, anycast);
+		n = add_group(groups, n, g);
+	}
+	return n;
+}
+
+bool rxp_l3if_listens6(const struct rxp_l3if *ifp, const uint8_t group[16])
+{
+	static const uint8_t all_nodes[16] = { 0xff, 0x02, [15] = 1 };
+	uint8_t groups[RXP_IP6_GROUPS_MAX][16];
+	unsigned n;
+
+	if (!memcmp(group, all_nodes, 16))
+		return true;
+	n = rxp_l3if_groups6(ifp, groups);
+	for (unsigned i = 0; i < n; i++)
+		if (!memcmp(groups[i], group, 16))
+			return true;
+	return false;
+}
+
 void rxp_icmp6_source(const struct rxp_router *r, const struct rxp_l3if *ifp,
 			 const uint8_t *peer, bool other_ifs, uint8_t out[16])
 {

@@ -32,38 +32,6 @@ static bool ip6_is_v4mapped(const uint8_t *a)
 	return a[10] == 0xff && a[11] == 0xff && !memcmp(a, zero16, 10);
 }
 
-/*
- * Returns true when @dst is a group the router listens to on @ifp
- * (RFC 4291 2.7.1, 2.8, RFC 4861 7.2.1): all-nodes and all-routers of link
- * scope, all-routers of site scope, and the solicited-node group of each of
- * its unicast and anycast addresses. (Interface-local groups never arrive
- * from a link.)
- */
-static bool ip6_our_group(const struct rxp_l3if *ifp, const uint8_t *dst)
-{
-	static const uint8_t all_nodes_pfx[15] = { 0xff, 0x02 };
-	static const uint8_t site_pfx[15] = { 0xff, 0x05 };
-	static const uint8_t sn_pfx[13] = { 0xff, 0x02, [11] = 0x01, [12] = 0xff };
-
-	if (!memcmp(dst, all_nodes_pfx, 15))
-		return dst[15] == 1 || dst[15] == 2;
-	if (!memcmp(dst, site_pfx, 15))
-		return dst[15] == 2;
-	if (memcmp(dst, sn_pfx, 13))
-		return false;
-	for (unsigned i = 0; i < ifp->n_addr6; i++) {
-		const uint8_t *a = ifp->addr6[i];
-
-		if (!memcmp(a + 13, dst + 13, 3))
-			return true;
-		/* a Subnet-Router anycast address (prefix <= /104) ends in 24 zero bits */
-		if (ifp->plen6[i] <= 104 && !rxp_ip6_is_link_local(a) && !dst[13] && !dst[14] &&
-		    !dst[15])
-			return true;
-	}
-	return false;
-}
-
 static void local_deliver6(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
 	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
@@ -83,7 +51,7 @@ static rxp_noinline void ip6_multicast(struct rxp_stack *st, struct rxp_pkt *pkt
 {
 	const struct rxp_l3if *ifp = &st->router->ifs[pkt->ifidx];
 
-	if (!ip6_our_group(ifp, ip + 24)) {
+	if (!rxp_l3if_listens6(ifp, ip + 24)) {
 		rxp_drop(st, pkt, RXP_DROP_IP6_MCAST);
 		return;
 	}

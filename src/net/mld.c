@@ -2,16 +2,19 @@
 /*
  * Multicast Listener Discovery, the listener's part (RFC 3810, and RFC 2710
  * toward an MLDv1 querier): a query on a link is answered with the groups
- * the router listens to there, so that a switch snooping MLD goes on
- * sending it the Neighbor Solicitations for its addresses. The router is no
- * querier and routes no multicast.
+ * the router listens to there (rxp_l3if_groups6()), so that a switch
+ * snooping MLD goes on sending it the Neighbor Solicitations for its
+ * addresses. The router is no querier and routes no multicast.
  *
  * A report goes at once, where a host would wait a random time up to the
  * query's Maximum Response Delay (RFC 3810 6.2): 0 is in that range, and
  * the spread is there to keep many listeners from answering together, not
- * to make one of them wait. Unsolicited reports (on joining) are not sent:
- * a snooping switch floods groups it has no report for until its querier
- * asks.
+ * to make one of them wait. What the delay also does, keep one listener
+ * from answering a burst of queries with a burst of reports, a quiet time
+ * per interface does: a general query is answered once a second at most,
+ * a group's own query ten times. Unsolicited reports (on joining) are not
+ * sent: a snooping switch floods groups it has no report for until its
+ * querier asks.
  */
 #include "rxpath/csum.h"
 #include "route.h"
@@ -19,63 +22,20 @@
 #define MLD_REPORT_V1	131
 #define MLD_REPORT_V2	143
 #define MLD_V1_LEN	24	/* an MLDv1 query, and report */
-#define MLD_V2_QUERY_MIN 28
-#define MLD_V2_RECORD	20	/* a record without sources */
-#define MODE_IS_EXCLUDE	2	/* "all sources": a listener's current state */
+#define MLD_V2_QUERY_MIN 28	/* an MLDv2 query without sources */
+#define MLD_V2_RECORD	20	/* a record before its sources */
+#define MODE_IS_INCLUDE	1	/* these sources */
+#define MODE_IS_EXCLUDE	2	/* all sources but these: with none, all */
 #define HBH_LEN		8	/* Hop-by-Hop header with the Router Alert option */
-#define GROUPS_MAX	(2 + 2 * RXP_IF_ADDRS)
+#define QUIET_GENERAL_NS 1000000000ull
+#define QUIET_GROUP_NS	100000000ull
 
-/* ff02::1:ffXX:XXXX, the solicited-node group of @addr (RFC 4291 2.7.1) */
-static void solicited_node(uint8_t group[16], const uint8_t addr[16])
-{
-	static const uint8_t pfx[13] = { 0xff, 0x02, [11] = 0x01, [12] = 0xff };
-
-	memcpy(group, pfx, sizeof(pfx));
-	memcpy(group + 13, addr + 13, 3);
-}
-
-static unsigned add_group(uint8_t (*groups)[16], unsigned n, const uint8_t group[16])
-{
-	for (unsigned i = 0; i < n; i++)
-		if (!memcmp(groups[i], group, 16))
-			return n;
-	memcpy(groups[n], group, 16);
-	return n + 1;
-}
-
-/*
- * The groups the router listens to on @ifp, as ip6_fwd.c takes them: all
- * routers of link and site scope, and the solicited-node group of each
- * address and Subnet-Router anycast address. (All-nodes is never reported,
- * RFC 3810 6.)
- */
-static unsigned if_groups(const struct rxp_l3if *ifp, uint8_t (*groups)[16])
-{
-	static const uint8_t all_routers[16] = { 0xff, 0x02, [15] = 2 };
-	static const uint8_t site_routers[16] = { 0xff, 0x05, [15] = 2 };
-	uint8_t g[16], anycast[16];
-	unsigned n = 0;
-
-	n = add_group(groups, n, all_routers);
-	n = add_group(groups, n, site_routers);
-	for (unsigned i = 0; i < ifp->n_addr6; i++) {
-		const uint8_t *a = ifp->addr6[i];
-
-		solicited_node(g, a);
-		n = add_group(groups, n, g);
-		if (ifp->plen6[i] >= 127 || rxp_ip6_is_link_local(a))
-			continue;
-		rxp_prefix_mask(6, a, ifp->plen6[i], anycast);
-		solicited_node(g, anycast);
-		n = add_group(groups, n, g);
-	}
-	return n;
-}
+_Static_assert(RXP_IFS_MAX <= RXP_STACK_IFS_MAX, "a quiet time for every interface");
 
 /*
  * A report of @len bytes of MLD, from the link-local address of @ifp to
  * @dst, hop limit 1, behind a Router Alert (RFC 3810 5.2.13, RFC 2710 3).
- * Returns the packet, its MLD message at *msg, or NULL.
+ * Returns the packet, its MLD message zeroed at *msg, or NULL.
  */
 static struct rxp_pkt *report_alloc(struct rxp_stack *st, const struct rxp_l3if *ifp,
 				    const uint8_t dst[16], uint32_t len, uint8_t **msg)
@@ -89,8 +49,7 @@ static struct rxp_pkt *report_alloc(struct rxp_stack *st, const struct rxp_l3if 
 	ip = rxp_pkt_data(pkt) + pkt->l3_off;
 	memset(ip, 0, 4);
 	ip[0] = 0x60;
-	ip[4] = (uint8_t)((HBH_LEN + len) >> 8);
-	ip[5] = (uint8_t)(HBH_LEN + len);
+	rxp_store_be16(ip + 4, (uint16_t)(HBH_LEN + len));
 	ip[6] = 0;	/* Hop-by-Hop */
 	ip[7] = 1;
 	memcpy(ip + 8, ifp->addr6[0], 16);
@@ -102,14 +61,14 @@ static struct rxp_pkt *report_alloc(struct rxp_stack *st, const struct rxp_l3if 
 }
 
 static void report_send(struct rxp_stack *st, const struct rxp_l3if *ifp, struct rxp_pkt *pkt,
-			const uint8_t *msg, uint32_t len)
+			uint8_t *msg, uint32_t len)
 {
 	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
-	uint8_t mac[6] = { 0x33, 0x33 };
+	uint8_t mac[6];
 	uint16_t c = rxp_icmp6_csum(ip, msg, len);
 
-	memcpy((uint8_t *)msg + 2, &c, 2);
-	memcpy(mac + 2, ip + 24 + 12, 4);
+	memcpy(msg + 2, &c, 2);
+	rxp_ip6_mcast_mac(mac, ip + 24);
 	if (!rxp_l2_prepend(pkt, ifp, mac, RXP_ETHERTYPE_IP6)) {
 		rxp_drop(st, pkt, RXP_DROP_NO_MEMORY);
 		return;
@@ -118,7 +77,7 @@ static void report_send(struct rxp_stack *st, const struct rxp_l3if *ifp, struct
 	rxp_tx_enqueue(st, pkt, true);
 }
 
-/* MLDv2: one report with a record per group, to all MLDv2 routers (RFC 3810 5.2) */
+/* MLDv2: a report with a record per group, all sources, to all MLDv2 routers (RFC 3810 5.2) */
 static void report_v2(struct rxp_stack *st, const struct rxp_l3if *ifp, uint8_t (*groups)[16],
 		      unsigned n)
 {
@@ -130,7 +89,7 @@ static void report_v2(struct rxp_stack *st, const struct rxp_l3if *ifp, uint8_t 
 	if (!pkt)
 		return;
 	msg[0] = MLD_REPORT_V2;
-	msg[7] = (uint8_t)n;
+	rxp_store_be16(msg + 6, (uint16_t)n);
 	for (unsigned i = 0; i < n; i++) {
 		uint8_t *rec = msg + 8 + i * MLD_V2_RECORD;
 
@@ -138,6 +97,37 @@ static void report_v2(struct rxp_stack *st, const struct rxp_l3if *ifp, uint8_t 
 		memcpy(rec + 4, groups[i], 16);
 	}
 	report_send(st, ifp, pkt, msg, len);
+}
+
+/*
+ * MLDv2, a query about some sources of @group: the router takes every
+ * source, so it wants all of those asked about (RFC 3810 6.3: IS_IN of
+ * them). As many reports as the link's MTU needs.
+ */
+static void report_v2_sources(struct rxp_stack *st, const struct rxp_l3if *ifp,
+			      const uint8_t group[16], const uint8_t *sources, unsigned n_src)
+{
+	static const uint8_t all_mldv2_routers[16] = { 0xff, 0x02, [15] = 0x16 };
+	uint32_t room = ifp->mtu > RXP_IP6_HLEN + HBH_LEN + 8 + MLD_V2_RECORD + 16 ?
+			(ifp->mtu - RXP_IP6_HLEN - HBH_LEN - 8 - MLD_V2_RECORD) / 16 : 1;
+
+	for (unsigned done = 0; done < n_src;) {
+		unsigned k = RXP_MIN(n_src - done, room);
+		uint32_t len = 8 + MLD_V2_RECORD + 16 * k;
+		uint8_t *msg;
+		struct rxp_pkt *pkt = report_alloc(st, ifp, all_mldv2_routers, len, &msg);
+
+		if (!pkt)
+			return;
+		msg[0] = MLD_REPORT_V2;
+		rxp_store_be16(msg + 6, 1);
+		msg[8] = MODE_IS_INCLUDE;
+		rxp_store_be16(msg + 10, (uint16_t)k);
+		memcpy(msg + 12, group, 16);
+		memcpy(msg + 8 + MLD_V2_RECORD, sources + 16 * done, 16 * k);
+		report_send(st, ifp, pkt, msg, len);
+		done += k;
+	}
 }
 
 /* MLDv1: a report per group, each to its group (RFC 2710 4) */
@@ -161,22 +151,28 @@ void rxp_mld_query(struct rxp_stack *st, struct rxp_pkt *pkt, const uint8_t *msg
 	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
 	const struct rxp_l3if *ifp = &st->router->ifs[pkt->ifidx];
 	static const uint8_t unspec[16];
-	uint8_t groups[GROUPS_MAX][16];
-	unsigned n;
+	uint8_t groups[RXP_IP6_GROUPS_MAX][16];
+	bool general = !memcmp(msg + 8, unspec, 16);
+	unsigned n, n_src = 0;
 
 	/*
 	 * From a router on the link, never routed (RFC 3810 5.1.14, RFC 2710
-	 * 5); a length between the two versions' is neither (RFC 3810 8.1).
-	 * A query about some sources of a group is about leaving them: the
-	 * router's groups take every source and never leave one.
+	 * 5); a length between the two versions' is neither (RFC 3810 8.1),
+	 * and an MLDv2 query holds the sources it counts.
 	 */
 	if (!rxp_ip6_is_link_local(ip + 8) || ip[7] != 1 ||
-	    (len != MLD_V1_LEN && len < MLD_V2_QUERY_MIN) ||
-	    (len >= MLD_V2_QUERY_MIN && rxp_load_be16(msg + 26)))
+	    (len != MLD_V1_LEN && len < MLD_V2_QUERY_MIN))
 		return;
-	n = if_groups(ifp, groups);
+	if (len >= MLD_V2_QUERY_MIN) {
+		n_src = rxp_load_be16(msg + 26);
+		if (len < MLD_V2_QUERY_MIN + 16 * n_src || (general && n_src))
+			return;
+	}
+	if (st->now_ns < st->mld_quiet_until[pkt->ifidx])
+		return;
+	n = rxp_l3if_groups6(ifp, groups);
 	/* a group's own query: answered for that group alone, if it is one of ours */
-	if (memcmp(msg + 8, unspec, 16)) {
+	if (!general) {
 		unsigned k = 0;
 
 		while (k < n && memcmp(groups[k], msg + 8, 16))
@@ -186,8 +182,11 @@ void rxp_mld_query(struct rxp_stack *st, struct rxp_pkt *pkt, const uint8_t *msg
 		memmove(groups[0], groups[k], 16);
 		n = 1;
 	}
+	st->mld_quiet_until[pkt->ifidx] = st->now_ns + (general ? QUIET_GENERAL_NS : QUIET_GROUP_NS);
 	if (len == MLD_V1_LEN)
 		report_v1(st, ifp, groups, n);
+	else if (n_src)
+		report_v2_sources(st, ifp, groups[0], msg + MLD_V2_QUERY_MIN, n_src);
 	else
 		report_v2(st, ifp, groups, n);
 }

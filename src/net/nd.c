@@ -31,14 +31,6 @@
 static const uint8_t all_nodes[16] = { 0xff, 0x02, [15] = 0x01 };
 static const uint8_t zero16[16];
 
-/* RFC 2464 7: IPv6 multicast goes to Ethernet 33:33 + the group's low 32 bits. */
-static void mcast_mac(uint8_t mac[6], const uint8_t group[16])
-{
-	mac[0] = 0x33;
-	mac[1] = 0x33;
-	memcpy(mac + 2, group + 12, 4);
-}
-
 /* RFC 4291 2.7.1: ff02::1:ff00:0/104 */
 static bool is_solicited_node(const uint8_t *a)
 {
@@ -143,7 +135,7 @@ static void ns_input(struct rxp_stack *st, struct rxp_pkt *pkt, const uint8_t *i
 		rxp_neigh_learn(st, pkt->ifidx, 6, src, lla, true, false);
 	if (unspec) {
 		/* RFC 4861 7.2.4: to all-nodes, and not marked solicited */
-		mcast_mac(mac, all_nodes);
+		rxp_ip6_mcast_mac(mac, all_nodes);
 	} else {
 		memcpy(mac, lla && !rxp_eth_is_multicast(lla) ? lla : rxp_pkt_data(pkt) + 6, 6);
 		flags |= NA_F_SOLICITED;
@@ -335,12 +327,11 @@ void rxp_nd_maybe_redirect(struct rxp_stack *st, struct rxp_pkt *orig, const uin
 void rxp_nd_solicit(struct rxp_stack *st, int ifidx, const uint8_t target[16], const uint8_t *mac)
 {
 	const struct rxp_l3if *ifp = &st->router->ifs[ifidx];
-	uint8_t group[16] = { 0xff, 0x02, [11] = 0x01, [12] = 0xff };
-	uint8_t group_mac[6], *ip, *ns;
+	uint8_t group[16], group_mac[6], *ip, *ns;
 	struct rxp_pkt *pkt;
 
 	/* RFC 4861 7.2.2: to the target's solicited-node group, with our link-layer address */
-	memcpy(group + 13, target + 13, 3);
+	rxp_ip6_solicited_node(group, target);
 	pkt = rxp_local_alloc(st, RXP_IP6_HLEN + ND_NS_LEN + ND_OPT_LLA_LEN);
 	if (!pkt)
 		return;
@@ -357,7 +348,7 @@ void rxp_nd_solicit(struct rxp_stack *st, int ifidx, const uint8_t target[16], c
 		rxp_icmp6_finish(ip, ifp->addr6[0], target, ND_HOP_LIMIT, ND_NS_LEN + ND_OPT_LLA_LEN);
 	} else {
 		rxp_icmp6_finish(ip, ifp->addr6[0], group, ND_HOP_LIMIT, ND_NS_LEN + ND_OPT_LLA_LEN);
-		mcast_mac(group_mac, group);
+		rxp_ip6_mcast_mac(group_mac, group);
 		mac = group_mac;
 	}
 	rxp_l2_prepend(pkt, ifp, mac, RXP_ETHERTYPE_IP6);

@@ -598,31 +598,30 @@ void rxp_stack_tick(struct rxp_stack *st, uint64_t now_ns)
 	rxp_stack_flush(st);
 }
 
-uint64_t rxp_stack_drain(struct rxp_stack *st)
+/* Ends whatever is held for a neighbour or a datagram: answered (@give_up) or quietly. */
+static uint64_t end_held(struct rxp_stack *st, bool give_up)
 {
-	struct walk_ctx c = { .st = st, .give_up = true };
+	struct walk_ctx c = { .st = st, .give_up = give_up, .release_all = !give_up };
 
 	if (!st->router)
 		return 0;
 	rxp_neigh_lock(st);
 	rxp_neigh_walk(&st->router->neigh, timer_one, &c);
 	rxp_neigh_unlock(st);
-	c.dropped += rxp_reasm_expire(st, true, true, RXP_DROP_REASM_TIMEOUT);
+	c.dropped += rxp_reasm_expire(st, true, give_up,
+				      give_up ? RXP_DROP_REASM_TIMEOUT : RXP_DROP_STOPPED);
 	rxp_stack_flush(st);
 	return c.dropped;
 }
 
+uint64_t rxp_stack_drain(struct rxp_stack *st)
+{
+	return end_held(st, true);
+}
+
 uint64_t rxp_stack_release(struct rxp_stack *st)
 {
-	struct walk_ctx c = { .st = st, .release_all = true };
-
-	if (!st->router)
-		return 0;
-	rxp_neigh_lock(st);
-	rxp_neigh_walk(&st->router->neigh, timer_one, &c);
-	rxp_neigh_unlock(st);
-	c.dropped += rxp_reasm_expire(st, true, false, RXP_DROP_STOPPED);
-	return c.dropped;
+	return end_held(st, false);
 }
 
 struct port_down_ctx {

@@ -621,6 +621,10 @@ check("nd_bad_sources_and_options_dropped", res.drops().get("nd_malformed") == 4
 res = run(BASE, {"p0": [ns("2001:db8:1::")]})
 check("anycast_na_from_unicast", len(nas(res)) == 1 and nas(res)[0][IPv6].src == A0 and
       not icmp6(nas(res)[0])[4] & 0x20, [p.summary() for p in res.sent("p0")])
+# ... on a prefix longer than /104 too: its anycast address's solicited-node group is taken (it was
+# dropped as a group the router is not in, while MLD said it was)
+res = run(BASE + ["addr add 2001:db8:5::1:1/120 dev p0"], {"p0": [ns("2001:db8:5::1:0", src="2001:db8:5::1:2")]})
+check("anycast_long_prefix_ns_answered", len(nas(res)) == 1, ([p.summary() for p in res.sent("p0")], res.drops()))
 
 # no Redirect to a packet that carries one of our own addresses as source
 res = run(BASE + ["neigh add 2001:db8:1::3 lladdr 02:00:00:00:00:03 dev p0"], {"p0": [udp("2001:db8:1::3", src=LL0)]})
@@ -857,6 +861,31 @@ check("mld1_reports_per_group", len(reps) == len(p0_groups) and
 # queries not from a router on the link are not answered
 res = run(BASE, {"p0": [mld_query(src=HOST), mld_query(hlim=2)]})
 check("mld_query_not_link_local_ignored", not mld_reports(res), [p.summary() for p in res.sent("p0")])
+# a query about some sources of a group of ours: the router wants them all (RFC 3810 6.3: IS_IN)
+srcs = ["2001:db8:77::1", "2001:db8:77::2"]
+q = Ether(dst="33:33:00:00:00:02", src=H1) / IPv6(src="fe80::99", dst="ff02::2", hlim=1) / \
+    IPv6ExtHdrHopByHop(options=[RouterAlert()]) / ICMPv6MLQuery2(mladdr="ff02::2", sources_number=2, sources=srcs)
+res = run(BASE, {"p0": [q]})
+reps = mld_reports(res)
+check("mld2_source_query_is_include", len(reps) == 1 and reps[0][2][8] == 1 and reps[0][2][10:12] == b"\0\x02" and
+      reps[0][2][12:28] == a6("ff02::2") and reps[0][2][28:60] == a6(srcs[0]) + a6(srcs[1]) and mld_ok(reps[0][0], reps[0][2]),
+      [r[2].hex() for r in reps])
+# a burst of general queries is answered once (a second's quiet per interface); lengths between the
+# two versions' (25-27 bytes) are no query
+def mld_raw(msg, src="fe80::99", dst="ff02::1"):
+    pseudo = a6(src) + a6(dst) + struct.pack("!I", len(msg)) + b"\0\0\0\x3a"
+    msg = msg[:2] + struct.pack("!H", inet_cksum(pseudo + msg)) + msg[4:]
+    return Ether(dst="33:33:00:00:00:01", src=H1) / IPv6(src=src, dst=dst, hlim=1) / \
+        IPv6ExtHdrHopByHop(nh=58, options=[RouterAlert()]) / Raw(msg)
+
+
+bad = [mld_raw(bytes([130, 0, 0, 0, 0x27, 0x10]) + bytes(18 + k)) for k in (1, 2, 3)]
+res = run(BASE, {"p0": bad})
+check("mld_query_odd_length_ignored", not mld_reports(res) and res.summary["delivered"].get("other6") == 3,
+      ([p.summary() for p in res.sent("p0")], res.summary["delivered"], res.drops()))
+res = run(BASE, {"p0": [mld_raw(bytes([130, 0, 0, 0, 0x27, 0x10]) + bytes(18))] + [mld_query() for _ in range(5)]})
+check("mld_query_burst_answered_once", len(mld_reports(res)) == len(p0_groups) and
+      all(r[2][0] == 131 for r in mld_reports(res)), [p.summary() for p in res.sent("p0")])
 
 check("all_runs_exit_0", not bad_exits, "\n".join("rc %d: %s" % e for e in bad_exits[:3]))
 

@@ -589,22 +589,16 @@ static void fill_table(bool used)
  */
 static void test_full_table_unused_entry_makes_room(void)
 {
-	fx_init();
-	clock_to(SEC);
-	fill_table(false);
-	udp_to(host6);
-	CHECK_EQ(count_ns_for(host6), 1);
-	CHECK_EQ(fx.st.stats.drops[RXP_DROP_NEIGH_TABLE_FULL], 0);
-	CHECK_EQ(fx.r->neigh.n_entries, fx.r->neigh.max_entries);
-	fx_fini();
-
-	fx_init();
-	clock_to(SEC);
-	fill_table(true);
-	udp_to(host6);
-	CHECK_EQ(count_ns_for(host6), 0);
-	CHECK_EQ(fx.st.stats.drops[RXP_DROP_NEIGH_TABLE_FULL], 1);
-	fx_fini();
+	for (int used = 0; used <= 1; used++) {
+		fx_init();
+		clock_to(SEC);
+		fill_table(used);
+		udp_to(host6);
+		CHECK_EQ(count_ns_for(host6), used ? 0u : 1u);
+		CHECK_EQ(fx.st.stats.drops[RXP_DROP_NEIGH_TABLE_FULL], used ? 1u : 0u);
+		CHECK_EQ(fx.r->neigh.n_entries, fx.r->neigh.max_entries);
+		fx_fini();
+	}
 }
 
 /* ---- Router Advertisements ---- */
