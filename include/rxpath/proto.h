@@ -3,6 +3,7 @@
 #ifndef RXPATH_PROTO_H
 #define RXPATH_PROTO_H
 
+#include <string.h>
 #include "rxpath/common.h"
 
 #define RXP_ETH_ALEN 6
@@ -119,6 +120,20 @@ _Static_assert(sizeof(struct rxp_tcp_hdr) == RXP_TCP_HLEN, "TCP header is 20 byt
 static inline bool rxp_eth_is_multicast(const uint8_t *mac)
 {
 	return mac[0] & 1;	/* includes broadcast */
+}
+
+/* True when @mac is one station's: not a group, not all zeros. */
+static inline bool rxp_eth_is_unicast(const uint8_t *mac)
+{
+	return !(mac[0] & 1) && (mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]);
+}
+
+/* ::ffff:0:0/96, an IPv4 address in a socket's IPv6 form: never on a wire (RFC 4942 2.2, RFC 6890) */
+static inline bool rxp_ip6_is_v4mapped(const uint8_t *a)
+{
+	static const uint8_t pfx[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(a, pfx, sizeof(pfx));
 }
 
 #endif

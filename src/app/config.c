@@ -347,11 +347,11 @@ static int cmd_neigh(struct dp_config *cfg, char **w, int n, const char *where, 
 	/* a neighbour is one host on a link: not a group, a broadcast, nobody or this host */
 	if (c.kind == DP_CMD_NEIGH_ADD &&
 	    (c.family == 4 ? c.addr[0] >= 224 || c.addr[0] == 0 || c.addr[0] == 127
-			   : c.addr[0] == 0xff || !memcmp(c.addr, (const uint8_t[15]){ 0 }, 15)))
+			   : c.addr[0] == 0xff || !memcmp(c.addr, (const uint8_t[15]){ 0 }, 15) ||
+			     rxp_ip6_is_v4mapped(c.addr)))
 		BAD("%s: '%s': expected a unicast address", where, w[2]);
 	if (c.kind == DP_CMD_NEIGH_ADD &&
-	    (rxp_parse_mac(w[4], c.mac) || rxp_eth_is_multicast(c.mac) ||
-	     !memcmp(c.mac, (const uint8_t[6]){ 0 }, 6)))
+	    (rxp_parse_mac(w[4], c.mac) || !rxp_eth_is_unicast(c.mac)))
 		BAD("%s: '%s': expected a unicast MAC address like 02:00:00:00:00:22", where, w[4]);
 	if (!dp_config_has_name(cfg, w[dev]))
 		BAD("%s: '%s': no such port", where, w[dev]);
@@ -519,6 +519,8 @@ int config_apply_file(struct dp_config *cfg, const char *path, char *err, size_t
 	char where[300];
 	unsigned lineno = 0;
 	int ret = 0;
+	size_t full_len = strlen(path) + 16;	/* PATH:LINE */
+	char *full;
 	FILE *f = fopen(path, "r");
 
 	if (!f) {
@@ -526,6 +528,12 @@ int config_apply_file(struct dp_config *cfg, const char *path, char *err, size_t
 
 		snprintf(err, errlen, "cannot read config file '%s': %s", path, strerror(e));
 		return -e;
+	}
+	full = malloc(full_len);
+	if (!full) {
+		fclose(f);
+		snprintf(err, errlen, "out of memory reading config file '%s'", path);
+		return -ENOMEM;
 	}
 	memcpy(sync, &cfg->sync, sizeof(sync));
 	for (;;) {
@@ -535,11 +543,8 @@ int config_apply_file(struct dp_config *cfg, const char *path, char *err, size_t
 			break;
 		lineno++;
 		/* a long path keeps its end, where the file's name is, and the line number */
-		if (strlen(path) > sizeof(where) - 16)
-			snprintf(where, sizeof(where), "...%s:%u",
-				 path + strlen(path) - (sizeof(where) - 19), lineno);
-		else
-			snprintf(where, sizeof(where), "%s:%u", path, lineno);
+		snprintf(full, full_len, "%s:%u", path, lineno);
+		set_where(where, sizeof(where), full);
 		if (r == LINE_NUL)
 			snprintf(err, errlen, "%s: a NUL byte: not a text file?", where);
 		else if (r == LINE_LONG)
@@ -556,6 +561,7 @@ int config_apply_file(struct dp_config *cfg, const char *path, char *err, size_t
 			break;
 		}
 	}
+	free(full);
 	fclose(f);
 	return ret;
 }

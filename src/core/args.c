@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "rxpath/args.h"
+#include "rxpath/proto.h"
 
 int rxp_args_parse(struct rxp_args *args, const char *text, char *err, size_t errlen)
 {
@@ -144,7 +145,7 @@ int rxp_args_mac(struct rxp_args *args, const char *key, uint8_t out[6], char *e
 	if (!v)
 		return 0;
 	/* a port's own address: one station, so not a group (I/G bit) and not all zeros */
-	if (rxp_parse_mac(v, out) || (out[0] & 1) || !(out[0] | out[1] | out[2] | out[3] | out[4] | out[5])) {
+	if (rxp_parse_mac(v, out) || !rxp_eth_is_unicast(out)) {
 		snprintf(err, errlen, "%s=%s: expected a unicast MAC address like 02:00:00:00:00:01", key, v);
 		return -EINVAL;
 	}

@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include "rxpath/ksync.h"
+#include "rxpath/proto.h"
 
 #define NAME_MAX_LEN 32
 #define TABLE_MIN_SLOTS 1024u
@@ -914,7 +915,7 @@ static enum verdict neigh_parse(struct rxp_ksync *k, const struct nlmsghdr *nlh,
 		     mnl_attr_get_payload_len(tb[NDA_LLADDR]) == 6;
 	if (mirrorable) {
 		mac = mnl_attr_get_payload(tb[NDA_LLADDR]);
-		mirrorable = !(mac[0] & 1) && (mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]);
+		mirrorable = rxp_eth_is_unicast(mac);
 		memcpy(out->mac, mac, 6);
 	}
 	port = port_of_ifindex(k, ndm->ndm_ifindex);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "rxpath/proto.h"
 #include "rxpath/router.h"
 
 int rxp_router_init(struct rxp_router *r, uint32_t max_routes4, uint32_t max_routes6)
@@ -605,7 +606,6 @@ int rxp_router_del_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
  */
 static bool gateway_ok(const struct rxp_router *r, uint8_t family, const uint8_t *gw)
 {
-	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
 	uint32_t a;
 
 	if (!unicast_addr(family, gw))
@@ -614,7 +614,7 @@ static bool gateway_ok(const struct rxp_router *r, uint8_t family, const uint8_t
 		memcpy(&a, gw, 4);
 		return !rxp_router_in_src4_set(r, a);
 	}
-	if (!memcmp(gw, v4mapped, sizeof(v4mapped)))
+	if (rxp_ip6_is_v4mapped(gw))
 		return false;
 	for (unsigned i = 0; i < r->n_ifs; i++)
 		for (unsigned k = 0; k < r->ifs[i].n_addr6; k++)

@@ -70,8 +70,8 @@ void rxp_arp_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 	memcpy(&spa, a + 14, 4);
 	memcpy(&tpa, a + 24, 4);
 	/* a sender is one station, not a group, nobody or this router (RFC 1812 3.3.2) */
-	if ((op != ARP_OP_REQUEST && op != ARP_OP_REPLY) || rxp_eth_is_multicast(sha) ||
-	    !(sha[0] | sha[1] | sha[2] | sha[3] | sha[4] | sha[5]) || rxp_router_has_mac(r, sha)) {
+	if ((op != ARP_OP_REQUEST && op != ARP_OP_REPLY) || !rxp_eth_is_unicast(sha) ||
+	    rxp_router_has_mac(r, sha)) {
 		rxp_drop(st, pkt, RXP_DROP_ARP_BAD);
 		return;
 	}

@@ -26,12 +26,6 @@ static bool ip6_is_loopback(const uint8_t *a)
 	return a[15] == 1 && !memcmp(a, zero16, 15);
 }
 
-/* ::ffff:0:0/96, an IPv4 address in a socket's IPv6 form: never on a wire (RFC 4942 2.2, RFC 6890) */
-static bool ip6_is_v4mapped(const uint8_t *a)
-{
-	return a[10] == 0xff && a[11] == 0xff && !memcmp(a, zero16, 10);
-}
-
 static void local_deliver6(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
 	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
@@ -80,7 +74,7 @@ void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 
 	/* RFC 4291 2.7: never a multicast source; 2.5.3: ::1 never leaves a node */
 	if (rxp_unlikely(src[0] == 0xff ||
-			 (src[0] == 0 && (ip6_is_loopback(src) || ip6_is_v4mapped(src))))) {
+			 (src[0] == 0 && (ip6_is_loopback(src) || rxp_ip6_is_v4mapped(src))))) {
 		rxp_drop(st, pkt, RXP_DROP_IP6_MARTIAN_SRC);
 		return;
 	}
@@ -94,7 +88,7 @@ void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 		return;
 	}
 	if (rxp_unlikely(dst[0] == 0 &&
-			 (ip6_is_unspec(dst) || ip6_is_loopback(dst) || ip6_is_v4mapped(dst)))) {
+			 (ip6_is_unspec(dst) || ip6_is_loopback(dst) || rxp_ip6_is_v4mapped(dst)))) {
 		rxp_drop(st, pkt, RXP_DROP_IP6_MARTIAN_DST);
 		return;
 	}

@@ -359,7 +359,7 @@ static void neigh_learn(struct rxp_stack *st, int ifidx, uint8_t family, const u
 	struct rxp_neigh *n = rxp_neigh_lookup(t, (uint16_t)ifidx, family, addr);
 
 	/* no neighbour has a group's address, none of nobody's, and none ours */
-	if (rxp_eth_is_multicast(mac) || !(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]) ||
+	if (!rxp_eth_is_unicast(mac) ||
 	    rxp_router_has_mac(st->router, mac))
 		return;
 	if (!n) {
