@@ -241,12 +241,13 @@ int cmd_bench(int argc, char **argv)
 	uint64_t v;
 	int opt;
 
+	/* argv[1] renamed as getopt's messages name the command */
 	if (argc > 1 && !strcmp(argv[1], "l3fwd"))
-		return cmd_bench_l3fwd(argc - 1, argv + 1);
+		return cmd_bench_l3fwd(argc - 1, (argv[1] = (char *)"rxpath bench l3fwd", argv + 1));
 	if (argc > 1 && !strcmp(argv[1], "lpm"))
-		return cmd_bench_lpm(argc - 1, argv + 1);
+		return cmd_bench_lpm(argc - 1, (argv[1] = (char *)"rxpath bench lpm", argv + 1));
 	if (argc > 1 && !strcmp(argv[1], "veth"))
-		return cmd_bench_veth(argc - 1, argv + 1);
+		return cmd_bench_veth(argc - 1, (argv[1] = (char *)"rxpath bench veth", argv + 1));
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (opt) {

@@ -352,7 +352,8 @@ int cmd_doctor(int argc, char **argv)
 	struct verdicts v = { 0 };
 
 	if (argc > 2 || (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))) {
-		printf("usage: rxpath doctor [IFACE]\n\n"
+		/* asked for: on stdout; a wrong call: on stderr */
+		fprintf(argc > 2 ? stderr : stdout, "usage: rxpath doctor [IFACE]\n\n"
 		       "Checks the kernel, capabilities, memlock limit and bpffs that AF_XDP and\n"
 		       "AF_PACKET ports need, and with IFACE the interface: driver, queues, native\n"
 		       "XDP and zero-copy, offloads that break XDP on veth, an XDP program already\n"

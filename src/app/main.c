@@ -34,14 +34,22 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (!strcmp(argv[1], "run"))
-		return cmd_run(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "bench"))
-		return cmd_bench(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "ctl"))
-		return cmd_ctl(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "doctor"))
-		return cmd_doctor(argc - 1, argv + 1);
+	static const struct {
+		const char *name, *full;	/* full: what getopt's messages start with */
+		int (*fn)(int argc, char **argv);
+	} cmds[] = {
+		{ "run", "rxpath run", cmd_run },
+		{ "bench", "rxpath bench", cmd_bench },
+		{ "ctl", "rxpath ctl", cmd_ctl },
+		{ "doctor", "rxpath doctor", cmd_doctor },
+	};
+
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (strcmp(argv[1], cmds[i].name))
+			continue;
+		argv[1] = (char *)cmds[i].full;
+		return cmds[i].fn(argc - 1, argv + 1);
+	}
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(stdout);
 		return 0;

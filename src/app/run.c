@@ -76,7 +76,7 @@ static void usage(FILE *out)
 		"      --handoff list|packet    vector handoff of a whole poll, or one packet at a time\n"
 		"      --prefetch 0|1|2         frame header cache lines prefetched ahead\n"
 		"      --copy                   copy frames into fresh buffers (pre-zero-copy drivers)\n"
-		"      --copybreak N            with --copy: frames longer than N bytes stay zero-copy\n"
+		"      --copybreak N            --copy, but frames longer than N bytes stay zero-copy\n"
 		"      --rx-offset 0|2          bytes before the frame (2 = NET_IP_ALIGN)\n"
 		"      --buffers precise|page   buffer size: exactly what a frame needs, or 4 KiB\n"
 		"      --max-frame N            largest frame in bytes, without FCS (default 1518)\n"
