@@ -43,7 +43,6 @@ struct apply_work {
 	unsigned n_cmds;
 	bool keep_going;	/* reload: report a failure and go on with the rest */
 	unsigned applied, failed;
-	bool *failed_cmd;	/* if not NULL: per command, whether it failed */
 	struct rxp_sbuf *errors;
 	struct rxp_sbuf *warnings;	/* if not NULL: what was taken with a warning, a line each */
 };
@@ -56,13 +55,17 @@ static int apply_on_datapath(struct dp *dp, void *arg, struct rxp_sbuf *out)
 	bool was_sink;
 
 	(void)out;
-	/* a receive sink becomes a router with its first address or route, not with an MTU */
-	for (unsigned i = 0; i < w->n_cmds && !dp->router; i++) {
-		enum dp_cmd_kind k = w->cmds[i].kind;
+	/* a receive sink becomes a router with an address, route or neighbour, not with an MTU alone */
+	if (!dp->router) {
+		unsigned i = 0;
 
-		if (k != DP_CMD_ADDR_ADD && k != DP_CMD_ROUTE_ADD && k != DP_CMD_NEIGH_ADD) {
+		while (i < w->n_cmds && w->cmds[i].kind != DP_CMD_ADDR_ADD &&
+		       w->cmds[i].kind != DP_CMD_ROUTE_ADD && w->cmds[i].kind != DP_CMD_NEIGH_ADD)
+			i++;
+		if (i == w->n_cmds && w->n_cmds) {
 			rxp_sbuf_printf(w->errors, "%s: rxpath runs as a receive sink (no address, no route); add an address first\n",
-					w->cmds[i].where);
+					w->cmds[0].where);
+			w->failed++;
 			return -EINVAL;
 		}
 	}
@@ -82,8 +85,6 @@ static int apply_on_datapath(struct dp *dp, void *arg, struct rxp_sbuf *out)
 		}
 		rxp_sbuf_printf(w->errors, "%s\n", err);
 		w->failed++;
-		if (w->failed_cmd)
-			w->failed_cmd[i] = true;
 		first = first ? first : ret;
 		if (!w->keep_going)
 			break;
@@ -550,15 +551,57 @@ int ctl_server_handle(struct ctl_server *s, const char *line, bool json, struct 
 
 /* ---- reload ---- */
 
+/*
+ * Applies @diff all or nothing: at the first command that fails, the ones
+ * before it are undone (reload_rollback()). Returns true when all took;
+ * else says on stderr what failed, and what could not be undone.
+ */
+static bool reload_apply(struct ctl_server *s, const struct dp_cmd *diff, unsigned n,
+			 unsigned *applied)
+{
+	struct rxp_sbuf errors = { 0 }, undo_errors = { 0 }, out = { 0 };
+	struct apply_work w = { .cmds = diff, .n_cmds = n, .errors = &errors };
+	struct apply_work u = { .keep_going = true, .errors = &undo_errors };
+	struct dp_cmd *back = NULL;
+	long n_back;
+	int ret = n ? control_call(s->cfg.ctl, apply_on_datapath, &w, &out) : 0;
+
+	*applied = w.applied;
+	if (!ret && !w.failed)
+		goto out;
+	if (ret == -ESHUTDOWN)
+		goto out;
+	n_back = reload_rollback(s->cfg.active, diff, w.applied, &back);
+	if (n_back < 0) {
+		fprintf(stderr, "rxpath: reload: failed: %sout of memory undoing the %u change%s made\n",
+			errors.data ? errors.data : "", w.applied, w.applied == 1 ? "" : "s");
+		goto out;
+	}
+	u.cmds = back;
+	u.n_cmds = (unsigned)n_back;
+	if (n_back)
+		control_call(s->cfg.ctl, apply_on_datapath, &u, &out);
+	fprintf(stderr, "rxpath: reload: failed: %s", errors.data ? errors.data : "(no reason given)\n");
+	if (u.failed)
+		fprintf(stderr, "rxpath: reload: %u of the %u change%s made could not be undone:\n%s",
+			u.failed, w.applied, w.applied == 1 ? "" : "s",
+			undo_errors.data ? undo_errors.data : "");
+	else
+		fprintf(stderr, "rxpath: reload: nothing changed\n");
+out:
+	free(back);
+	rxp_sbuf_free(&errors);
+	rxp_sbuf_free(&undo_errors);
+	rxp_sbuf_free(&out);
+	return !ret && !w.failed;
+}
+
 static void reload(struct ctl_server *s)
 {
 	struct dp_config fresh;
 	struct dp_cmd *diff = NULL;
-	struct rxp_sbuf errors = { 0 }, out = { 0 };
-	struct apply_work w = { 0 };
 	char err[512], where[32];
-	bool *failed_cmd = NULL;
-	unsigned n_exec = 0;
+	unsigned n_exec = 0, applied;
 	long n;
 
 	dp_config_default(&fresh);
@@ -584,18 +627,10 @@ static void reload(struct ctl_server *s)
 		fprintf(stderr, "rxpath: reload: out of memory; nothing changed\n");
 		goto out;
 	}
-	failed_cmd = calloc((size_t)n + 1, sizeof(*failed_cmd));
-	if (!failed_cmd) {
-		fprintf(stderr, "rxpath: reload: out of memory; nothing changed\n");
+	/* a file that cannot be applied whole changes nothing, as one that does not parse */
+	if (!reload_apply(s, diff, (unsigned)n, &applied))
 		goto out;
-	}
-	w = (struct apply_work){ .cmds = diff, .n_cmds = (unsigned)n, .keep_going = true,
-				 .failed_cmd = failed_cmd, .errors = &errors };
-	if (n > 0 && control_call(s->cfg.ctl, apply_on_datapath, &w, &out) == -ESHUTDOWN)
-		goto out;
-	fprintf(stderr, "rxpath: reload: %u change%s applied%s%s", w.applied,
-		w.applied == 1 ? "" : "s", w.failed ? ", failed:\n" : "\n",
-		errors.data && w.failed ? errors.data : "");
+	fprintf(stderr, "rxpath: reload: %u change%s applied\n", applied, applied == 1 ? "" : "s");
 	/* `sync kernel` added, removed or changed in the file */
 	if (fresh.sync.on != s->cfg.active->sync.on ||
 	    (fresh.sync.on && (fresh.sync.table != s->cfg.active->sync.table ||
@@ -620,24 +655,16 @@ static void reload(struct ctl_server *s)
 			s->cfg.active->sync.on = false;
 	}
 	fflush(stderr);
-	/*
-	 * The file is now what later reloads compare with, less what failed to
-	 * go in: the next reload tries those again (when the gateway's subnet
-	 * has come, say) instead of taking them for applied.
-	 */
-	if (w.failed && reload_keep_failed(&fresh, s->cfg.active, diff, failed_cmd, (unsigned)n))
-		fprintf(stderr, "rxpath: reload: out of memory recording what failed\n");
+	/* the file is now what later reloads compare with */
 	dp_config_free(s->cfg.active);
 	s->cfg.active->cmds = fresh.cmds;
 	s->cfg.active->n_cmds = fresh.n_cmds;
 	s->cfg.active->cmds_cap = fresh.cmds_cap;
 	fresh.cmds = NULL;
 out:
-	free(failed_cmd);
+	fflush(stderr);
 	free(diff);
 	dp_config_free(&fresh);
-	rxp_sbuf_free(&errors);
-	rxp_sbuf_free(&out);
 }
 
 /* ---- the socket ---- */

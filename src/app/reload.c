@@ -234,31 +234,30 @@ static const struct dp_cmd *last_about(const struct dp_config *cfg, const char *
 	return NULL;
 }
 
-int reload_keep_failed(struct dp_config *new, const struct dp_config *old, const struct dp_cmd *diff,
-		       const bool *failed, unsigned n)
+long reload_rollback(const struct dp_config *old, const struct dp_cmd *applied, unsigned n,
+		     struct dp_cmd **out)
 {
-	for (unsigned k = 0; k < n; k++) {
-		const struct dp_cmd *was;
-		char key[80];
-		unsigned i;
+	long k = 0;
 
-		if (!failed[k])
-			continue;
-		cmd_key(&diff[k], key, sizeof(key));
-		was = diff[k].kind == DP_CMD_ADDR_ADD ? NULL : last_about(old, key);
-		/* the file's own command (a copy of it went into the diff) */
-		for (i = 0; i < new->n_cmds; i++)
-			if (!memcmp(&diff[k], &new->cmds[i], sizeof(diff[k])))
-				break;
-		if (i < new->n_cmds && was) {
-			new->cmds[i] = *was;		/* what still holds */
-		} else if (i < new->n_cmds) {
-			memmove(&new->cmds[i], &new->cmds[i + 1],
-				(new->n_cmds - i - 1) * sizeof(new->cmds[0]));
-			new->n_cmds--;
-		} else if (was && dp_config_add_cmd(new, was)) {
-			return -ENOMEM;	/* an undo or a default that failed: the old state stays */
+	*out = calloc((size_t)n + 1, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	for (unsigned i = n; i-- > 0;) {
+		const struct dp_cmd *c = &applied[i], *was;
+		char key[80];
+
+		cmd_key(c, key, sizeof(key));
+		was = last_about(old, key);
+		if (c->kind == DP_CMD_ADDR_ADD) {
+			(*out)[k++] = undo(c);		/* an address is never replaced: it was new */
+		} else if (was) {
+			(*out)[k] = *was;		/* what the old load had there */
+			snprintf((*out)[k++].where, sizeof((*out)[0].where), "reload (undo of %.70s)", c->where);
+		} else if (c->kind == DP_CMD_ROUTE_ADD || c->kind == DP_CMD_NEIGH_ADD) {
+			(*out)[k++] = undo(c);
+		} else if (!is_del(c)) {
+			(*out)[k++] = setting_default(c);
 		}
 	}
-	return 0;
+	return k;
 }

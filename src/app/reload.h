@@ -17,15 +17,13 @@
 long reload_diff(const struct dp_config *old, const struct dp_config *new, struct dp_cmd **out);
 
 /*
- * After applying @diff (@n of them; @failed says which did not take):
- * turns @new, about to become the running config, into what the datapath
- * now holds, so that the next reload tries the failed commands again. A
- * failed command about something @old had leaves @old's command in place
- * (an address whose new length failed is gone: it is forgotten); a failed
- * command about something new is forgotten. Returns 0 or -ENOMEM.
+ * Computes the commands that undo the first @n commands of a diff from
+ * @old (all applied, the next one failed), last first: what @old had for
+ * each thing, or its removal or default when @old had nothing. Returns the
+ * count (the array in *@out, to free), or -ENOMEM.
  */
-int reload_keep_failed(struct dp_config *new, const struct dp_config *old, const struct dp_cmd *diff,
-		       const bool *failed, unsigned n);
+long reload_rollback(const struct dp_config *old, const struct dp_cmd *applied, unsigned n,
+		     struct dp_cmd **out);
 
 /* Returns true when @a and @b have the same ports and VLAN sub-ports. */
 bool reload_same_ports(const struct dp_config *a, const struct dp_config *b);

@@ -177,7 +177,7 @@ check ra_off_not_shown bash -c '! grep -q "router advertisements on" <<<"$1"' _ 
 err=$(ctl port set sim0 redirects maybe 2>&1)
 check redirects_bad_value grep -q "'maybe': expected 'on' or 'off' after 'redirects'" <<<"$err"
 # A line that parses but cannot be applied yet (its gateway's subnet is not there) is
-# reported, and tried again at the next reload, when the address it needs has come.
+# reported, nothing changes, and the next reload, when the address it needs has come, takes both.
 echo 'route add 43.0.0.0/8 via 10.0.77.1' >>"$TMP/router.conf"
 reload
 check reload_failed_reported grep -q "no interface has an address on the gateway's subnet" "$TMP/run.err"
@@ -185,6 +185,14 @@ echo 'addr add 10.0.77.254/24 dev sim1' >>"$TMP/router.conf"
 reload
 check reload_failed_retried grep -q '^43.0.0.0/8 via 10.0.77.1' <<<"$(ctl show routes 43.1.1.1)"
 sed -i '/^route add 43.0.0.0\/8/d; /^addr add 10.0.77.254/d' "$TMP/router.conf"
+reload
+# A file that cannot be applied whole changes nothing: an address added before the line that
+# fails is taken back, and the log says so.
+printf 'addr add 10.0.78.1/24 dev sim1\nroute add 44.0.0.0/8 via 10.0.79.1\n' >>"$TMP/router.conf"
+reload
+check reload_apply_error_nothing_changed grep -q 'reload: nothing changed' "$TMP/run.err"
+check reload_apply_error_address_taken_back bash -c '! grep -q 10.0.78.1 <<<"$1"' _ "$(ctl show ports)"
+sed -i '/^addr add 10.0.78.1/d; /^route add 44.0.0.0/d' "$TMP/router.conf"
 reload
 # A changed line that fails leaves the route as it was, and removing the line later removes it.
 sed -i 's|^route add 17.0.0.0/8 via 10.0.1.9|route add 17.0.0.0/8 via 10.0.77.1|' "$TMP/router.conf"
@@ -330,6 +338,18 @@ wait_ctl
 out=$(ctl show ports)
 check ctl_show_ports_vlan_addresses grep -A1 -q '^p0.7: vlan 7 on p0' <<<"$out"
 check ctl_show_ports_vlan_inet grep -q '^    inet 10.0.7.1/24' <<<"$(sed -n '/^p0.7:/,$p' <<<"$out")"
+kill -TERM $pid; wait $pid
+
+# A receive sink whose file gains an address and settings becomes a router with all of them
+# at the reload (the settings used to turn the whole reload down, and silently).
+printf 'port add p0 sim:rx=off\nport add p1 sim:proto=udp4\n' >"$TMP/sink.conf"
+"$RXPATH" run -c "$TMP/sink.conf" --ctl "$SOCK" -i 0 -d 30 >/dev/null 2>"$TMP/sink.err" &
+pid=$!
+wait_ctl
+printf 'addr add 10.0.1.1/24 dev p0\nicmp ratelimit 100\nport set p0 mtu 1400\n' >>"$TMP/sink.conf"
+reload
+check reload_sink_becomes_router grep -q '^10.0.1.0/24 dev p0 connected' <<<"$(ctl show routes 10.0.1.0/24)"
+check reload_sink_settings_applied grep -q 'mtu 1400' <<<"$(ctl show ports | grep -A1 '^p0:')"
 kill -TERM $pid; wait $pid
 
 # A receive sink stays one when the change that would have made it a router fails.
