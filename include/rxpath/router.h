@@ -41,6 +41,7 @@ enum rxp_nh_kind {
 struct rxp_nexthop {
 	uint8_t kind;
 	uint8_t family;		/* 4 or 6 */
+	bool if_found;		/* the interface was found from the gateway, not given: it follows the subnet */
 	uint16_t ifidx;
 	uint8_t gw[16];		/* network order; IPv4 in the first 4 bytes */
 	uint32_t refs;		/* routes using it */

@@ -102,7 +102,7 @@ int rxp_router_if_by_name(const struct rxp_router *r, const char *name)
 
 /* Returns an existing identical next hop or a new one, or -ENOSPC. */
 static int nh_get(struct rxp_router *r, uint8_t kind, uint8_t family, uint16_t ifidx,
-		  const uint8_t *gw)
+		  const uint8_t *gw, bool if_found)
 {
 	unsigned alen = family == 4 ? 4 : 16;
 	int free_slot = -1;
@@ -116,6 +116,7 @@ static int nh_get(struct rxp_router *r, uint8_t kind, uint8_t family, uint16_t i
 			continue;
 		}
 		if (nh->kind == kind && nh->family == family && nh->ifidx == ifidx &&
+		    nh->if_found == if_found &&
 		    (kind != RXP_NH_KIND_GATEWAY || !memcmp(nh->gw, gw, alen)))
 			return (int)i;
 	}
@@ -130,6 +131,7 @@ static int nh_get(struct rxp_router *r, uint8_t kind, uint8_t family, uint16_t i
 	r->nh[free_slot].kind = kind;
 	r->nh[free_slot].family = family;
 	r->nh[free_slot].ifidx = ifidx;
+	r->nh[free_slot].if_found = if_found;
 	if (gw)
 		memcpy(r->nh[free_slot].gw, gw, alen);
 	return free_slot;
@@ -398,6 +400,33 @@ static int if_reaching(struct rxp_router *r, uint8_t family, const uint8_t *addr
 	return -ENETUNREACH;
 }
 
+/*
+ * After an address came or went: a gateway whose interface was found from
+ * its subnet goes where that subnet now is (a reload that moves the subnet
+ * to another port, say). One no subnet reaches any more stays where it was,
+ * and the neighbour there answers for it or not.
+ */
+static void gateways_follow(struct rxp_router *r, uint8_t family)
+{
+	bool moved = false;
+
+	for (unsigned i = 1; i < r->n_nh; i++) {
+		struct rxp_nexthop *nh = &r->nh[i];
+		int ifidx;
+
+		if (!nh->refs || nh->kind != RXP_NH_KIND_GATEWAY || !nh->if_found ||
+		    nh->family != family)
+			continue;
+		ifidx = if_reaching(r, family, nh->gw);
+		if (ifidx >= 0 && (unsigned)ifidx != nh->ifidx) {
+			nh->ifidx = (uint16_t)ifidx;
+			moved = true;
+		}
+	}
+	if (moved)
+		rxp_neigh_gen_bump(&r->neigh);	/* cached adjacencies name the old interface */
+}
+
 /* An address an interface may have: not 0/8, 127/8, multicast or class E; not ::, ::1 or ff00::/8. */
 static bool unicast_addr(uint8_t family, const uint8_t *a)
 {
@@ -516,7 +545,7 @@ int rxp_router_add_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
 	ret = addr_routes_free(r, ifidx, family, addr, plen);
 	if (ret)
 		return ret;
-	nh = nh_get(r, RXP_NH_KIND_CONNECTED, family, (uint16_t)ifidx, NULL);
+	nh = nh_get(r, RXP_NH_KIND_CONNECTED, family, (uint16_t)ifidx, NULL, false);
 	if (nh < 0)
 		return nh;
 	ret = route_set(r, family, addr, plen, nh);
@@ -537,6 +566,7 @@ int rxp_router_add_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
 		memcpy(ifp->addr6[ifp->n_addr6], addr, 16);
 		ifp->plen6[ifp->n_addr6++] = plen;
 	}
+	gateways_follow(r, family);
 	return 0;
 }
 
@@ -595,6 +625,7 @@ int rxp_router_del_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
 		memmove(&ifp->plen6[k], &ifp->plen6[k + 1], n - k - 1);
 		ifp->n_addr6--;
 	}
+	gateways_follow(r, family);
 	return 0;
 }
 
@@ -626,6 +657,7 @@ static bool gateway_ok(const struct rxp_router *r, uint8_t family, const uint8_t
 int rxp_router_add_route(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
 			 uint8_t plen, const uint8_t *gw, int ifidx)
 {
+	bool if_found = gw && ifidx < 0;
 	int nh;
 
 	/* every interface has fe80::/64: a link-local gateway says nothing of which */
@@ -634,7 +666,7 @@ int rxp_router_add_route(struct rxp_router *r, uint8_t family, const uint8_t *pr
 
 	if (gw && !gateway_ok(r, family, gw))
 		return -ENXIO;
-	if (gw && ifidx < 0)
+	if (if_found)
 		ifidx = if_reaching(r, family, gw);
 	if (ifidx < 0)
 		return ifidx;
@@ -652,7 +684,7 @@ int rxp_router_add_route(struct rxp_router *r, uint8_t family, const uint8_t *pr
 		return -EISCONN;
 	}
 	nh = nh_get(r, gw ? RXP_NH_KIND_GATEWAY : RXP_NH_KIND_CONNECTED, family, (uint16_t)ifidx,
-		    gw);
+		    gw, if_found);
 	if (nh < 0)
 		return nh;
 	return route_set(r, family, prefix, plen, nh);
@@ -669,7 +701,7 @@ int rxp_router_add_route_reject(struct rxp_router *r, uint8_t family, const uint
 		return -EADDRINUSE;
 	if (route_is_connected(r, family, prefix, plen))
 		return -EISCONN;
-	nh = nh_get(r, kind, family, 0, NULL);	/* one per kind and family, shared */
+	nh = nh_get(r, kind, family, 0, NULL, false);	/* one per kind and family, shared */
 	if (nh < 0)
 		return nh;
 	return route_set(r, family, prefix, plen, nh);

@@ -71,6 +71,14 @@ check ctl_addr_over_configured_route_refused [ "$rc" -eq 1 ]
 check ctl_addr_over_configured_route_msg grep -q "a configured route has the subnet's prefix or the address's own" <<<"$err"
 check ctl_addr_over_configured_route_kept grep -q '^10.0.8.0/24 via 10.0.1.2' <<<"$(ctl show routes 10.0.8.0/24)"
 ctl route del 10.0.8.0/24 >/dev/null
+# A gateway whose port was found from its subnet follows the subnet to another port.
+ctl addr add 10.0.6.1/24 dev sim1 >/dev/null
+ctl route add 45.0.0.0/8 via 10.0.6.2 >/dev/null
+ctl addr del 10.0.6.1 dev sim1 >/dev/null
+ctl addr add 10.0.6.1/24 dev sim0 >/dev/null
+check ctl_gateway_follows_subnet grep -q '^45.0.0.0/8 via 10.0.6.2 dev sim0' <<<"$(ctl show routes 45.1.1.1)"
+ctl route del 45.0.0.0/8 >/dev/null
+ctl addr del 10.0.6.1 dev sim0 >/dev/null
 # ... nor one for the address itself, in a subnet the port already has
 ctl route add 10.0.1.5/32 via 10.0.1.2 >/dev/null
 err=$(ctl addr add 10.0.1.5/24 dev sim1 2>&1); rc=$?
