@@ -35,6 +35,7 @@ struct rxp_neigh {
 	uint8_t mac[6];
 	uint8_t probes;		/* requests sent */
 	bool used;		/* traffic went through it since it was last confirmed */
+	bool from_kernel;	/* static, mirrored from the kernel's table (sync kernel) */
 	uint8_t n_held;
 	uint64_t deadline_ns;	/* next request, failure expiry or ageing */
 	struct rxp_pkt *held[RXP_NEIGH_HOLD];

@@ -274,11 +274,14 @@ uint64_t rxp_stack_drain(struct rxp_stack *st);
 uint64_t rxp_stack_release(struct rxp_stack *st);
 
 /*
- * Sets a static neighbour (configured while running): packets waiting for it
- * are sent. Returns 0, -EINVAL (no router or no such interface) or -ENOSPC.
+ * Sets a static neighbour (configured while running, or mirrored from the
+ * kernel's table with @kernel): packets waiting for it are sent. The
+ * kernel's does not replace a configured one. Returns 0, -EINVAL (no router
+ * or no such interface), -EEXIST (@kernel, and a configured one is there)
+ * or -ENOSPC.
  */
 int rxp_stack_neigh_set(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr,
-			const uint8_t mac[6]);
+			const uint8_t mac[6], bool kernel);
 
 /*
  * Starts or stops Router Advertisements on interface @ifidx (the first at
@@ -296,9 +299,11 @@ void rxp_stack_neigh_set_ageing(struct rxp_stack *st, uint64_t ns);
 
 /*
  * Removes a neighbour; packets waiting for it are dropped (neigh_unresolved).
- * Returns 0, -EINVAL or -ENOENT.
+ * With @kernel (the kernel's table lost it), only one mirrored from there
+ * goes. Returns 0, -EINVAL or -ENOENT.
  */
-int rxp_stack_neigh_del(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr);
+int rxp_stack_neigh_del(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr,
+			bool kernel);
 
 /*
  * The device behind port @port went away: what waits for a neighbour there

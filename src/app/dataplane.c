@@ -255,10 +255,15 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 		break;
 	}
 	case DP_CMD_NEIGH_ADD:
-		ret = rxp_stack_neigh_set(&dp->stack, ifidx, c->family, c->addr, c->mac);
+		ret = rxp_stack_neigh_set(&dp->stack, ifidx, c->family, c->addr, c->mac, c->kernel);
+		if (ret == -EEXIST) {
+			snprintf(err, errlen, "%s: a configured neighbour has this address; it stays",
+				 c->where);
+			return ret;
+		}
 		break;
 	case DP_CMD_NEIGH_DEL:
-		ret = rxp_stack_neigh_del(&dp->stack, ifidx, c->family, c->addr);
+		ret = rxp_stack_neigh_del(&dp->stack, ifidx, c->family, c->addr, c->kernel);
 		break;
 	case DP_CMD_MTU: {
 		const struct rxp_l3if *ifp = &r->ifs[ifidx];

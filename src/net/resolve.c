@@ -423,7 +423,7 @@ void rxp_neigh_confirm(struct rxp_stack *st, int ifidx, const uint8_t *addr)
 }
 
 static int neigh_set(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr,
-		     const uint8_t mac[6])
+		     const uint8_t mac[6], bool kernel)
 {
 	struct rxp_neigh_table *t;
 	struct rxp_neigh *n;
@@ -432,6 +432,8 @@ static int neigh_set(struct rxp_stack *st, int ifidx, uint8_t family, const uint
 		return -EINVAL;
 	t = &st->router->neigh;
 	n = rxp_neigh_lookup(t, (uint16_t)ifidx, family, addr);
+	if (kernel && n && n->state == RXP_NEIGH_STATIC && !n->from_kernel)
+		return -EEXIST;	/* a configured neighbour wins over the kernel's */
 	if (!n)
 		n = rxp_neigh_create(t, (uint16_t)ifidx, family, addr, RXP_NEIGH_STATIC);
 	if (!n)
@@ -439,6 +441,7 @@ static int neigh_set(struct rxp_stack *st, int ifidx, uint8_t family, const uint
 	rxp_neigh_gen_bump(t);	/* the MAC may have changed: cached adjacencies are rebuilt */
 	memcpy(n->mac, mac, 6);
 	n->state = RXP_NEIGH_STATIC;
+	n->from_kernel = kernel;
 	n->probes = 0;
 	/* what waited for this neighbour goes now */
 	for (unsigned i = 0; i < n->n_held; i++)
@@ -449,14 +452,14 @@ static int neigh_set(struct rxp_stack *st, int ifidx, uint8_t family, const uint
 }
 
 int rxp_stack_neigh_set(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr,
-			const uint8_t mac[6])
+			const uint8_t mac[6], bool kernel)
 {
 	int ret;
 
 	if (!st->router)
 		return -EINVAL;
 	rxp_neigh_lock(st);
-	ret = neigh_set(st, ifidx, family, addr, mac);
+	ret = neigh_set(st, ifidx, family, addr, mac, kernel);
 	rxp_neigh_unlock(st);
 	return ret;
 }
@@ -485,7 +488,8 @@ void rxp_stack_neigh_set_ageing(struct rxp_stack *st, uint64_t ns)
 	rxp_neigh_unlock(st);
 }
 
-static int neigh_del(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr)
+static int neigh_del(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr,
+		     bool kernel)
 {
 	struct rxp_neigh *n;
 
@@ -494,6 +498,8 @@ static int neigh_del(struct rxp_stack *st, int ifidx, uint8_t family, const uint
 	n = rxp_neigh_lookup(&st->router->neigh, (uint16_t)ifidx, family, addr);
 	if (!n)
 		return -ENOENT;
+	if (kernel && !n->from_kernel)
+		return 0;	/* configured or learned here: not the kernel's to take */
 	for (unsigned i = 0; i < n->n_held; i++)
 		rxp_drop(st, n->held[i], RXP_DROP_NEIGH_UNRESOLVED);
 	held_gone(st, n);
@@ -501,14 +507,15 @@ static int neigh_del(struct rxp_stack *st, int ifidx, uint8_t family, const uint
 	return 0;
 }
 
-int rxp_stack_neigh_del(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr)
+int rxp_stack_neigh_del(struct rxp_stack *st, int ifidx, uint8_t family, const uint8_t *addr,
+			bool kernel)
 {
 	int ret;
 
 	if (!st->router)
 		return -EINVAL;
 	rxp_neigh_lock(st);
-	ret = neigh_del(st, ifidx, family, addr);
+	ret = neigh_del(st, ifidx, family, addr, kernel);
 	rxp_neigh_unlock(st);
 	return ret;
 }

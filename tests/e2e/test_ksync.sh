@@ -67,12 +67,19 @@ check "${T}_static_route_survives_kernel_del" has_route 10.7.0.1 '^10.7.0.0/24 v
 # Neighbours follow too.
 lab_in "$LAB_R" ip neigh add 10.0.2.44 lladdr 02:00:00:00:00:44 dev r1 nud permanent
 check "${T}_neigh_added" within_1s sh -c "\"$RXPATH\" ctl --socket \"$SOCK\" show neigh | grep -q '^10.0.2.44 dev p1 lladdr 02:00:00:00:00:44 static'"
+# ... but a configured neighbour wins over the kernel's, and stays when sync stops.
+ctl neigh add 10.0.2.45 lladdr 02:00:00:00:00:45 dev p1 >/dev/null
+lab_in "$LAB_R" ip neigh add 10.0.2.45 lladdr 02:00:00:00:00:99 dev r1 nud permanent
+sleep 0.5
+check "${T}_configured_neigh_kept" sh -c "\"$RXPATH\" ctl --socket \"$SOCK\" show neigh | grep -q '^10.0.2.45 dev p1 lladdr 02:00:00:00:00:45 static'"
 
 # Turning sync off withdraws what it installed; config routes stay.
 lab_in "$LAB_R" ip route add 10.8.0.0/24 via 10.0.2.2 dev r1 onlink
 within_1s has_route 10.8.0.1 '^10.8.0.0/24' >/dev/null
 check "${T}_sync_off" sh -c "\"$RXPATH\" ctl --socket \"$SOCK\" sync off >/dev/null"
 check "${T}_sync_off_withdraws" no_route 10.8.0.1
+check "${T}_sync_off_keeps_configured_neigh" sh -c "\"$RXPATH\" ctl --socket \"$SOCK\" show neigh | grep -q '^10.0.2.45 dev p1 lladdr 02:00:00:00:00:45 static'"
+check "${T}_sync_off_withdraws_kernel_neigh" sh -c "! \"$RXPATH\" ctl --socket \"$SOCK\" show neigh | grep -q '^10.0.2.44 '"
 check "${T}_connected_stays" has_route 10.0.2.9 '^10.0.2.0/24 dev p1 connected'
 
 # `sync kernel` written into the config file takes effect at a reload (SIGHUP), and so does its removal.
