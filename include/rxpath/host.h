@@ -125,9 +125,13 @@ unsigned rxp_host_poll(struct rxp_stack *st, struct rxp_host *h, unsigned budget
 unsigned rxp_host_poll_all(struct rxp_stack *st, unsigned budget);
 
 /* Returns true when @pkt's port has a host path and the frame is untagged (the TAP's kind). */
+/* pkt->flags: to an address of another interface than the one it came in on, not the TAP's */
+#define RXP_PKT_F_OTHER_IF 0x20
+
 static inline bool rxp_host_wants(const struct rxp_stack *st, const struct rxp_pkt *pkt)
 {
-	return st->host[pkt->port] && pkt->l3_off == RXP_ETH_HLEN;
+	return st->host[pkt->port] && pkt->l3_off == RXP_ETH_HLEN &&
+	       !(pkt->flags & RXP_PKT_F_OTHER_IF);
 }
 
 /*

@@ -19,7 +19,7 @@ int dp_host_apply(struct dp *dp, int ifidx, const struct dp_cmd *c, char *err, s
 	struct rxp_host_config hc;
 	const struct rxp_l3if *ifp;
 	char herr[RXP_ERR_LEN];
-	struct rxp_host *h;
+	struct rxp_host *h, *old;
 	int ret;
 
 	if (!dp->router || ifidx < 0 || (unsigned)ifidx >= dp->router->n_ifs) {
@@ -41,7 +41,8 @@ int dp_host_apply(struct dp *dp, int ifidx, const struct dp_cmd *c, char *err, s
 		rxp_host_set_gro(h, c->host_gro);
 		return 0;
 	}
-	rxp_host_close(&dp->stack, h);	/* another name: another TAP */
+	/* another name: another TAP, which takes over once it is open (a failure keeps the old one) */
+	old = h;
 	memset(&hc, 0, sizeof(hc));
 	snprintf(hc.name, sizeof(hc.name), "%s", c->host_name);
 	hc.gro = c->host_gro;
@@ -56,6 +57,7 @@ int dp_host_apply(struct dp *dp, int ifidx, const struct dp_cmd *c, char *err, s
 		snprintf(err, errlen, "%s: %s", c->where, herr);
 		return ret;
 	}
+	rxp_host_close(&dp->stack, old);
 	ret = rxp_host_attach(&dp->stack, h);
 	if (ret) {
 		rxp_host_close(&dp->stack, h);

@@ -14,6 +14,14 @@
 
 static void local_deliver4(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
+	/* the TAP of the port it came in on has that interface's addresses only */
+	if (st->host[pkt->port] && !(pkt->flags & RXP_PKT_F_L2_MCAST)) {
+		uint32_t dst;
+
+		memcpy(&dst, rxp_pkt_cdata(pkt) + pkt->l3_off + 16, 4);
+		if (!rxp_l3if_has_addr4(&st->router->ifs[pkt->ifidx], dst))
+			pkt->flags |= RXP_PKT_F_OTHER_IF;
+	}
 	if (rxp_unlikely(pkt->flags & RXP_PKT_F_FRAG) && !rxp_host_wants(st, pkt) &&
 	    !(pkt->flags & RXP_PKT_F_L2_MCAST))
 		rxp_reasm_input(st, pkt);

@@ -30,6 +30,11 @@ static void local_deliver6(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
 	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
 
+	/* the TAP of the port it came in on has that interface's addresses only */
+	if (st->host[pkt->port] && ip[24] != 0xff &&
+	    !rxp_l3if_has_addr6(&st->router->ifs[pkt->ifidx], ip + 24))
+		pkt->flags |= RXP_PKT_F_OTHER_IF;
+
 	if (rxp_unlikely(pkt->l4_proto == RXP_IPPROTO_FRAGMENT) && !rxp_host_wants(st, pkt) &&
 	    !(pkt->flags & RXP_PKT_F_L2_MCAST) && ip[24] != 0xff)
 		rxp_reasm_input(st, pkt);

@@ -336,6 +336,28 @@ static bool local_ip6(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t *nh_at
 	return false;
 }
 
+/*
+ * An MLD query behind its Hop-by-Hop Router Alert, on its way to a host
+ * path: the router answers for its own groups first (the kernel behind the
+ * TAP reports only the groups it joined itself).
+ */
+static void mld_before_host(struct rxp_stack *st, const struct rxp_pkt *pkt)
+{
+	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
+	const uint8_t *msg;
+	uint32_t hbh, len;
+
+	if (ip[6] != 0 || pkt->l3_len < RXP_IP6_HLEN + 8)
+		return;
+	hbh = (ip[RXP_IP6_HLEN + 1] + 1u) * 8u;
+	if (ip[RXP_IP6_HLEN] != RXP_IPPROTO_ICMP6 || pkt->l3_len < RXP_IP6_HLEN + hbh + 4)
+		return;
+	msg = ip + RXP_IP6_HLEN + hbh;
+	len = pkt->l3_len - RXP_IP6_HLEN - hbh;
+	if (msg[0] == RXP_ICMP6_MLD_QUERY && rxp_icmp6_csum(ip, msg, len) == 0)
+		rxp_mld_query(st, pkt, msg, len);
+}
+
 void rxp_local_l4(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
 	bool v6 = pkt->flags & RXP_PKT_F_IP6;
@@ -343,6 +365,8 @@ void rxp_local_l4(struct rxp_stack *st, struct rxp_pkt *pkt)
 	uint32_t nh_at = 9, len;
 
 	if (rxp_host_wants(st, pkt) || (!v6 && (pkt->flags & (RXP_PKT_F_FRAG | RXP_PKT_F_L2_MCAST)))) {
+		if (v6 && rxp_host_wants(st, pkt))
+			mld_before_host(st, pkt);
 		rxp_sink_one(st, pkt);
 		return;
 	}

@@ -146,7 +146,8 @@ static void report_v1(struct rxp_stack *st, const struct rxp_l3if *ifp, uint8_t 
 	}
 }
 
-void rxp_mld_query(struct rxp_stack *st, struct rxp_pkt *pkt, const uint8_t *msg, uint32_t len)
+void rxp_mld_query(struct rxp_stack *st, const struct rxp_pkt *pkt, const uint8_t *msg,
+		   uint32_t len)
 {
 	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
 	const struct rxp_l3if *ifp = &st->router->ifs[pkt->ifidx];

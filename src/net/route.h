@@ -216,7 +216,8 @@ void rxp_nd_input(struct rxp_stack *st, struct rxp_pkt *pkt);
  * on @pkt's interface with a report of the router's groups there
  * (src/net/mld.c). @pkt stays the caller's.
  */
-void rxp_mld_query(struct rxp_stack *st, struct rxp_pkt *pkt, const uint8_t *msg, uint32_t len);
+void rxp_mld_query(struct rxp_stack *st, const struct rxp_pkt *pkt, const uint8_t *msg,
+		   uint32_t len);
 
 /*
  * Returns the ICMPv6 checksum of the @len-byte message at @icmp under the

@@ -47,14 +47,14 @@ static int step_err(int e, const char *name, const char *step, const char *hint,
 	return -e;
 }
 
-/* Writes @value to /proc/sys/net/ipv6/conf/@dev/@key. Returns 0 or -errno. */
-static int ipv6_sysctl(const char *dev, const char *key, const char *value)
+/* Writes @value to /proc/sys/net/@proto/conf/@dev/@key. Returns 0 or -errno. */
+static int conf_sysctl(const char *proto, const char *dev, const char *key, const char *value)
 {
 	char path[96];
 	ssize_t n;
 	int fd, e = 0;
 
-	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/%s", dev, key);
+	snprintf(path, sizeof(path), "/proc/sys/net/%s/conf/%s/%s", proto, dev, key);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -291,7 +291,12 @@ int rxp_tap_open(struct rxp_tap *tap, const struct rxp_tap_config *cfg, char *er
 		goto err;
 	}
 	/* before the link is up, or its link-local address would wait out DAD (no IPv6: nothing to do) */
-	ipv6_sysctl(cfg->name, "accept_dad", "0");
+	conf_sysctl("ipv6", cfg->name, "accept_dad", "0");
+	/* the kernel there is the router's host part: it asks no router for advertisements */
+	conf_sysctl("ipv6", cfg->name, "router_solicitations", "0");
+	conf_sysctl("ipv6", cfg->name, "accept_ra", "0");
+	/* deleting an address must not take the others of its subnet along (rxpath keeps them) */
+	conf_sysctl("ipv4", cfg->name, "promote_secondaries", "1");
 	nl = rxp_nl_open(NETLINK_ROUTE);
 	if (!nl) {
 		ret = step_err(errno, cfg->name, "rtnetlink socket", NULL, err, errlen);

@@ -162,6 +162,31 @@ ping_ok "${T}_ping4_h1_h2_routed" "$LAB_H1" 10.0.2.2
 ping_ok "${T}_ping6_h1_h2_routed" "$LAB_H1" -6 2001:db8:2::2
 echo_ok "${T}_tcp4_echo_through_tap" 10.0.1.1 7001
 echo_ok "${T}_tcp6_echo_through_tap" 2001:db8:1::1 7002
+# what is addressed to another port's address is not this TAP's kernel's (it has not that
+# address): rxpath answers it, a refused connection, not silence
+if out=$(lab_in "$LAB_H1" "$PYTHON" -c 'import socket
+try:
+    socket.create_connection(("10.0.2.1", 22), timeout=3)
+    print("connected")
+except ConnectionRefusedError:
+    print("refused")
+except OSError as e:
+    print(e)' 2>&1) && [ "$out" = refused ]; then
+	pass "${T}_other_ports_address_answered"
+else
+	fail "${T}_other_ports_address_answered" "TCP to 10.0.2.1:22 from h1: $out"
+fi
+# an address deleted from the TAP does not take the others of its subnet along
+hctl() { "$RXPATH" ctl --socket "$LAB_DIR/ctl.sock" "$@" >/dev/null; }
+hctl addr add 10.0.1.5/24 dev p0 && hctl addr del 10.0.1.1 dev p0
+check "${T}_tap_keeps_secondary" sh -c "ip -n $LAB_R addr show p0 | grep -q 'inet 10.0.1.5/24'"
+hctl addr add 10.0.1.1/24 dev p0; hctl addr del 10.0.1.5 dev p0
+# a host path that cannot be renamed (the name is taken) stays as it was
+if ! hctl port set p0 host on name r1 2>/dev/null && ip -n "$LAB_R" link show p0 >/dev/null 2>&1; then
+	pass "${T}_failed_rename_keeps_tap"
+else
+	fail "${T}_failed_rename_keeps_tap" "TAP p0 gone after a refused 'host on name r1'"
+fi
 # the host path's counters are in show stats too, not only in the summary
 stats=$("$RXPATH" ctl --socket "$LAB_DIR/ctl.sock" --json show stats 2>&1)
 if echo "$stats" | lab_json 'j["hosts"][0]["port"] == "p0" and j["hosts"][0]["counters"]["to_host_packets"] > 0' | grep -q True &&

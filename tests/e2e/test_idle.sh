@@ -68,7 +68,7 @@ for DRIVER in afpacket afxdp; do
 		PY
 		)
 		echo "  observed: $DRIVER --idle $MODE: a control request answered in ${ms:-?} ms (median of 20)"
-		check "${D}_ctl_answered_at_once" python3 -c 'import sys; sys.exit(not (0 < float(sys.argv[1] or 0) < 3))' "${ms:-0}"
+		check "${D}_ctl_answered_at_once" python3 -c 'import sys; sys.exit(not (0 < float(sys.argv[1] or 0) < 4))' "${ms:-0}"
 		lab_rxpath_stop
 		check "${D}_clean_exit" [ "$?" -eq 0 ]
 	done
