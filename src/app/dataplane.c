@@ -224,6 +224,8 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 		break;
 	case DP_CMD_ADDR_DEL:
 		ret = rxp_router_del_addr(r, ifidx, c->family, c->addr);
+		if (ret == -ENOENT && c->undo)
+			ret = 0;	/* a reload taking back what ctl took already */
 		break;
 	case DP_CMD_ROUTE_ADD: {
 		struct rxp_route *rt = rxp_router_route(r, c->family, c->addr, c->plen);
@@ -249,8 +251,11 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 		if (c->kernel && rt && rt->origin != RXP_ROUTE_KERNEL)
 			return 0;	/* the kernel's route went; the configured one was never replaced */
 		ret = rxp_router_del_route(r, c->family, c->addr, c->plen);
-		/* an address's connected route the file also said: it stays with its address */
-		if (ret == -EISCONN && c->undo)
+		/*
+		 * an address's connected route the file also said: it stays with its
+		 * address; one gone already (ctl took it): as the reload wants
+		 */
+		if ((ret == -EISCONN || ret == -ENOENT) && c->undo)
 			ret = 0;
 		break;
 	}
@@ -264,6 +269,8 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 		break;
 	case DP_CMD_NEIGH_DEL:
 		ret = rxp_stack_neigh_del(&dp->stack, ifidx, c->family, c->addr, c->kernel);
+		if (ret == -ENOENT && c->undo)
+			ret = 0;
 		break;
 	case DP_CMD_MTU: {
 		const struct rxp_l3if *ifp = &r->ifs[ifidx];

@@ -533,12 +533,13 @@ int rxp_router_add_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
 	for (unsigned i = 0; i < r->n_ifs; i++) {
 		const struct rxp_l3if *o = &r->ifs[i];
 
+		/* the same address said again, as it is: no change; anywhere else: refused */
 		for (unsigned k = 0; family == 4 && k < o->n_addr4; k++)
 			if (!memcmp(&o->addr4[k], addr, 4))
-				return -EEXIST;
+				return o == ifp && o->plen4[k] == plen ? 0 : -EEXIST;
 		for (unsigned k = 0; family == 6 && k < o->n_addr6; k++)
 			if (!memcmp(o->addr6[k], addr, 16))
-				return -EEXIST;
+				return o == ifp && o->plen6[k] == plen ? 0 : -EEXIST;
 	}
 	if ((family == 4 ? ifp->n_addr4 : ifp->n_addr6) == RXP_IF_ADDRS)
 		return -ENOSPC;

@@ -202,6 +202,16 @@ check reload_apply_error_nothing_changed grep -q 'reload: nothing changed' "$TMP
 check reload_apply_error_address_taken_back bash -c '! grep -q 10.0.78.1 <<<"$1"' _ "$(ctl show ports)"
 sed -i '/^addr add 10.0.78.1/d; /^route add 44.0.0.0/d' "$TMP/router.conf"
 reload
+# What ctl did already is as the file wants: a route ctl deleted leaving the file, an address
+# ctl added coming into it, and the reload goes through.
+ctl route del 19.0.0.0/8 >/dev/null
+sed -i '/^route add 19.0.0.0\/8/d' "$TMP/router.conf"
+ctl addr add 10.0.88.1/24 dev sim1 >/dev/null
+echo 'addr add 10.0.88.1/24 dev sim1' >>"$TMP/router.conf"
+cp "$TMP/run.err" "$TMP/run.err.before"
+reload
+check reload_after_ctl_goes_through bash -c 'diff "$1" "$2" | grep -q "reload: 2 changes applied"' _ "$TMP/run.err.before" "$TMP/run.err"
+check reload_after_ctl_address_kept grep -q 'inet 10.0.88.1/24' <<<"$(ctl show ports)"
 # A changed line that fails leaves the route as it was, and removing the line later removes it.
 sed -i 's|^route add 17.0.0.0/8 via 10.0.1.9|route add 17.0.0.0/8 via 10.0.77.1|' "$TMP/router.conf"
 reload
