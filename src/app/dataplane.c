@@ -204,6 +204,62 @@ static struct subject cmd_subject(const struct dp_cmd *c)
 	return s;
 }
 
+/* The slot of the kernel route a configured one replaced for @c's prefix, or -1. */
+static int shadowed_find(const struct dp *dp, const struct dp_cmd *c)
+{
+	for (unsigned i = 0; i < dp->n_shadowed; i++) {
+		const struct dp_cmd *k = &dp->shadowed[i];
+
+		if (k->family == c->family && k->plen == c->plen && !memcmp(k->addr, c->addr, 16))
+			return (int)i;
+	}
+	return -1;
+}
+
+static void shadowed_forget(struct dp *dp, const struct dp_cmd *c)
+{
+	int i = shadowed_find(dp, c);
+
+	if (i >= 0)
+		dp->shadowed[i] = dp->shadowed[--dp->n_shadowed];
+}
+
+/* Keeps @k, a kernel route's add, for when the configured route over it goes. */
+static void shadowed_keep(struct dp *dp, const struct dp_cmd *k)
+{
+	int i = shadowed_find(dp, k);
+
+	if (i < 0 && dp->n_shadowed == dp->shadowed_cap) {
+		unsigned cap = dp->shadowed_cap ? 2 * dp->shadowed_cap : 16;
+		struct dp_cmd *more = realloc(dp->shadowed, cap * sizeof(*more));
+
+		if (!more)
+			return;	/* then it does not come back: said when it does not */
+		dp->shadowed = more;
+		dp->shadowed_cap = cap;
+	}
+	dp->shadowed[i >= 0 ? i : (int)dp->n_shadowed++] = *k;
+}
+
+/* The kernel route @rt (origin kernel) as the add that made it. */
+static struct dp_cmd kernel_route_cmd(const struct rxp_router *r, const struct rxp_route *rt)
+{
+	const struct rxp_nexthop *nh = &r->nh[rt->nh];
+	struct dp_cmd k = { .kind = DP_CMD_ROUTE_ADD, .kernel = true, .family = rt->family,
+			    .plen = rt->plen };
+
+	memcpy(k.addr, rt->prefix, 16);
+	snprintf(k.where, sizeof(k.where), "sync (under a configured route)");
+	if (rxp_nh_kind_rejects(nh->kind)) {
+		k.route_type = nh->kind;
+		return k;
+	}
+	snprintf(k.dev, sizeof(k.dev), "%s", r->ifs[nh->ifidx].name);
+	k.has_gw = nh->kind == RXP_NH_KIND_GATEWAY;
+	memcpy(k.gw, nh->gw, 16);
+	return k;
+}
+
 int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen)
 {
 	struct rxp_router *r = dp->router;
@@ -230,11 +286,17 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 	case DP_CMD_ROUTE_ADD: {
 		struct rxp_route *rt = rxp_router_route(r, c->family, c->addr, c->plen);
 
-		/* a configured route wins over the kernel's for the same prefix */
+		/* a configured route wins over the kernel's for the same prefix, which waits under it */
 		if (c->kernel && rt && rt->origin != RXP_ROUTE_KERNEL) {
+			shadowed_keep(dp, c);
 			snprintf(err, errlen, "%s: a configured route has this prefix; it stays", c->where);
 			return -EEXIST;
 		}
+		struct dp_cmd under = { 0 };
+		bool over_kernel = !c->kernel && rt && rt->origin == RXP_ROUTE_KERNEL;
+
+		if (over_kernel)
+			under = kernel_route_cmd(r, rt);
 		if (c->route_type)
 			ret = rxp_router_add_route_reject(r, c->family, c->addr, c->plen, c->route_type);
 		else
@@ -243,14 +305,27 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 		rt = ret ? NULL : rxp_router_route(r, c->family, c->addr, c->plen);
 		if (rt)
 			rt->origin = c->kernel ? RXP_ROUTE_KERNEL : RXP_ROUTE_STATIC;
+		if (rt && over_kernel)
+			shadowed_keep(dp, &under);
 		break;
 	}
 	case DP_CMD_ROUTE_DEL: {
 		const struct rxp_route *rt = rxp_router_route(r, c->family, c->addr, c->plen);
 
-		if (c->kernel && rt && rt->origin != RXP_ROUTE_KERNEL)
+		if (c->kernel && rt && rt->origin != RXP_ROUTE_KERNEL) {
+			shadowed_forget(dp, c);
 			return 0;	/* the kernel's route went; the configured one was never replaced */
+		}
 		ret = rxp_router_del_route(r, c->family, c->addr, c->plen);
+		if (!ret && !c->kernel && shadowed_find(dp, c) >= 0) {
+			/* the kernel's route it replaced comes back */
+			struct dp_cmd k = dp->shadowed[shadowed_find(dp, c)];
+
+			shadowed_forget(dp, c);
+			if (dp_apply_cmd(dp, &k, err, errlen))
+				fprintf(stderr, "rxpath: %s\n", err);
+			err[0] = '\0';
+		}
 		/*
 		 * an address's connected route the file also said: it stays with its
 		 * address; one gone already (ctl took it): as the reload wants
@@ -800,6 +875,9 @@ long dp_close(struct dp *dp)
 		free(dp->router);
 		dp->router = NULL;
 	}
+	free(dp->shadowed);
+	dp->shadowed = NULL;
+	dp->n_shadowed = dp->shadowed_cap = 0;
 	for (unsigned w = 0; w < dp->n_workers; w++)
 		caches[w] = dp_cache(dp, w);
 	bad = rxp_pool_audit(dp->pool, caches, dp->n_workers);

@@ -136,6 +136,12 @@ struct dp {
 	struct dp_worker *workers;	/* workers 1..n_workers-1 */
 	bool idle_spin;			/* from the config: never sleep */
 	bool mtu_set[RXP_IFS_MAX];	/* per interface: MTU configured; else it follows the device's */
+	/*
+	 * The kernel's routes (sync kernel) a configured route for the same
+	 * prefix has replaced: each comes back when that one goes.
+	 */
+	struct dp_cmd *shadowed;
+	unsigned n_shadowed, shadowed_cap;
 	struct dp_idle idle;		/* worker 0's */
 	/* a line of its own: every worker reads it each round, worker 0 writes it rarely */
 	rxp_cache_aligned atomic_bool barrier;	/* worker 0 asks the others to wait */

@@ -63,6 +63,13 @@ check "${T}_static_route_kept" has_route 10.7.0.1 '^10.7.0.0/24 via 10.0.2.9 dev
 lab_in "$LAB_R" ip route del 10.7.0.0/24
 sleep 0.3
 check "${T}_static_route_survives_kernel_del" has_route 10.7.0.1 '^10.7.0.0/24 via 10.0.2.9 dev p1$'
+# The kernel's route a configured one replaced comes back when the configured one goes.
+lab_in "$LAB_R" ip route add 10.60.0.0/16 via 10.0.2.7 dev r1 onlink
+within_1s has_route 10.60.1.1 '^10.60.0.0/16 via 10.0.2.7 dev p1 proto kernel$' >/dev/null
+ctl route add 10.60.0.0/16 via 10.0.2.8 >/dev/null
+ctl route del 10.60.0.0/16 >/dev/null
+check "${T}_kernel_route_back_after_configured" has_route 10.60.1.1 '^10.60.0.0/16 via 10.0.2.7 dev p1 proto kernel$'
+lab_in "$LAB_R" ip route del 10.60.0.0/16
 
 # Neighbours follow too.
 lab_in "$LAB_R" ip neigh add 10.0.2.44 lladdr 02:00:00:00:00:44 dev r1 nud permanent
