@@ -110,6 +110,11 @@ int cmd_ctl(int argc, char **argv)
 	rxp_sbuf_printf(&req, "\n");
 	if (req.oom)
 		goto out;
+	if (req.len > CTL_REQUEST_MAX) {
+		fprintf(stderr, "rxpath ctl: the command is %zu bytes; rxpath takes %d at most\n",
+			req.len, CTL_REQUEST_MAX);
+		goto out;
+	}
 	fd = connect_ctl(path);
 	if (fd < 0)
 		goto out;
@@ -138,6 +143,16 @@ int cmd_ctl(int argc, char **argv)
 	if (!strcmp(reply.data, "ok")) {
 		fputs(body, stdout);
 		ret = 0;
+	} else if (json && body[0] != '{') {
+		/* what the server says before it knows the format (a request it could not read) */
+		struct rxp_sbuf wrapped = { 0 };
+
+		body[strcspn(body, "\n")] = '\0';
+		rxp_sbuf_printf(&wrapped, "{\"error\":");
+		rxp_sbuf_json_str(&wrapped, body);
+		rxp_sbuf_printf(&wrapped, "}\n");
+		fputs(wrapped.data ? wrapped.data : "{\"error\":\"out of memory\"}\n", stdout);
+		rxp_sbuf_free(&wrapped);
 	} else {
 		fprintf(json ? stdout : stderr, "%s%s", json ? "" : "rxpath ctl: ", body);
 	}

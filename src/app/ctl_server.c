@@ -21,8 +21,12 @@
 #include "rxpath/ksync.h"
 #include "show.h"
 
-#define REQUEST_MAX 1100	/* a config line (1024) and the format word */
-#define CLIENT_TIMEOUT_S 2	/* a client that stops talking is dropped */
+#define CLIENT_TIMEOUT_S 2	/* a client that stops reading the answer is dropped */
+/*
+ * A client sends its one line at once (ctl does): one that has not within
+ * this is dropped, so that clients that stall cost the others little.
+ */
+#define REQUEST_TIMEOUT_MS 250
 
 struct ctl_server {
 	struct ctl_server_config cfg;
@@ -521,7 +525,7 @@ fail:
 
 int ctl_server_handle(struct ctl_server *s, const char *line, bool json, struct rxp_sbuf *out)
 {
-	char buf[REQUEST_MAX], first[16] = "";
+	char buf[CTL_REQUEST_MAX], first[16] = "";
 
 	if (strcspn(line, "\r\n") >= sizeof(buf))
 		return reply_error(out, json, -E2BIG, "request too long");
@@ -531,7 +535,13 @@ int ctl_server_handle(struct ctl_server *s, const char *line, bool json, struct 
 	if (!first[0] || first[0] == '#')
 		return reply_error(out, json, -EINVAL, "empty command; 'help' lists them");
 	if (!strcmp(first, "help")) {
-		rxp_sbuf_printf(out, "%s", help_text);
+		if (json) {
+			rxp_sbuf_printf(out, "{\"help\":");
+			rxp_sbuf_json_str(out, help_text);
+			rxp_sbuf_printf(out, "}\n");
+		} else {
+			rxp_sbuf_printf(out, "%s", help_text);
+		}
 		return 0;
 	}
 	if (!strcmp(first, "show")) {
@@ -699,7 +709,7 @@ static void serve_client(struct ctl_server *s, int fd)
 	struct timeval tv = { .tv_sec = CLIENT_TIMEOUT_S };
 	struct timespec deadline;
 	struct rxp_sbuf out = { 0 };
-	char req[REQUEST_MAX + 8];
+	char req[CTL_REQUEST_MAX + 8];
 	size_t len = 0;
 	bool json;
 	int ret;
@@ -715,7 +725,11 @@ static void serve_client(struct ctl_server *s, int fd)
 	}
 	/* one deadline for the whole request: a client trickling bytes cannot hold the thread */
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += CLIENT_TIMEOUT_S;
+	deadline.tv_nsec += REQUEST_TIMEOUT_MS * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
 	while (len < sizeof(req) - 1 && !memchr(req, '\n', len)) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		struct timespec now;

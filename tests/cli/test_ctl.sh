@@ -117,6 +117,24 @@ check ctl_show_stats_batch grep -q 'port sim0 queue 0: .*avg_batch' <<<"$(ctl sh
 check ctl_show_pool grep -q 'buffers x 1664 B' <<<"$(ctl show pool)"
 check ctl_json_all sh -c "for w in ports stats drops routes neigh pool; do \"$RXPATH\" ctl --socket \"$SOCK\" --json show \$w | python3 -c 'import json,sys; json.load(sys.stdin)' || exit 1; done"
 
+# Clients that connect and stall hold up the others little: 4 of them cost one request
+# 1 s at most (each had 2 s of the control thread).
+python3 - "$SOCK" <<'PY' &
+import socket, sys, time
+held = []
+for _ in range(4):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sys.argv[1])
+    s.sendall(b"text sh")
+    held.append(s)
+time.sleep(4)
+PY
+stall_pid=$!
+sleep 0.2
+t0=$(date +%s%N); ctl show pool >/dev/null; t1=$(date +%s%N)
+check ctl_stalled_clients_cost_little [ $(( (t1 - t0) / 1000000 )) -lt 1500 ]
+kill $stall_pid 2>/dev/null; wait $stall_pid 2>/dev/null
+
 # Errors: exit status 1, the word and what was expected; nothing changes.
 err=$(ctl route add 16.6.0.0/16 via 10.7.2.2 2>&1); rc=$?
 check ctl_err_unreachable_gw [ "$rc" -eq 1 ]
