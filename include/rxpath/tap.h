@@ -69,7 +69,8 @@ struct rxp_tap {
 	int fd;			/* non-blocking */
 	unsigned ifindex;	/* 0: not an interface (a test's socket, see rxp_tap_attach_fd) */
 	char name[RXP_TAP_NAME_MAX];
-	unsigned n_addrs;	/* the addresses put on it, to take them off again */
+	uint32_t mtu;
+	unsigned n_addrs;	/* its addresses, to take them off again (and IPv6's back on) */
 	struct rxp_tap_addr addrs[RXP_TAP_ADDRS_MAX];
 };
 

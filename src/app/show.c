@@ -206,7 +206,9 @@ static void stats_text(struct dp *dp, struct rxp_sbuf *o)
 		unsigned n = dp_host_counters(dp, dp->ports[i].id, xs, RXP_XSTATS_MAX);
 
 		if (n)
-			rxp_sbuf_printf(o, "port %s host:", dp->ports[i].name);
+			rxp_sbuf_printf(o, "port %s host: tap %s gro %s", dp->ports[i].name,
+					dp->stack.host[dp->ports[i].id]->tap.name,
+					dp->stack.host[dp->ports[i].id]->gro ? "on" : "off");
 		for (unsigned k = 0; k < n; k++)
 			rxp_sbuf_printf(o, " %s %llu", xs[k].name, (unsigned long long)xs[k].value);
 		if (n)
@@ -281,7 +283,10 @@ static void stats_json(struct dp *dp, struct rxp_sbuf *o)
 			continue;
 		rxp_sbuf_printf(o, "%s{\"port\":", first ? "" : ",");
 		rxp_sbuf_json_str(o, dp->ports[i].name);
-		rxp_sbuf_printf(o, ",\"counters\":{");
+		rxp_sbuf_printf(o, ",\"tap\":");
+		rxp_sbuf_json_str(o, dp->stack.host[dp->ports[i].id]->tap.name);
+		rxp_sbuf_printf(o, ",\"gro\":%s,\"counters\":{",
+				dp->stack.host[dp->ports[i].id]->gro ? "true" : "false");
 		for (unsigned k = 0; k < n; k++)
 			rxp_sbuf_printf(o, "%s\"%s\":%llu", k ? "," : "", xs[k].name,
 					(unsigned long long)xs[k].value);

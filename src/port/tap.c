@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <time.h>
+#include "rxpath/proto.h"
 #include "rxpath/tap.h"
 #include "nl.h"
 
@@ -137,13 +138,20 @@ static int addr_index(const struct rxp_tap *tap, uint8_t family, const uint8_t *
 	return -1;
 }
 
-/* Adds @a on an open rtnetlink socket and records it. Returns 0 or -errno with @err. */
+/*
+ * Adds @a on an open rtnetlink socket and records it. Returns 0 or -errno
+ * with @err. Below an MTU of 1280 the kernel keeps no IPv6 address on a
+ * link (RFC 8200 5): one is recorded then, and put on when the MTU allows.
+ */
 static int addr_add(struct rxp_tap *tap, struct mnl_socket *nl, const struct rxp_tap_addr *a,
 		    uint32_t seq, char *err, size_t errlen)
 {
 	char what[96], text[INET6_ADDRSTRLEN];
-	int ret = nl_addr(nl, tap->ifindex, a, true, seq), i;
+	int ret = a->family == 6 && tap->mtu < RXP_IP6_MIN_MTU ? 0 :
+		  nl_addr(nl, tap->ifindex, a, true, seq), i;
 
+	if (ret == -EEXIST)
+		ret = 0;
 	if (ret) {
 		inet_ntop(a->family == 4 ? AF_INET : AF_INET6, a->addr, text, sizeof(text));
 		snprintf(what, sizeof(what), "add address %s/%u", text, a->plen);
@@ -205,8 +213,21 @@ int rxp_tap_set_mtu(struct rxp_tap *tap, uint32_t mtu, char *err, size_t errlen)
 	if (!nl)
 		return step_err(errno, tap->name, "rtnetlink socket", NULL, err, errlen);
 	ret = nl_link_set(nl, tap->ifindex, NULL, mtu, false, (uint32_t)time(NULL));
+	if (ret) {
+		mnl_socket_close(nl);
+		return step_err(-ret, tap->name, "set MTU", NULL, err, errlen);
+	}
+	/* the kernel dropped the IPv6 addresses below 1280: back on now it carries them */
+	if (tap->mtu < RXP_IP6_MIN_MTU && mtu >= RXP_IP6_MIN_MTU) {
+		tap->mtu = mtu;
+		for (unsigned i = 0; i < tap->n_addrs && !ret; i++)
+			if (tap->addrs[i].family == 6)
+				ret = addr_add(tap, nl, &tap->addrs[i], (uint32_t)time(NULL) + i, err,
+					       errlen);
+	}
+	tap->mtu = mtu;
 	mnl_socket_close(nl);
-	return ret ? step_err(-ret, tap->name, "set MTU", NULL, err, errlen) : 0;
+	return ret;
 }
 
 /* Opens /dev/net/tun as TAP @name with the vnet header and offloads. Returns the fd or -errno. */
@@ -302,6 +323,7 @@ int rxp_tap_open(struct rxp_tap *tap, const struct rxp_tap_config *cfg, char *er
 		ret = step_err(errno, cfg->name, "rtnetlink socket", NULL, err, errlen);
 		goto err;
 	}
+	tap->mtu = cfg->mtu;
 	ret = nl_link_set(nl, tap->ifindex, cfg->mac, cfg->mtu, true, seq++);
 	if (ret) {
 		snprintf(what, sizeof(what), "set MAC, MTU %u and up", cfg->mtu);

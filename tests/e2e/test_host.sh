@@ -181,6 +181,9 @@ hctl() { "$RXPATH" ctl --socket "$LAB_DIR/ctl.sock" "$@" >/dev/null; }
 hctl addr add 10.0.1.5/24 dev p0 && hctl addr del 10.0.1.1 dev p0
 check "${T}_tap_keeps_secondary" sh -c "ip -n $LAB_R addr show p0 | grep -q 'inet 10.0.1.5/24'"
 hctl addr add 10.0.1.1/24 dev p0; hctl addr del 10.0.1.5 dev p0
+# below an MTU of 1280 the kernel keeps no IPv6 address on the TAP; they come back with the MTU
+hctl port set p0 mtu 1200 2>/dev/null; hctl port set p0 mtu 1500
+check "${T}_tap_ipv6_back_after_small_mtu" sh -c "ip -n $LAB_R addr show p0 | grep -q 'inet6 2001:db8:1::1/64'"
 # a host path that cannot be renamed (the name is taken) stays as it was
 if ! hctl port set p0 host on name r1 2>/dev/null && ip -n "$LAB_R" link show p0 >/dev/null 2>&1; then
 	pass "${T}_failed_rename_keeps_tap"
@@ -190,7 +193,7 @@ fi
 # the host path's counters are in show stats too, not only in the summary
 stats=$("$RXPATH" ctl --socket "$LAB_DIR/ctl.sock" --json show stats 2>&1)
 if echo "$stats" | lab_json 'j["hosts"][0]["port"] == "p0" and j["hosts"][0]["counters"]["to_host_packets"] > 0' | grep -q True &&
-   "$RXPATH" ctl --socket "$LAB_DIR/ctl.sock" show stats | grep -q '^port p0 host: to_host_packets [1-9]'; then
+   "$RXPATH" ctl --socket "$LAB_DIR/ctl.sock" show stats | grep -q '^port p0 host: tap p0 gro on to_host_packets [1-9]'; then
 	pass "${T}_show_stats_host"
 else
 	fail "${T}_show_stats_host" "$stats"
