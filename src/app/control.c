@@ -19,6 +19,7 @@ int control_init(struct control *c, struct dp *dp)
 
 	c->dp = dp;
 	atomic_init(&c->pending, false);
+	c->serving = false;	/* until control_serve(): calls run at once */
 	c->stopped = false;
 	c->head = NULL;
 	c->tail = &c->head;
