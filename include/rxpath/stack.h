@@ -222,7 +222,7 @@ struct rxp_stack {
 	struct rxp_host *host[RXP_STACK_PORTS_MAX];	/* host path (TAP) per port; NULL: none */
 	uint16_t ip_id;			/* identification of IPv4 packets the router makes */
 	uint32_t frag6_id;		/* identification of the IPv6 packets it fragments */
-	uint64_t mld_quiet_until[RXP_STACK_IFS_MAX];	/* per interface: no MLD report before (mld.c) */
+	uint64_t mld_quiet_until[RXP_STACK_IFS_MAX];	/* per interface: no general MLD report before (mld.c) */
 	uint8_t port_mac[RXP_STACK_PORTS_MAX][6];
 	struct rxp_queue *txq[RXP_STACK_PORTS_MAX];	/* this worker's queue per port: TX, and rx_dropped */
 	struct rxp_stack_stats stats;

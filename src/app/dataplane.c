@@ -316,6 +316,8 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 			shadowed_forget(dp, c);
 			return 0;	/* the kernel's route went; the configured one was never replaced */
 		}
+		if (c->undo && !c->kernel && rt && rt->origin == RXP_ROUTE_KERNEL)
+			return 0;	/* a reload taking back its route finds the kernel's: it stays */
 		ret = rxp_router_del_route(r, c->family, c->addr, c->plen);
 		if (!ret && !c->kernel && shadowed_find(dp, c) >= 0) {
 			/* the kernel's route it replaced comes back */
@@ -343,6 +345,13 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 		}
 		break;
 	case DP_CMD_NEIGH_DEL:
+		if (c->undo && !c->kernel) {
+			const struct rxp_neigh *n = rxp_neigh_lookup(&r->neigh, (uint16_t)ifidx,
+								     c->family, c->addr);
+
+			if (n && n->from_kernel)
+				return 0;	/* a reload taking back its neighbour finds the kernel's */
+		}
 		ret = rxp_stack_neigh_del(&dp->stack, ifidx, c->family, c->addr, c->kernel);
 		if (ret == -ENOENT && c->undo)
 			ret = 0;

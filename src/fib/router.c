@@ -377,27 +377,27 @@ int rxp_router_del_route(struct rxp_router *r, uint8_t family, const uint8_t *pr
 /* Returns the interface whose connected route covers @addr, or -ENETUNREACH. */
 static int if_reaching(struct rxp_router *r, uint8_t family, const uint8_t *addr)
 {
+	int best = -ENETUNREACH, best_len = -1;
+
+	/* the longest subnet that holds it, as the FIB would choose */
 	for (unsigned i = 0; i < r->n_ifs; i++) {
 		const struct rxp_l3if *ifp = &r->ifs[i];
+		unsigned n = family == 4 ? ifp->n_addr4 : ifp->n_addr6;
 		uint8_t a[16], b[16];
 
-		if (family == 4) {
-			for (unsigned k = 0; k < ifp->n_addr4; k++) {
-				rxp_prefix_mask(4, (const uint8_t *)&ifp->addr4[k], ifp->plen4[k], a);
-				rxp_prefix_mask(4, addr, ifp->plen4[k], b);
-				if (!memcmp(a, b, 4))
-					return (int)i;
-			}
-		} else {
-			for (unsigned k = 0; k < ifp->n_addr6; k++) {
-				rxp_prefix_mask(6, ifp->addr6[k], ifp->plen6[k], a);
-				rxp_prefix_mask(6, addr, ifp->plen6[k], b);
-				if (!memcmp(a, b, 16))
-					return (int)i;
+		for (unsigned k = 0; k < n; k++) {
+			const uint8_t *own = family == 4 ? (const uint8_t *)&ifp->addr4[k] : ifp->addr6[k];
+			uint8_t plen = family == 4 ? ifp->plen4[k] : ifp->plen6[k];
+
+			rxp_prefix_mask(family, own, plen, a);
+			rxp_prefix_mask(family, addr, plen, b);
+			if (plen > best_len && !memcmp(a, b, family == 4 ? 4 : 16)) {
+				best = (int)i;
+				best_len = plen;
 			}
 		}
 	}
-	return -ENETUNREACH;
+	return best;
 }
 
 /*

@@ -10,11 +10,11 @@
  * query's Maximum Response Delay (RFC 3810 6.2): 0 is in that range, and
  * the spread is there to keep many listeners from answering together, not
  * to make one of them wait. What the delay also does, keep one listener
- * from answering a burst of queries with a burst of reports, a quiet time
- * per interface does: a general query is answered once a second at most,
- * a group's own query ten times. Unsolicited reports (on joining) are not
- * sent: a snooping switch floods groups it has no report for until its
- * querier asks.
+ * from answering a burst of general queries with a burst of reports (up to
+ * one per group each), a quiet second per interface does; a group's own
+ * query is answered each time, with one report. Unsolicited reports (on
+ * joining) are not sent: a snooping switch floods groups it has no report
+ * for until its querier asks.
  */
 #include "rxpath/csum.h"
 #include "route.h"
@@ -28,7 +28,6 @@
 #define MODE_IS_EXCLUDE	2	/* all sources but these: with none, all */
 #define HBH_LEN		8	/* Hop-by-Hop header with the Router Alert option */
 #define QUIET_GENERAL_NS 1000000000ull
-#define QUIET_GROUP_NS	100000000ull
 
 _Static_assert(RXP_IFS_MAX <= RXP_STACK_IFS_MAX, "a quiet time for every interface");
 
@@ -153,8 +152,8 @@ void rxp_mld_query(struct rxp_stack *st, const struct rxp_pkt *pkt, const uint8_
 	const struct rxp_l3if *ifp = &st->router->ifs[pkt->ifidx];
 	static const uint8_t unspec[16];
 	uint8_t groups[RXP_IP6_GROUPS_MAX][16];
-	bool general = !memcmp(msg + 8, unspec, 16);
 	unsigned n, n_src = 0;
+	bool general;
 
 	/*
 	 * From a router on the link, never routed (RFC 3810 5.1.14, RFC 2710
@@ -164,12 +163,13 @@ void rxp_mld_query(struct rxp_stack *st, const struct rxp_pkt *pkt, const uint8_
 	if (!rxp_ip6_is_link_local(ip + 8) || ip[7] != 1 ||
 	    (len != MLD_V1_LEN && len < MLD_V2_QUERY_MIN))
 		return;
+	general = !memcmp(msg + 8, unspec, 16);
 	if (len >= MLD_V2_QUERY_MIN) {
 		n_src = rxp_load_be16(msg + 26);
 		if (len < MLD_V2_QUERY_MIN + 16 * n_src || (general && n_src))
 			return;
 	}
-	if (st->now_ns < st->mld_quiet_until[pkt->ifidx])
+	if (general && st->now_ns < st->mld_quiet_until[pkt->ifidx])
 		return;
 	n = rxp_l3if_groups6(ifp, groups);
 	/* a group's own query: answered for that group alone, if it is one of ours */
@@ -183,7 +183,8 @@ void rxp_mld_query(struct rxp_stack *st, const struct rxp_pkt *pkt, const uint8_
 		memmove(groups[0], groups[k], 16);
 		n = 1;
 	}
-	st->mld_quiet_until[pkt->ifidx] = st->now_ns + (general ? QUIET_GENERAL_NS : QUIET_GROUP_NS);
+	if (general)
+		st->mld_quiet_until[pkt->ifidx] = st->now_ns + QUIET_GENERAL_NS;
 	if (len == MLD_V1_LEN)
 		report_v1(st, ifp, groups, n);
 	else if (n_src)

@@ -66,6 +66,18 @@ static int conf_sysctl(const char *proto, const char *dev, const char *key, cons
 	return e;
 }
 
+/*
+ * Before the link is up, or its link-local address would wait out DAD (no
+ * IPv6: nothing to do); and the kernel there is the router's host part: it
+ * asks no router for advertisements and takes none.
+ */
+static void ipv6_settings(const char *dev)
+{
+	conf_sysctl("ipv6", dev, "accept_dad", "0");
+	conf_sysctl("ipv6", dev, "router_solicitations", "0");
+	conf_sysctl("ipv6", dev, "accept_ra", "0");
+}
+
 /* RTM_NEWLINK: MAC (NULL: unchanged), MTU and, with @up, the up flag in one request. Returns 0 or -errno. */
 static int nl_link_set(struct mnl_socket *nl, unsigned ifindex, const uint8_t *mac, uint32_t mtu,
 		       bool up, uint32_t seq)
@@ -191,6 +203,10 @@ int rxp_tap_addr_del(struct rxp_tap *tap, uint8_t family, const uint8_t *addr, c
 
 	if (i < 0 || !tap->ifindex)
 		return 0;
+	if (family == 6 && tap->mtu < RXP_IP6_MIN_MTU) {
+		tap->addrs[i] = tap->addrs[--tap->n_addrs];	/* only recorded: not on the TAP */
+		return 0;
+	}
 	nl = rxp_nl_open(NETLINK_ROUTE);
 	if (!nl)
 		return step_err(errno, tap->name, "rtnetlink socket", NULL, err, errlen);
@@ -217,9 +233,13 @@ int rxp_tap_set_mtu(struct rxp_tap *tap, uint32_t mtu, char *err, size_t errlen)
 		mnl_socket_close(nl);
 		return step_err(-ret, tap->name, "set MTU", NULL, err, errlen);
 	}
-	/* the kernel dropped the IPv6 addresses below 1280: back on now it carries them */
+	/*
+	 * Below 1280 the kernel dropped the link's IPv6 state: its settings
+	 * (from conf/default again) and addresses go back on now it carries IPv6.
+	 */
 	if (tap->mtu < RXP_IP6_MIN_MTU && mtu >= RXP_IP6_MIN_MTU) {
 		tap->mtu = mtu;
+		ipv6_settings(tap->name);
 		for (unsigned i = 0; i < tap->n_addrs && !ret; i++)
 			if (tap->addrs[i].family == 6)
 				ret = addr_add(tap, nl, &tap->addrs[i], (uint32_t)time(NULL) + i, err,
@@ -311,11 +331,7 @@ int rxp_tap_open(struct rxp_tap *tap, const struct rxp_tap_config *cfg, char *er
 		ret = step_err(errno, cfg->name, "if_nametoindex", NULL, err, errlen);
 		goto err;
 	}
-	/* before the link is up, or its link-local address would wait out DAD (no IPv6: nothing to do) */
-	conf_sysctl("ipv6", cfg->name, "accept_dad", "0");
-	/* the kernel there is the router's host part: it asks no router for advertisements */
-	conf_sysctl("ipv6", cfg->name, "router_solicitations", "0");
-	conf_sysctl("ipv6", cfg->name, "accept_ra", "0");
+	ipv6_settings(cfg->name);
 	/* deleting an address must not take the others of its subnet along (rxpath keeps them) */
 	conf_sysctl("ipv4", cfg->name, "promote_secondaries", "1");
 	nl = rxp_nl_open(NETLINK_ROUTE);

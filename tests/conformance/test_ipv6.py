@@ -886,6 +886,11 @@ check("mld_query_odd_length_ignored", not mld_reports(res) and res.summary["deli
 res = run(BASE, {"p0": [mld_raw(bytes([130, 0, 0, 0, 0x27, 0x10]) + bytes(18))] + [mld_query() for _ in range(5)]})
 check("mld_query_burst_answered_once", len(mld_reports(res)) == len(p0_groups) and
       all(r[2][0] == 131 for r in mld_reports(res)), [p.summary() for p in res.sent("p0")])
+# a group's own queries back to back (a router leaving both all-routers groups) are each answered
+res = run(BASE, {"p0": [mld_query(group="ff02::2", dst="ff02::2", l2dst="33:33:00:00:00:02"),
+                        mld_query(group="ff05::2", dst="ff05::2", l2dst="33:33:00:00:00:02")]})
+check("mld_group_queries_each_answered", sorted(r[2][12:28] for r in mld_reports(res)) == sorted([a6("ff02::2"), a6("ff05::2")]),
+      [p.summary() for p in res.sent("p0")])
 
 check("all_runs_exit_0", not bad_exits, "\n".join("rc %d: %s" % e for e in bad_exits[:3]))
 
