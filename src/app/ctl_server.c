@@ -45,8 +45,10 @@ struct ctl_server {
 struct apply_work {
 	const struct dp_cmd *cmds;
 	unsigned n_cmds;
-	bool keep_going;	/* reload: report a failure and go on with the rest */
+	bool keep_going;	/* report a failure and go on with the rest */
+	bool all_or_nothing;	/* reload: at a failure, take back what went in before it */
 	unsigned applied, failed;
+	unsigned undo_failed;	/* all_or_nothing: what could not be taken back (in errors) */
 	struct rxp_sbuf *errors;
 	struct rxp_sbuf *warnings;	/* if not NULL: what was taken with a warning, a line each */
 };
@@ -54,6 +56,8 @@ struct apply_work {
 static int apply_on_datapath(struct dp *dp, void *arg, struct rxp_sbuf *out)
 {
 	struct apply_work *w = arg;
+	struct dp_cmd *inv = NULL;
+	bool *has_inv = NULL;
 	char err[512];
 	int ret, first = 0;
 	bool was_sink;
@@ -79,7 +83,23 @@ static int apply_on_datapath(struct dp *dp, void *arg, struct rxp_sbuf *out)
 		rxp_sbuf_printf(w->errors, "%s\n", err);
 		return ret;
 	}
+	if (w->all_or_nothing) {
+		inv = calloc(w->n_cmds + 1, sizeof(*inv));
+		has_inv = calloc(w->n_cmds + 1, sizeof(*has_inv));
+		if (!inv || !has_inv) {
+			free(inv);
+			free(has_inv);
+			rxp_sbuf_printf(w->errors, "out of memory\n");
+			w->failed++;
+			if (was_sink)
+				dp_router_disable(dp);
+			return -ENOMEM;
+		}
+	}
 	for (unsigned i = 0; i < w->n_cmds; i++) {
+		/* what it changes, as it is: to put back if a later one fails */
+		if (inv)
+			has_inv[i] = dp_cmd_inverse(dp, &w->cmds[i], &inv[i]);
 		ret = dp_apply_cmd(dp, &w->cmds[i], err, sizeof(err));
 		if (!ret) {
 			if (err[0] && w->warnings)
@@ -93,8 +113,17 @@ static int apply_on_datapath(struct dp *dp, void *arg, struct rxp_sbuf *out)
 		if (!w->keep_going)
 			break;
 	}
-	/* nothing took: the sink stays a sink */
-	if (was_sink && !w->applied)
+	/* all or nothing: last first, what went in is taken back, in this same call */
+	for (unsigned i = inv && w->failed ? w->applied : 0; i-- > 0;) {
+		if (has_inv[i] && dp_apply_cmd(dp, &inv[i], err, sizeof(err))) {
+			rxp_sbuf_printf(w->errors, "%s\n", err);
+			w->undo_failed++;
+		}
+	}
+	free(inv);
+	free(has_inv);
+	/* nothing took, or all was taken back: the sink stays a sink */
+	if (was_sink && (!w->applied || (w->all_or_nothing && w->failed)))
 		dp_router_disable(dp);
 	return first;
 }
@@ -563,47 +592,29 @@ int ctl_server_handle(struct ctl_server *s, const char *line, bool json, struct 
 
 /*
  * Applies @diff all or nothing: at the first command that fails, the ones
- * before it are undone (reload_rollback()). Returns true when all took;
- * else says on stderr what failed, and what could not be undone.
+ * before it are taken back in the same datapath call, so no packet sees
+ * half of it. Returns true when all took; else says on stderr what failed.
  */
 static bool reload_apply(struct ctl_server *s, const struct dp_cmd *diff, unsigned n,
 			 unsigned *applied)
 {
-	struct rxp_sbuf errors = { 0 }, undo_errors = { 0 }, out = { 0 };
-	struct apply_work w = { .cmds = diff, .n_cmds = n, .errors = &errors };
-	struct apply_work u = { .keep_going = true, .errors = &undo_errors };
-	struct dp_cmd *back = NULL;
-	long n_back;
+	struct rxp_sbuf errors = { 0 }, out = { 0 };
+	struct apply_work w = { .cmds = diff, .n_cmds = n, .all_or_nothing = true,
+				.errors = &errors };
 	int ret = n ? control_call(s->cfg.ctl, apply_on_datapath, &w, &out) : 0;
 
 	*applied = w.applied;
-	if (!ret && !w.failed)
-		goto out;
-	if (ret == -ESHUTDOWN)
-		goto out;
-	n_back = reload_rollback(s->cfg.active, diff, w.applied, &back);
-	if (n_back < 0) {
-		fprintf(stderr, "rxpath: reload: failed: %sout of memory undoing the %u change%s made\n",
-			errors.data ? errors.data : "", w.applied, w.applied == 1 ? "" : "s");
-		goto out;
+	if (ret && ret != -ESHUTDOWN) {
+		fprintf(stderr, "rxpath: reload: failed: %s", errors.data ? errors.data : "(no reason given)\n");
+		if (w.undo_failed)
+			fprintf(stderr, "rxpath: reload: %u of the %u change%s made before could not be taken back (above)\n",
+				w.undo_failed, w.applied, w.applied == 1 ? "" : "s");
+		else
+			fprintf(stderr, "rxpath: reload: nothing changed\n");
 	}
-	u.cmds = back;
-	u.n_cmds = (unsigned)n_back;
-	if (n_back)
-		control_call(s->cfg.ctl, apply_on_datapath, &u, &out);
-	fprintf(stderr, "rxpath: reload: failed: %s", errors.data ? errors.data : "(no reason given)\n");
-	if (u.failed)
-		fprintf(stderr, "rxpath: reload: %u of the %u change%s made could not be undone:\n%s",
-			u.failed, w.applied, w.applied == 1 ? "" : "s",
-			undo_errors.data ? undo_errors.data : "");
-	else
-		fprintf(stderr, "rxpath: reload: nothing changed\n");
-out:
-	free(back);
 	rxp_sbuf_free(&errors);
-	rxp_sbuf_free(&undo_errors);
 	rxp_sbuf_free(&out);
-	return !ret && !w.failed;
+	return !ret;
 }
 
 static void reload(struct ctl_server *s)

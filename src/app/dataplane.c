@@ -241,23 +241,129 @@ static void shadowed_keep(struct dp *dp, const struct dp_cmd *k)
 	dp->shadowed[i >= 0 ? i : (int)dp->n_shadowed++] = *k;
 }
 
-/* The kernel route @rt (origin kernel) as the add that made it. */
-static struct dp_cmd kernel_route_cmd(const struct rxp_router *r, const struct rxp_route *rt)
+/* The route @rt as the add that would make it again. */
+static struct dp_cmd route_cmd(const struct rxp_router *r, const struct rxp_route *rt)
 {
 	const struct rxp_nexthop *nh = &r->nh[rt->nh];
-	struct dp_cmd k = { .kind = DP_CMD_ROUTE_ADD, .kernel = true, .family = rt->family,
-			    .plen = rt->plen };
+	struct dp_cmd k = { .kind = DP_CMD_ROUTE_ADD, .kernel = rt->origin == RXP_ROUTE_KERNEL,
+			    .family = rt->family, .plen = rt->plen };
 
 	memcpy(k.addr, rt->prefix, 16);
-	snprintf(k.where, sizeof(k.where), "sync (under a configured route)");
 	if (rxp_nh_kind_rejects(nh->kind)) {
 		k.route_type = nh->kind;
 		return k;
 	}
-	snprintf(k.dev, sizeof(k.dev), "%s", r->ifs[nh->ifidx].name);
+	/* a gateway whose port was found from its subnet is given the same way: it follows it */
+	if (!nh->if_found)
+		snprintf(k.dev, sizeof(k.dev), "%s", r->ifs[nh->ifidx].name);
 	k.has_gw = nh->kind == RXP_NH_KIND_GATEWAY;
 	memcpy(k.gw, nh->gw, 16);
 	return k;
+}
+
+bool dp_cmd_inverse(struct dp *dp, const struct dp_cmd *c, struct dp_cmd *inv)
+{
+	struct rxp_router *r = dp->router;
+	int ifidx = c->dev[0] && r ? rxp_router_if_by_name(r, c->dev) : -1;
+	const struct rxp_l3if *ifp = ifidx >= 0 ? &r->ifs[ifidx] : NULL;
+
+	if (!r)
+		return false;
+	*inv = *c;
+	inv->undo = true;
+	inv->kernel = false;
+	snprintf(inv->where, sizeof(inv->where), "undo of %.80s", c->where);
+	switch (c->kind) {
+	case DP_CMD_ADDR_ADD:
+	case DP_CMD_ADDR_DEL: {
+		unsigned n = ifp ? (c->family == 4 ? ifp->n_addr4 : ifp->n_addr6) : 0;
+
+		for (unsigned k = 0; k < n; k++) {
+			const uint8_t *a = c->family == 4 ? (const uint8_t *)&ifp->addr4[k] : ifp->addr6[k];
+			uint8_t plen = c->family == 4 ? ifp->plen4[k] : ifp->plen6[k];
+
+			if (memcmp(a, c->addr, c->family == 4 ? 4 : 16))
+				continue;
+			/* there: an add of it as it is changes nothing; a del is undone by adding it back */
+			if (c->kind == DP_CMD_ADDR_ADD && plen == c->plen)
+				return false;
+			inv->kind = DP_CMD_ADDR_ADD;
+			inv->plen = plen;
+			return true;
+		}
+		inv->kind = DP_CMD_ADDR_DEL;
+		return c->kind == DP_CMD_ADDR_ADD;
+	}
+	case DP_CMD_ROUTE_ADD:
+	case DP_CMD_ROUTE_DEL: {
+		const struct rxp_route *rt = rxp_router_route(r, c->family, c->addr, c->plen);
+
+		if (rt && rt->nh == RXP_NH_LOCAL)
+			return false;	/* an address's own: ADDR commands move it */
+		if (rt) {
+			char where[DP_WHERE_LEN];
+
+			memcpy(where, inv->where, sizeof(where));
+			*inv = route_cmd(r, rt);
+			inv->undo = true;
+			memcpy(inv->where, where, sizeof(where));
+			return true;
+		}
+		inv->kind = DP_CMD_ROUTE_DEL;
+		inv->dev[0] = '\0';
+		return c->kind == DP_CMD_ROUTE_ADD;
+	}
+	case DP_CMD_NEIGH_ADD:
+	case DP_CMD_NEIGH_DEL: {
+		const struct rxp_neigh *n = ifidx >= 0 ?
+			rxp_neigh_lookup(&r->neigh, (uint16_t)ifidx, c->family, c->addr) : NULL;
+
+		if (n && n->state == RXP_NEIGH_STATIC) {
+			inv->kind = DP_CMD_NEIGH_ADD;
+			inv->kernel = n->from_kernel;
+			memcpy(inv->mac, n->mac, 6);
+			return true;
+		}
+		inv->kind = DP_CMD_NEIGH_DEL;	/* a learned one is learned again */
+		return c->kind == DP_CMD_NEIGH_ADD;
+	}
+	case DP_CMD_MTU:
+		if (!ifp)
+			return false;
+		inv->mtu = dp->mtu_set[ifidx] ? ifp->mtu : 0;
+		return true;
+	case DP_CMD_REDIRECTS:
+		if (!ifp)
+			return false;
+		inv->redirects = !ifp->no_redirects;
+		return true;
+	case DP_CMD_RA:
+		if (!ifp)
+			return false;
+		inv->ra_on = ifp->ra;
+		return true;
+	case DP_CMD_HOST: {
+		const struct rxp_host *h = ifp && !ifp->vlan ? dp->stack.host[ifp->port] : NULL;
+
+		if (!ifp)
+			return false;
+		inv->host_on = h != NULL;
+		inv->host_gro = h ? h->gro : true;
+		snprintf(inv->host_name, sizeof(inv->host_name), "%s", h ? h->tap.name : "");
+		return true;
+	}
+	case DP_CMD_ICMP_RATE:
+		inv->rate = r->icmp_limit.rate;
+		inv->burst = r->icmp_limit.burst;
+		return true;
+	case DP_CMD_NEIGH_AGEING:
+		inv->seconds = (uint32_t)(r->neigh_reachable_ns / 1000000000ull);
+		return true;
+	case DP_CMD_SOURCE_ROUTE:
+		inv->source_route = !r->no_source_route;
+		return true;
+	}
+	return false;
 }
 
 int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen)
@@ -295,8 +401,10 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 		struct dp_cmd under = { 0 };
 		bool over_kernel = !c->kernel && rt && rt->origin == RXP_ROUTE_KERNEL;
 
-		if (over_kernel)
-			under = kernel_route_cmd(r, rt);
+		if (over_kernel) {
+			under = route_cmd(r, rt);
+			snprintf(under.where, sizeof(under.where), "sync (under a configured route)");
+		}
 		if (c->route_type)
 			ret = rxp_router_add_route_reject(r, c->family, c->addr, c->plen, c->route_type);
 		else

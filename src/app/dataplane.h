@@ -205,6 +205,14 @@ bool dp_config_has_name(const struct dp_config *cfg, const char *name);
 int dp_config_add_cmd(struct dp_config *cfg, const struct dp_cmd *cmd);
 
 /*
+ * Writes to @inv the command that puts back what @c is about to change, as
+ * it is now (on the datapath, before @c is applied). Returns false when
+ * there is nothing to put back (@c changes nothing, or what it removes
+ * would come back by itself, as a learned neighbour).
+ */
+bool dp_cmd_inverse(struct dp *dp, const struct dp_cmd *c, struct dp_cmd *inv);
+
+/*
  * Applies one router command to the running tables (datapath thread, between
  * polls). Returns 0 or -errno with @err naming the command's source; on
  * success @err is empty, or holds a warning ("warning: ...") already logged.

@@ -16,15 +16,6 @@
  */
 long reload_diff(const struct dp_config *old, const struct dp_config *new, struct dp_cmd **out);
 
-/*
- * Computes the commands that undo the first @n commands of a diff from
- * @old (all applied, the next one failed), last first: what @old had for
- * each thing, or its removal or default when @old had nothing. Returns the
- * count (the array in *@out, to free), or -ENOMEM.
- */
-long reload_rollback(const struct dp_config *old, const struct dp_cmd *applied, unsigned n,
-		     struct dp_cmd **out);
-
 /* Returns true when @a and @b have the same ports and VLAN sub-ports. */
 bool reload_same_ports(const struct dp_config *a, const struct dp_config *b);
 

@@ -220,6 +220,15 @@ check reload_apply_error_nothing_changed grep -q 'reload: nothing changed' "$TMP
 check reload_apply_error_address_taken_back bash -c '! grep -q 10.0.78.1 <<<"$1"' _ "$(ctl show ports)"
 sed -i '/^addr add 10.0.78.1/d; /^route add 44.0.0.0/d' "$TMP/router.conf"
 reload
+# What a failed reload takes back is put back as it ran, ctl's changes included, not as the
+# previous file said: 16/8 was moved to 10.0.1.5 by ctl, and stays there.
+ctl route add 16.0.0.0/8 via 10.0.1.5 >/dev/null
+sed -i 's|^route add 16.0.0.0/8 via 10.0.1.2|route add 16.0.0.0/8 via 10.0.1.4|' "$TMP/router.conf"
+echo 'route add 44.0.0.0/8 via 10.0.79.1' >>"$TMP/router.conf"
+reload
+check reload_failed_puts_back_running grep -q '^16.0.0.0/8 via 10.0.1.5' <<<"$(ctl show routes 16.1.1.1)"
+sed -i 's|^route add 16.0.0.0/8 via 10.0.1.4|route add 16.0.0.0/8 via 10.0.1.2|; /^route add 44.0.0.0/d' "$TMP/router.conf"
+ctl route add 16.0.0.0/8 via 10.0.1.2 >/dev/null
 # What ctl did already is as the file wants: a route ctl deleted leaving the file, an address
 # ctl added coming into it, and the reload goes through.
 ctl route del 19.0.0.0/8 >/dev/null
@@ -386,6 +395,15 @@ printf 'addr add 10.0.1.1/24 dev p0\nicmp ratelimit 100\nport set p0 mtu 1400\n'
 reload
 check reload_sink_becomes_router grep -q '^10.0.1.0/24 dev p0 connected' <<<"$(ctl show routes 10.0.1.0/24)"
 check reload_sink_settings_applied grep -q 'mtu 1400' <<<"$(ctl show ports | grep -A1 '^p0:')"
+kill -TERM $pid; wait $pid
+# ... and one whose reload fails stays a sink
+printf 'port add p0 sim:rx=off\nport add p1 sim:proto=udp4\n' >"$TMP/sink.conf"
+"$RXPATH" run -c "$TMP/sink.conf" --ctl "$SOCK" -i 0 -d 30 >/dev/null 2>"$TMP/sink.err" &
+pid=$!
+wait_ctl
+printf 'port set p0 mtu 1400\naddr add 10.0.1.1/24 dev p0\nroute add 10.9.0.0/16 via 10.7.7.7\n' >>"$TMP/sink.conf"
+reload
+check reload_failed_sink_stays_sink grep -q 'runs as a receive sink' <<<"$(ctl show routes)"
 kill -TERM $pid; wait $pid
 
 # A receive sink stays one when the change that would have made it a router fails.
