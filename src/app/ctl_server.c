@@ -84,6 +84,8 @@ static int apply_on_datapath(struct dp *dp, void *arg, struct rxp_sbuf *out)
 		return ret;
 	}
 	if (w->all_or_nothing) {
+		/* what went in is commands 0 .. applied - 1: the loop stops at the first failure */
+		w->keep_going = false;
 		inv = calloc(w->n_cmds + 1, sizeof(*inv));
 		has_inv = calloc(w->n_cmds + 1, sizeof(*has_inv));
 		if (!inv || !has_inv) {

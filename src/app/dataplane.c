@@ -300,6 +300,12 @@ bool dp_cmd_inverse(struct dp *dp, const struct dp_cmd *c, struct dp_cmd *inv)
 
 		if (rt && rt->nh == RXP_NH_LOCAL)
 			return false;	/* an address's own: ADDR commands move it */
+		if (rt && rt->origin == RXP_ROUTE_KERNEL && !c->kernel) {
+			/* the kernel's, under what @c puts there: it comes back when that goes */
+			inv->kind = DP_CMD_ROUTE_DEL;
+			inv->dev[0] = '\0';
+			return c->kind == DP_CMD_ROUTE_ADD;
+		}
 		if (rt) {
 			char where[DP_WHERE_LEN];
 
@@ -445,6 +451,9 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 		break;
 	}
 	case DP_CMD_NEIGH_ADD:
+		/* a reload putting the kernel's back over the configured one it made */
+		if (c->undo && c->kernel)
+			rxp_stack_neigh_del(&dp->stack, ifidx, c->family, c->addr, false);
 		ret = rxp_stack_neigh_set(&dp->stack, ifidx, c->family, c->addr, c->mac, c->kernel);
 		if (ret == -EEXIST) {
 			snprintf(err, errlen, "%s: a configured neighbour has this address; it stays",

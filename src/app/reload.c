@@ -146,10 +146,15 @@ static int del_rank(const struct dp_cmd *c)
 	return c->kind == DP_CMD_ROUTE_DEL ? 0 : c->kind == DP_CMD_NEIGH_DEL ? 1 : 2;
 }
 
+/*
+ * ... and last what cannot be taken back without a trace should a later
+ * command fail (a host path's TAP made or removed, a last advertisement sent).
+ */
 static int add_rank(const struct dp_cmd *c)
 {
 	return c->kind == DP_CMD_MTU ? 0 : c->kind == DP_CMD_ADDR_ADD ? 1 :
-	       c->kind == DP_CMD_NEIGH_ADD ? 2 : c->kind == DP_CMD_ROUTE_ADD ? 3 : 4;
+	       c->kind == DP_CMD_NEIGH_ADD ? 2 : c->kind == DP_CMD_ROUTE_ADD ? 3 :
+	       c->kind == DP_CMD_HOST || c->kind == DP_CMD_RA ? 5 : 4;
 }
 
 long reload_diff(const struct dp_config *old, const struct dp_config *new, struct dp_cmd **out)
@@ -195,7 +200,7 @@ long reload_diff(const struct dp_config *old, const struct dp_config *new, struc
 		for (long i = 0; i < n_dels; i++)
 			if (del_rank(&dels[i]) == rank)
 				(*out)[n++] = dels[i];
-	for (int rank = 0; rank <= 4; rank++)
+	for (int rank = 0; rank <= 5; rank++)
 		for (long i = 0; i < n_adds; i++)
 			if (add_rank(&adds[i]) == rank)
 				(*out)[n++] = adds[i];

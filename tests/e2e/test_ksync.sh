@@ -70,6 +70,16 @@ ctl route add 10.60.0.0/16 via 10.0.2.8 >/dev/null
 ctl route del 10.60.0.0/16 >/dev/null
 check "${T}_kernel_route_back_after_configured" has_route 10.60.1.1 '^10.60.0.0/16 via 10.0.2.7 dev p1 proto kernel$'
 lab_in "$LAB_R" ip route del 10.60.0.0/16
+# A reload that puts a route over the kernel's and then fails takes it back: the kernel's stays.
+lab_in "$LAB_R" ip route add 10.61.0.0/16 via 10.0.2.7 dev r1 onlink
+within_1s has_route 10.61.1.1 '^10.61.0.0/16 via 10.0.2.7 dev p1 proto kernel$' >/dev/null
+cp "$LAB_DIR/rxpath.conf" "$LAB_DIR/rxpath.conf.keep"
+printf 'route add 10.61.0.0/16 via 10.0.2.8\nroute add 10.62.0.0/16 via 10.0.99.1\n' >>"$LAB_DIR/rxpath.conf"
+kill -HUP "$LAB_RXPATH_PID"
+sleep 0.5
+check "${T}_failed_reload_keeps_kernel_route" has_route 10.61.1.1 '^10.61.0.0/16 via 10.0.2.7 dev p1 proto kernel$'
+cp "$LAB_DIR/rxpath.conf.keep" "$LAB_DIR/rxpath.conf"
+lab_in "$LAB_R" ip route del 10.61.0.0/16
 
 # Neighbours follow too.
 lab_in "$LAB_R" ip neigh add 10.0.2.44 lladdr 02:00:00:00:00:44 dev r1 nud permanent
