@@ -386,25 +386,24 @@ check ctl_show_ports_vlan_inet grep -q '^    inet 10.0.7.1/24' <<<"$(sed -n '/^p
 kill -TERM $pid; wait $pid
 
 # A receive sink whose file gains an address and settings becomes a router with all of them
-# at the reload (the settings used to turn the whole reload down, and silently).
-printf 'port add p0 sim:rx=off\nport add p1 sim:proto=udp4\n' >"$TMP/sink.conf"
-"$RXPATH" run -c "$TMP/sink.conf" --ctl "$SOCK" -i 0 -d 30 >/dev/null 2>"$TMP/sink.err" &
-pid=$!
-wait_ctl
-printf 'addr add 10.0.1.1/24 dev p0\nicmp ratelimit 100\nport set p0 mtu 1400\n' >>"$TMP/sink.conf"
-reload
-check reload_sink_becomes_router grep -q '^10.0.1.0/24 dev p0 connected' <<<"$(ctl show routes 10.0.1.0/24)"
-check reload_sink_settings_applied grep -q 'mtu 1400' <<<"$(ctl show ports | grep -A1 '^p0:')"
-kill -TERM $pid; wait $pid
-# ... and one whose reload fails stays a sink
-printf 'port add p0 sim:rx=off\nport add p1 sim:proto=udp4\n' >"$TMP/sink.conf"
-"$RXPATH" run -c "$TMP/sink.conf" --ctl "$SOCK" -i 0 -d 30 >/dev/null 2>"$TMP/sink.err" &
-pid=$!
-wait_ctl
-printf 'port set p0 mtu 1400\naddr add 10.0.1.1/24 dev p0\nroute add 10.9.0.0/16 via 10.7.7.7\n' >>"$TMP/sink.conf"
-reload
-check reload_failed_sink_stays_sink grep -q 'runs as a receive sink' <<<"$(ctl show routes)"
-kill -TERM $pid; wait $pid
+# at the reload (the settings used to turn the whole reload down, and silently) ...
+for lines in 'addr add 10.0.1.1/24 dev p0\nicmp ratelimit 100\nport set p0 mtu 1400\n' \
+	     'port set p0 mtu 1400\naddr add 10.0.1.1/24 dev p0\nroute add 10.9.0.0/16 via 10.7.7.7\n'; do
+	printf 'port add p0 sim:rx=off\nport add p1 sim:proto=udp4\n' >"$TMP/sink.conf"
+	"$RXPATH" run -c "$TMP/sink.conf" --ctl "$SOCK" -i 0 -d 30 >/dev/null 2>"$TMP/sink.err" &
+	pid=$!
+	wait_ctl
+	printf "$lines" >>"$TMP/sink.conf"
+	reload
+	if grep -q 10.7.7.7 "$TMP/sink.conf"; then
+		# ... and one whose reload fails stays a sink
+		check reload_failed_sink_stays_sink grep -q 'runs as a receive sink' <<<"$(ctl show routes)"
+	else
+		check reload_sink_becomes_router grep -q '^10.0.1.0/24 dev p0 connected' <<<"$(ctl show routes 10.0.1.0/24)"
+		check reload_sink_settings_applied grep -q 'mtu 1400' <<<"$(ctl show ports | grep -A1 '^p0:')"
+	fi
+	kill -TERM $pid; wait $pid
+done
 
 # A receive sink stays one when the change that would have made it a router fails.
 SINK_SOCK=$TMP/sink.sock
