@@ -234,7 +234,7 @@ static void shadowed_keep(struct dp *dp, const struct dp_cmd *k)
 		struct dp_cmd *more = realloc(dp->shadowed, cap * sizeof(*more));
 
 		if (!more)
-			return;	/* then it does not come back: said when it does not */
+			return;	/* out of memory: that kernel route will not come back by itself */
 		dp->shadowed = more;
 		dp->shadowed_cap = cap;
 	}
