@@ -79,6 +79,12 @@ ctl addr add 10.0.6.1/24 dev sim0 >/dev/null
 check ctl_gateway_follows_subnet grep -q '^45.0.0.0/8 via 10.0.6.2 dev sim0' <<<"$(ctl show routes 45.1.1.1)"
 ctl route del 45.0.0.0/8 >/dev/null
 ctl addr del 10.0.6.1 dev sim0 >/dev/null
+# ... to the longest subnet that holds it, as the FIB would: a wider one on another port does not take it
+ctl route add 45.0.0.0/8 via 10.0.1.9 >/dev/null
+ctl addr add 10.200.0.1/8 dev sim0 >/dev/null
+check ctl_gateway_longest_subnet grep -q '^45.0.0.0/8 via 10.0.1.9 dev sim1' <<<"$(ctl show routes 45.1.1.1)"
+ctl route del 45.0.0.0/8 >/dev/null
+ctl addr del 10.200.0.1 dev sim0 >/dev/null
 # ... nor one for the address itself, in a subnet the port already has
 ctl route add 10.0.1.5/32 via 10.0.1.2 >/dev/null
 err=$(ctl addr add 10.0.1.5/24 dev sim1 2>&1); rc=$?
