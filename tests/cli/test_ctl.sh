@@ -6,10 +6,17 @@ set -u
 SOCK=$TMP/ctl.sock
 ctl() { "$RXPATH" ctl --socket "$SOCK" "$@"; }
 
-# reload: SIGHUP, and the time it takes to read the file again
+# reload [LOG]: SIGHUP, then wait (5 s at most) for rxpath to say how the reload went in LOG
+# (its stderr, run.err by default), so that a check after it never sees the state before it
 reload() {
+	local log=${1:-$TMP/run.err} n
+	n=$(grep -c 'rxpath: reload' "$log")
 	kill -HUP $pid
-	sleep 0.5
+	for _ in $(seq 50); do
+		[ "$(grep -c 'rxpath: reload' "$log")" -gt "$n" ] && break
+		sleep 0.1
+	done
+	sleep 0.1	# the last lines of the reload's report
 }
 
 # Waits up to 5 s for the socket to answer.
@@ -400,7 +407,7 @@ for lines in 'addr add 10.0.1.1/24 dev p0\nicmp ratelimit 100\nport set p0 mtu 1
 	pid=$!
 	wait_ctl
 	printf "$lines" >>"$TMP/sink.conf"
-	reload
+	reload "$TMP/sink.err"
 	if grep -q 10.7.7.7 "$TMP/sink.conf"; then
 		# ... and one whose reload fails stays a sink
 		check reload_failed_sink_stays_sink grep -q 'runs as a receive sink' <<<"$(ctl show routes)"
