@@ -425,6 +425,7 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 	}
 	case DP_CMD_ROUTE_DEL: {
 		const struct rxp_route *rt = rxp_router_route(r, c->family, c->addr, c->plen);
+		int i;
 
 		if (c->kernel && rt && rt->origin != RXP_ROUTE_KERNEL) {
 			shadowed_forget(dp, c);
@@ -433,11 +434,11 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 		if (c->undo && !c->kernel && rt && rt->origin == RXP_ROUTE_KERNEL)
 			return 0;	/* a reload taking back its route finds the kernel's: it stays */
 		ret = rxp_router_del_route(r, c->family, c->addr, c->plen);
-		if (!ret && !c->kernel && shadowed_find(dp, c) >= 0) {
+		if (!ret && !c->kernel && (i = shadowed_find(dp, c)) >= 0) {
 			/* the kernel's route it replaced comes back */
-			struct dp_cmd k = dp->shadowed[shadowed_find(dp, c)];
+			struct dp_cmd k = dp->shadowed[i];
 
-			shadowed_forget(dp, c);
+			dp->shadowed[i] = dp->shadowed[--dp->n_shadowed];
 			if (dp_apply_cmd(dp, &k, err, errlen))
 				fprintf(stderr, "rxpath: %s\n", err);
 			err[0] = '\0';

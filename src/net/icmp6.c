@@ -72,42 +72,52 @@ static unsigned add_group(uint8_t (*groups)[16], unsigned n, const uint8_t group
 	return n + 1;
 }
 
+static const uint8_t all_routers[16] = { 0xff, 0x02, [15] = 2 };
+static const uint8_t site_routers[16] = { 0xff, 0x05, [15] = 2 };
+
+/*
+ * Writes the solicited-node groups of @ifp's address @i to @g: its own, and
+ * its Subnet-Router anycast address's when it has one (as
+ * rxp_l3if_anycast6() finds them). Returns how many, 1 or 2.
+ */
+static unsigned addr_groups(const struct rxp_l3if *ifp, unsigned i, uint8_t g[2][16])
+{
+	const uint8_t *a = ifp->addr6[i];
+	uint8_t anycast[16];
+
+	rxp_ip6_solicited_node(g[0], a);
+	if (ifp->plen6[i] >= 127 || !ip6_is_global(a))
+		return 1;
+	rxp_prefix_mask(6, a, ifp->plen6[i], anycast);
+	rxp_ip6_solicited_node(g[1], anycast);
+	return 2;
+}
+
 unsigned rxp_l3if_groups6(const struct rxp_l3if *ifp, uint8_t (*groups)[16])
 {
-	static const uint8_t all_routers[16] = { 0xff, 0x02, [15] = 2 };
-	static const uint8_t site_routers[16] = { 0xff, 0x05, [15] = 2 };
-	uint8_t g[16], anycast[16];
+	uint8_t g[2][16];
 	unsigned n = 0;
 
 	n = add_group(groups, n, all_routers);
 	n = add_group(groups, n, site_routers);
-	for (unsigned i = 0; i < ifp->n_addr6; i++) {
-		const uint8_t *a = ifp->addr6[i];
-
-		rxp_ip6_solicited_node(g, a);
-		n = add_group(groups, n, g);
-		/* as rxp_l3if_anycast6() finds them */
-		if (ifp->plen6[i] >= 127 || !ip6_is_global(a))
-			continue;
-		rxp_prefix_mask(6, a, ifp->plen6[i], anycast);
-		rxp_ip6_solicited_node(g, anycast);
-		n = add_group(groups, n, g);
-	}
+	for (unsigned i = 0; i < ifp->n_addr6; i++)
+		for (unsigned k = 0, m = addr_groups(ifp, i, g); k < m; k++)
+			n = add_group(groups, n, g[k]);
 	return n;
 }
 
 bool rxp_l3if_listens6(const struct rxp_l3if *ifp, const uint8_t group[16])
 {
 	static const uint8_t all_nodes[16] = { 0xff, 0x02, [15] = 1 };
-	uint8_t groups[RXP_IP6_GROUPS_MAX][16];
-	unsigned n;
+	uint8_t g[2][16];
 
-	if (!memcmp(group, all_nodes, 16))
+	if (!memcmp(group, all_nodes, 16) || !memcmp(group, all_routers, 16) ||
+	    !memcmp(group, site_routers, 16))
 		return true;
-	n = rxp_l3if_groups6(ifp, groups);
-	for (unsigned i = 0; i < n; i++)
-		if (!memcmp(groups[i], group, 16))
-			return true;
+	for (unsigned i = 0; i < ifp->n_addr6; i++)
+		for (unsigned k = 0, m = addr_groups(ifp, i, g); k < m; k++)
+			if (!memcmp(g[k], group, 16))
+				return true;
 	return false;
 }
 

@@ -31,6 +31,8 @@
 
 _Static_assert(RXP_IFS_MAX <= RXP_STACK_IFS_MAX, "a quiet time for every interface");
 
+static const uint8_t all_mldv2_routers[16] = { 0xff, 0x02, [15] = 0x16 };	/* ff02::16 */
+
 /*
  * A report of @len bytes of MLD, from the link-local address of @ifp to
  * @dst, hop limit 1, behind a Router Alert (RFC 3810 5.2.13, RFC 2710 3).
@@ -80,7 +82,6 @@ static void report_send(struct rxp_stack *st, const struct rxp_l3if *ifp, struct
 static void report_v2(struct rxp_stack *st, const struct rxp_l3if *ifp, uint8_t (*groups)[16],
 		      unsigned n)
 {
-	static const uint8_t all_mldv2_routers[16] = { 0xff, 0x02, [15] = 0x16 };
 	uint32_t len = 8 + n * MLD_V2_RECORD;
 	uint8_t *msg;
 	struct rxp_pkt *pkt = report_alloc(st, ifp, all_mldv2_routers, len, &msg);
@@ -106,7 +107,6 @@ static void report_v2(struct rxp_stack *st, const struct rxp_l3if *ifp, uint8_t 
 static void report_v2_sources(struct rxp_stack *st, const struct rxp_l3if *ifp,
 			      const uint8_t group[16], const uint8_t *sources, unsigned n_src)
 {
-	static const uint8_t all_mldv2_routers[16] = { 0xff, 0x02, [15] = 0x16 };
 	uint32_t room = ifp->mtu > RXP_IP6_HLEN + HBH_LEN + 8 + MLD_V2_RECORD + 16 ?
 			(ifp->mtu - RXP_IP6_HLEN - HBH_LEN - 8 - MLD_V2_RECORD) / 16 : 1;
 
