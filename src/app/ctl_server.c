@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <net/if.h>
 #include <poll.h>
@@ -475,11 +476,19 @@ static int handle_show(struct ctl_server *s, char *rest, bool json, struct rxp_s
 {
 	struct show_request req = { .cfg = s->cfg.active, .json = json };
 	char extra[32] = "";
-	int n, ret;
+	int n, ret, arg_end = 0;
 
-	n = sscanf(rest, "%15s %79s %31s", req.what, req.arg, extra);
+	n = sscanf(rest, "%15s %79s%n %31s", req.what, req.arg, &arg_end, extra);
 	if (n < 1)
 		return reply_error(out, json, -EINVAL, "show: expected what to show: ports, stats, drops, routes [PREFIX|ADDRESS|kernel], neigh, pool");
+	if (n >= 2 && rest[arg_end] && !isspace((unsigned char)rest[arg_end])) {
+		/* %79s stopped inside the word: refuse it rather than read its two halves */
+		char msg[200];
+
+		snprintf(msg, sizeof(msg), "show %s: '%.20s...': too long (%zu characters at most): expected a prefix or address",
+			 req.what, req.arg, sizeof(req.arg) - 1);
+		return reply_error(out, json, -EINVAL, msg);
+	}
 	if (!show_topic_known(req.what) || extra[0]) {
 		char msg[200];
 

@@ -50,6 +50,11 @@ check ctl_new_route_used grep -q '^10.0.1.3 dev sim1 .*incomplete' <<<"$(ctl sho
 check ctl_route_del ctl route del 16.5.0.0/16
 check ctl_route_del_falls_back grep -q '^16.0.0.0/8 via 10.0.1.2' <<<"$(ctl show routes 16.5.7.7)"
 check ctl_routes_within_prefix [ "$(ctl show routes 16.0.0.0/7 | wc -l)" -eq 2 ]
+# a word longer than the report's argument is refused, not read as two
+long=2001:db8:0000:0000:0000:0000:0000:0001/128-$(printf 'x%.0s' $(seq 60))
+out=$(ctl show routes "$long" 2>&1); rc=$?
+check ctl_show_long_argument_refused [ $rc -ne 0 ]
+check ctl_show_long_argument_says_so grep -q "too long" <<<"$out"
 
 # Forwarding goes on while the tables change: 80 changes, and the
 # forwarded counter keeps growing.
