@@ -204,13 +204,23 @@ static struct subject cmd_subject(const struct dp_cmd *c)
 	return s;
 }
 
-/* The slot of the kernel route a configured one replaced for @c's prefix, or -1. */
+static bool is_neigh_cmd(const struct dp_cmd *c)
+{
+	return c->kind == DP_CMD_NEIGH_ADD || c->kind == DP_CMD_NEIGH_DEL;
+}
+
+/*
+ * The slot of the kernel's route or neighbour that a configured one replaced
+ * for @c's prefix (route commands) or address and port (neighbour commands), or -1.
+ */
 static int shadowed_find(const struct dp *dp, const struct dp_cmd *c)
 {
 	for (unsigned i = 0; i < dp->n_shadowed; i++) {
 		const struct dp_cmd *k = &dp->shadowed[i];
 
-		if (k->family == c->family && k->plen == c->plen && !memcmp(k->addr, c->addr, 16))
+		if (is_neigh_cmd(k) == is_neigh_cmd(c) && k->family == c->family &&
+		    k->plen == c->plen && !memcmp(k->addr, c->addr, 16) &&
+		    (!is_neigh_cmd(c) || !strcmp(k->dev, c->dev)))
 			return (int)i;
 	}
 	return -1;
@@ -224,7 +234,7 @@ static void shadowed_forget(struct dp *dp, const struct dp_cmd *c)
 		dp->shadowed[i] = dp->shadowed[--dp->n_shadowed];
 }
 
-/* Keeps @k, a kernel route's add, for when the configured route over it goes. */
+/* Keeps @k, a kernel route's or neighbour's add, for when the configured one over it goes. */
 static void shadowed_keep(struct dp *dp, const struct dp_cmd *k)
 {
 	int i = shadowed_find(dp, k);
@@ -239,6 +249,21 @@ static void shadowed_keep(struct dp *dp, const struct dp_cmd *k)
 		dp->shadowed_cap = cap;
 	}
 	dp->shadowed[i >= 0 ? i : (int)dp->n_shadowed++] = *k;
+}
+
+/* After @c deleted a configured route or neighbour: the kernel's it replaced comes back. */
+static void shadowed_restore(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen)
+{
+	int i = shadowed_find(dp, c);
+	struct dp_cmd k;
+
+	if (i < 0)
+		return;
+	k = dp->shadowed[i];
+	dp->shadowed[i] = dp->shadowed[--dp->n_shadowed];
+	if (dp_apply_cmd(dp, &k, err, errlen))
+		fprintf(stderr, "rxpath: %s\n", err);
+	err[0] = '\0';
 }
 
 /* The route @rt as the add that would make it again. */
@@ -421,11 +446,12 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 			rt->origin = c->kernel ? RXP_ROUTE_KERNEL : RXP_ROUTE_STATIC;
 		if (rt && over_kernel)
 			shadowed_keep(dp, &under);
+		if (rt && c->kernel)
+			shadowed_forget(dp, c);	/* nothing is over it: no copy waits */
 		break;
 	}
 	case DP_CMD_ROUTE_DEL: {
 		const struct rxp_route *rt = rxp_router_route(r, c->family, c->addr, c->plen);
-		int i;
 
 		if (c->kernel && rt && rt->origin != RXP_ROUTE_KERNEL) {
 			shadowed_forget(dp, c);
@@ -434,15 +460,10 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 		if (c->undo && !c->kernel && rt && rt->origin == RXP_ROUTE_KERNEL)
 			return 0;	/* a reload taking back its route finds the kernel's: it stays */
 		ret = rxp_router_del_route(r, c->family, c->addr, c->plen);
-		if (!ret && !c->kernel && (i = shadowed_find(dp, c)) >= 0) {
-			/* the kernel's route it replaced comes back */
-			struct dp_cmd k = dp->shadowed[i];
-
-			dp->shadowed[i] = dp->shadowed[--dp->n_shadowed];
-			if (dp_apply_cmd(dp, &k, err, errlen))
-				fprintf(stderr, "rxpath: %s\n", err);
-			err[0] = '\0';
-		}
+		if (c->kernel)
+			shadowed_forget(dp, c);
+		else if (!ret)
+			shadowed_restore(dp, c, err, errlen);
 		/*
 		 * an address's connected route the file also said: it stays with its
 		 * address; one gone already (ctl took it): as the reload wants
@@ -451,29 +472,51 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 			ret = 0;
 		break;
 	}
-	case DP_CMD_NEIGH_ADD:
+	case DP_CMD_NEIGH_ADD: {
+		const struct rxp_neigh *n = rxp_neigh_lookup(&r->neigh, (uint16_t)ifidx,
+							     c->family, c->addr);
+		struct dp_cmd under = { 0 };
+		bool over_kernel = !c->kernel && n && n->from_kernel;
+
+		if (over_kernel) {
+			/* the kernel's, replaced by a configured one: it comes back when that goes */
+			under = *c;
+			under.kernel = true;
+			under.undo = false;
+			memcpy(under.mac, n->mac, 6);
+			snprintf(under.where, sizeof(under.where), "sync (under a configured neighbour)");
+		}
 		/* a reload putting the kernel's back over the configured one it made */
 		if (c->undo && c->kernel)
 			rxp_stack_neigh_del(&dp->stack, ifidx, c->family, c->addr, false);
 		ret = rxp_stack_neigh_set(&dp->stack, ifidx, c->family, c->addr, c->mac, c->kernel);
 		if (ret == -EEXIST) {
+			shadowed_keep(dp, c);
 			snprintf(err, errlen, "%s: a configured neighbour has this address; it stays",
 				 c->where);
 			return ret;
 		}
+		if (!ret && over_kernel)
+			shadowed_keep(dp, &under);
+		if (!ret && c->kernel)
+			shadowed_forget(dp, c);
 		break;
-	case DP_CMD_NEIGH_DEL:
-		if (c->undo && !c->kernel) {
-			const struct rxp_neigh *n = rxp_neigh_lookup(&r->neigh, (uint16_t)ifidx,
-								     c->family, c->addr);
+	}
+	case DP_CMD_NEIGH_DEL: {
+		const struct rxp_neigh *n = rxp_neigh_lookup(&r->neigh, (uint16_t)ifidx,
+							     c->family, c->addr);
 
-			if (n && n->from_kernel)
-				return 0;	/* a reload taking back its neighbour finds the kernel's */
-		}
+		if (c->undo && !c->kernel && n && n->from_kernel)
+			return 0;	/* a reload taking back its neighbour finds the kernel's */
 		ret = rxp_stack_neigh_del(&dp->stack, ifidx, c->family, c->addr, c->kernel);
+		if (c->kernel)
+			shadowed_forget(dp, c);
+		else if (!ret && n)
+			shadowed_restore(dp, c, err, errlen);
 		if (ret == -ENOENT && c->undo)
 			ret = 0;
 		break;
+	}
 	case DP_CMD_MTU: {
 		const struct rxp_l3if *ifp = &r->ifs[ifidx];
 		struct rxp_port *port = &dp->ports[ifp->port];

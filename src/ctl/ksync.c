@@ -513,6 +513,15 @@ static void set_refused(struct rec *r, int ret)
 	r->err = err_code(ret);
 }
 
+/*
+ * Refused because a configured route or neighbour holds the key: rxpath keeps
+ * a copy for when that one goes, so it must hear when this one goes too.
+ */
+static bool waits_under_configured(const struct rec *r)
+{
+	return (r->flags & F_REFUSED) && r->err == EEXIST;
+}
+
 /* Moves the ownership of a prefix (and the reference to what rxpath has) between its records. */
 static void move_owner(struct rec *from, struct rec *to)
 {
@@ -545,7 +554,7 @@ static void route_uninstall(struct rxp_ksync *k, struct rec *owner, bool del)
 static void route_reconcile(struct rxp_ksync *k, const struct rec *any, bool retry)
 {
 	struct key key = key_of(any);
-	struct rec *owner = NULL, *best = NULL;
+	struct rec *owner = NULL, *best = NULL, *under = NULL;
 	int ret;
 
 	for (uint32_t i = key_hash(&key) & k->mask; k->slots[i].kind; i = (i + 1) & k->mask) {
@@ -556,12 +565,16 @@ static void route_reconcile(struct rxp_ksync *k, const struct rec *any, bool ret
 		r->flags |= F_DONE;
 		if (r->flags & F_INSTALLED)
 			owner = r;
+		if (waits_under_configured(r))
+			under = r;
 		if (!(r->flags & F_DEAD) && (!best || r->metric < best->metric))
 			best = r;
 	}
 	if (!best) {
 		if (owner)
 			route_uninstall(k, owner, true);
+		else if (under)
+			emit_route_del(k, under);	/* rxpath forgets the copy it keeps */
 		return;
 	}
 	if (owner && owner->r.inst_nh == best->r.nh) {
@@ -612,8 +625,8 @@ static void neigh_reconcile(struct rxp_ksync *k, struct rec *r, bool retry)
 			set_refused(r, ret);
 		}
 	}
-	/* gone, or refused: rxpath must not keep the old MAC */
-	if (r->flags & F_INSTALLED)
+	/* gone, or refused: rxpath must not keep the old MAC (nor its copy under a configured one) */
+	if ((r->flags & F_INSTALLED) || ((r->flags & F_DEAD) && waits_under_configured(r)))
 		emit_neigh(k, r, false);
 	r->flags &= (uint8_t)~F_INSTALLED;
 }

@@ -63,6 +63,9 @@ check "${T}_static_route_kept" has_route 10.7.0.1 '^10.7.0.0/24 via 10.0.2.9 dev
 lab_in "$LAB_R" ip route del 10.7.0.0/24
 sleep 0.3
 check "${T}_static_route_survives_kernel_del" has_route 10.7.0.1 '^10.7.0.0/24 via 10.0.2.9 dev p1$'
+# ... and when the configured one goes after it, nothing of the kernel's comes back
+ctl route del 10.7.0.0/24 >/dev/null
+check "${T}_gone_kernel_route_not_restored" no_route 10.7.0.1
 # The kernel's route a configured one replaced comes back when the configured one goes.
 lab_in "$LAB_R" ip route add 10.60.0.0/16 via 10.0.2.7 dev r1 onlink
 within_1s has_route 10.60.1.1 '^10.60.0.0/16 via 10.0.2.7 dev p1 proto kernel$' >/dev/null
@@ -89,6 +92,22 @@ ctl neigh add 10.0.2.45 lladdr 02:00:00:00:00:45 dev p1 >/dev/null
 lab_in "$LAB_R" ip neigh add 10.0.2.45 lladdr 02:00:00:00:00:99 dev r1 nud permanent
 sleep 0.5
 check "${T}_configured_neigh_kept" sh -c "\"$RXPATH\" ctl --socket \"$SOCK\" show neigh | grep -q '^10.0.2.45 dev p1 lladdr 02:00:00:00:00:45 static'"
+# The kernel's neighbour a configured one replaced comes back when the configured one goes;
+# one the kernel deleted meanwhile does not.
+has_neigh() { ctl show neigh 2>/dev/null | grep -q "$1"; }
+lab_in "$LAB_R" ip neigh add 10.0.2.46 lladdr 02:00:00:00:00:46 dev r1 nud permanent
+within_1s has_neigh '^10.0.2.46 dev p1 lladdr 02:00:00:00:00:46' >/dev/null
+ctl neigh add 10.0.2.46 lladdr 02:00:00:00:01:46 dev p1 >/dev/null
+check "${T}_configured_neigh_over_kernel" has_neigh '^10.0.2.46 dev p1 lladdr 02:00:00:00:01:46'
+ctl neigh del 10.0.2.46 dev p1 >/dev/null
+check "${T}_kernel_neigh_back_after_configured" has_neigh '^10.0.2.46 dev p1 lladdr 02:00:00:00:00:46'
+ctl neigh add 10.0.2.47 lladdr 02:00:00:00:01:47 dev p1 >/dev/null
+lab_in "$LAB_R" ip neigh add 10.0.2.47 lladdr 02:00:00:00:00:47 dev r1 nud permanent
+sleep 0.3
+lab_in "$LAB_R" ip neigh del 10.0.2.47 dev r1
+sleep 0.3
+ctl neigh del 10.0.2.47 dev p1 >/dev/null
+check "${T}_gone_kernel_neigh_not_restored" sh -c "! \"$RXPATH\" ctl --socket \"$SOCK\" show neigh | grep -q '^10.0.2.47 '"
 
 # Turning sync off withdraws what it installed; config routes stay.
 lab_in "$LAB_R" ip route add 10.8.0.0/24 via 10.0.2.2 dev r1 onlink
