@@ -210,6 +210,23 @@ static void sync_stop(struct ctl_server *s)
 	s->ksync = NULL;
 }
 
+static int sync_no_ports(char *err, size_t errlen)
+{
+	snprintf(err, errlen, "sync kernel: no port is on a kernel interface (afpacket:dev= or afxdp:dev=); nothing to mirror");
+	return -EINVAL;
+}
+
+/* Whether sync_start() would find a port to mirror for. */
+static bool sync_has_ports(const struct dp_config *a)
+{
+	char ifname[IF_NAMESIZE];
+
+	for (unsigned i = 0; i < a->n_ports; i++)
+		if (port_kernel_if(a->ports[i].spec, ifname, sizeof(ifname)))
+			return true;
+	return false;
+}
+
 /* Starts mirroring kernel table @table and runs the first full sync. Returns lines applied or -errno. */
 static int sync_start(struct ctl_server *s, uint32_t table, uint32_t interval_ms, char *err,
 		      size_t errlen)
@@ -228,10 +245,8 @@ static int sync_start(struct ctl_server *s, uint32_t table, uint32_t interval_ms
 		s->map[s->n_map].port = a->ports[i].name;
 		s->n_map++;
 	}
-	if (!s->n_map) {
-		snprintf(err, errlen, "sync kernel: no port is on a kernel interface (afpacket:dev= or afxdp:dev=); nothing to mirror");
-		return -EINVAL;
-	}
+	if (!s->n_map)
+		return sync_no_ports(err, errlen);
 	kc.n_map = s->n_map;
 	ret = rxp_ksync_open(&s->ksync, &kc, err, errlen);
 	if (ret)
@@ -628,12 +643,41 @@ static bool reload_apply(struct ctl_server *s, const struct dp_cmd *diff, unsign
 	return !ret;
 }
 
+/*
+ * After the file's changes went in and its `sync kernel` could not start:
+ * takes the changes back, so the reload changes nothing, as one that does
+ * not parse. The start stopped any sync there was; it is started again.
+ */
+static void reload_take_back(struct ctl_server *s, const struct dp_config *fresh)
+{
+	const struct dp_config *a = s->cfg.active;
+	struct dp_cmd *back = NULL;
+	unsigned applied;
+	char err[512];
+	long n = reload_diff(fresh, a, &back);
+
+	if (n < 0 || !reload_apply(s, back, (unsigned)n, &applied))
+		fprintf(stderr, "rxpath: reload: the file's other changes could not be taken back\n");
+	free(back);
+	if (a->sync.on) {
+		int ret = sync_start(s, a->sync.table, a->sync.interval_ms, err, sizeof(err));
+
+		if (ret < 0) {
+			fprintf(stderr, "rxpath: reload: the kernel sync that ran before did not restart: %s\n", err);
+			s->cfg.active->sync.on = false;	/* the next reload tries again */
+			return;
+		}
+	}
+	fprintf(stderr, "rxpath: reload: nothing changed\n");
+}
+
 static void reload(struct ctl_server *s)
 {
 	struct dp_config fresh;
 	struct dp_cmd *diff = NULL;
 	char err[512], where[32];
 	unsigned n_exec = 0, applied;
+	bool sync_changes;
 	long n;
 
 	dp_config_default(&fresh);
@@ -659,14 +703,20 @@ static void reload(struct ctl_server *s)
 		fprintf(stderr, "rxpath: reload: out of memory; nothing changed\n");
 		goto out;
 	}
+	/* `sync kernel` added, removed or changed in the file */
+	sync_changes = fresh.sync.on != s->cfg.active->sync.on ||
+		       (fresh.sync.on && (fresh.sync.table != s->cfg.active->sync.table ||
+					  fresh.sync.interval_ms != s->cfg.active->sync.interval_ms));
+	if (sync_changes && fresh.sync.on && !sync_has_ports(s->cfg.active)) {
+		sync_no_ports(err, sizeof(err));
+		fprintf(stderr, "rxpath: reload: %s: %s; nothing changed\n", fresh.sync.where, err);
+		goto out;
+	}
 	/* a file that cannot be applied whole changes nothing, as one that does not parse */
 	if (!reload_apply(s, diff, (unsigned)n, &applied))
 		goto out;
 	fprintf(stderr, "rxpath: reload: %u change%s applied\n", applied, applied == 1 ? "" : "s");
-	/* `sync kernel` added, removed or changed in the file */
-	if (fresh.sync.on != s->cfg.active->sync.on ||
-	    (fresh.sync.on && (fresh.sync.table != s->cfg.active->sync.table ||
-			       fresh.sync.interval_ms != s->cfg.active->sync.interval_ms))) {
+	if (sync_changes) {
 		int ret = 0;
 
 		if (!fresh.sync.on)
@@ -680,11 +730,11 @@ static void reload(struct ctl_server *s)
 		else
 			fprintf(stderr, "rxpath: reload: mirroring kernel table %u: %d change%s applied\n",
 				fresh.sync.table, ret, ret == 1 ? "" : "s");
-		/* a start that failed stopped any sync there was; the next reload tries again */
-		if (ret >= 0)
-			s->cfg.active->sync = fresh.sync;
-		else
-			s->cfg.active->sync.on = false;
+		if (ret < 0) {
+			reload_take_back(s, &fresh);
+			goto out;
+		}
+		s->cfg.active->sync = fresh.sync;
 	}
 	fflush(stderr);
 	/* the file is now what later reloads compare with */

@@ -238,6 +238,15 @@ check reload_apply_error_nothing_changed grep -q 'reload: nothing changed' "$TMP
 check reload_apply_error_address_taken_back bash -c '! grep -q 10.0.78.1 <<<"$1"' _ "$(ctl show ports)"
 sed -i '/^addr add 10.0.78.1/d; /^route add 44.0.0.0/d' "$TMP/router.conf"
 reload
+# The same for a `sync kernel` that cannot start (these sim ports have no kernel interface).
+n_nothing=$(grep -c 'nothing changed' "$TMP/run.err")
+printf 'addr add 10.0.78.1/24 dev sim1\nsync kernel\n' >>"$TMP/router.conf"
+reload
+check reload_sync_error_nothing_changed [ "$(grep -c 'nothing changed' "$TMP/run.err")" -gt "$n_nothing" ]
+check reload_sync_error_says_why grep -q 'sync kernel: no port is on a kernel interface' "$TMP/run.err"
+check reload_sync_error_address_not_added bash -c '! grep -q 10.0.78.1 <<<"$1"' _ "$(ctl show ports)"
+sed -i '/^addr add 10.0.78.1/d; /^sync kernel$/d' "$TMP/router.conf"
+reload
 # What a failed reload takes back is put back as it ran, ctl's changes included, not as the
 # previous file said: 16/8 was moved to 10.0.1.5 by ctl, and stays there.
 ctl route add 16.0.0.0/8 via 10.0.1.5 >/dev/null
