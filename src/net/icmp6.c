@@ -288,11 +288,20 @@ void rxp_icmp6_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, u
 void rxp_icmp6_error_local(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code,
 			   uint32_t param)
 {
-	uint8_t dst[16];
+	const struct rxp_router *r = st->router;
+	const uint8_t *ip = rxp_pkt_cdata(orig) + orig->l3_off;
+	uint8_t from[16];
 
-	/* from the address the packet was sent to, unless that is an anycast one (RFC 4443 2.2 (b)) */
-	memcpy(dst, rxp_pkt_cdata(orig) + orig->l3_off + 24, 16);
-	icmp6_error_from(st, orig, type, code, param, router_has_addr6(st->router, dst) ? dst : NULL);
+	/*
+	 * From the address the packet was sent to; when that is a group or an
+	 * anycast address, from a unicast one of the interface it came in on
+	 * (RFC 4443 2.2 (b)), not of the one the error leaves by.
+	 */
+	if (router_has_addr6(r, ip + 24))
+		memcpy(from, ip + 24, 16);
+	else
+		rxp_icmp6_source(r, &r->ifs[orig->ifidx], ip + 8, false, from);
+	icmp6_error_from(st, orig, type, code, param, from);
 }
 
 /* RFC 4443 4.2: the request becomes the reply, same identifier, sequence and data. */

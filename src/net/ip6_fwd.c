@@ -133,8 +133,7 @@ void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 	}
 	out = &r->ifs[nhp->ifidx];
 	/* RFC 4291 2.6.1: a router answers to the Subnet-Router anycast address of its subnets */
-	if (rxp_unlikely(nhp->kind == RXP_NH_KIND_CONNECTED && !dst[12] && !dst[13] && !dst[14] &&
-			 !dst[15]) && rxp_l3if_anycast6(out, dst)) {
+	if (nhp->kind == RXP_NH_KIND_CONNECTED && rxp_unlikely(rxp_l3if_anycast6(out, dst))) {
 		local_deliver6(st, pkt);
 		return;
 	}

@@ -227,6 +227,24 @@ check("anycast_errors_from_unicast", len(errs) == 2 and all(e[IPv6].src == A0 an
 # and no error goes to a source that is one of our anycast addresses (RFC 4443 2.4 (e.6))
 res = run(BASE, {"p0": [udp("2001:db8:4::1", src="2001:db8:1::")]})
 check("anycast_source_no_error", not errors(res) and res.drops().get("no_route") == 1, (res.sent("p0"), res.drops()))
+# ... and from the interface the packet came in on, not the one the error leaves by: here the
+# route back to 2001:db8:9::9 is through p1, the anycast and all-nodes packets came in on p0
+far = "2001:db8:9::9"
+closed = Ether(dst=R0, src=H1) / IPv6(src=far, dst="2001:db8:1::") / UDP(sport=4000, dport=33434) / Raw(b"t")
+group = Ether(dst="33:33:00:00:00:01", src=H1) / IPv6(src=far, dst="ff02::1") / \
+    IPv6ExtHdrHopByHop(options=[HBHOptUnknown(otype=0x9e, optdata=b"\0" * 4)]) / UDP(sport=4000, dport=9)
+res = run(BASE, {"p0": [closed, group]})
+errs = [p for p in res.sent("p1") if IPv6 in p and p[IPv6].nh == 58 and icmp6(p)[0] in ICMP6_ERRORS]
+check("anycast_and_group_errors_from_ingress_interface", len(errs) == 2 and all(e[IPv6].src == A0 and
+      e[IPv6].dst == far and icmp6_ok(e) for e in errs), [e.summary() for e in errs] or (res.sent("p1"), res.drops()))
+
+# the Subnet-Router anycast address of a prefix longer than /96 is the router's too (RFC 4291 2.6.1):
+# 2001:db8:1::4 on a /126, 2001:db8:1::1:0 on a /112
+for plen, addr, anycast in ((126, "2001:db8:1::5", "2001:db8:1::4"), (112, "2001:db8:1::1:5", "2001:db8:1::1:0")):
+    res = run(["addr add %s/%d dev p0" % (addr, plen)], {"p0": [echo(anycast, src=addr[:-1] + "6")]})
+    rep = of_type(res, "p0", 129)
+    check("echo_reply_anycast_/%d" % plen, len(rep) == 1 and rep[0][IPv6].src == addr and icmp6_ok(rep[0]),
+          (res.sent("p0"), res.drops()))
 
 bad = echo(A0)
 bad[ICMPv6EchoRequest].cksum = 0x1234
