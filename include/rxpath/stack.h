@@ -33,6 +33,7 @@
 	X(UDP_LEN,        "udp_bad_length",    "UDP length below 8 or past the IP payload") \
 	X(TCP_OFFSET,     "tcp_bad_offset",    "TCP data offset below 5 words or past the IP payload") \
 	X(NO_BUFFER,      "no_buffer",         "no free buffer to copy the frame into (copy mode)") \
+	X(ETH_GROUP_SRC,  "eth_group_source",  "source MAC is a broadcast or multicast address, which no station has (IEEE 802): nothing could be sent back to it") \
 	X(L2_BCAST_FWD,   "l2_broadcast_forward", "unicast IP in a link-layer broadcast or multicast frame is not forwarded (RFC 1812 5.3.4)") \
 	X(IP4_MARTIAN_SRC, "ip4_martian_source", "source is 0/8, 127/8, multicast or broadcast, or one of the router's own addresses") \
 	X(IP4_MARTIAN_DST, "ip4_martian_destination", "destination is 0/8 or 127/8") \

@@ -45,6 +45,8 @@ static inline enum rxp_next rxp_eth_input(const struct rxp_stack *st, struct rxp
 	pkt->flags = 0;
 	if (rxp_unlikely(pkt->len < RXP_ETH_HLEN))
 		return rxp_drop_as(pkt, RXP_DROP_ETH_TRUNCATED);
+	if (rxp_unlikely(frame[6] & 1))
+		return rxp_drop_as(pkt, RXP_DROP_ETH_GROUP_SRC);
 	/* Unicast must be ours; broadcast and multicast are taken (and remembered). */
 	if (rxp_unlikely(rxp_eth_is_multicast(frame)))
 		pkt->flags = RXP_PKT_F_L2_MCAST;

@@ -172,31 +172,50 @@ static void sink_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t n,
 }
 
 /*
+ * The first 8 bytes of a frame to a port, from a station: the destination
+ * MAC is the port's, and the group bit of the source MAC (the first bit on
+ * the wire of byte 6) is clear. A frame passes when its first 8 bytes,
+ * XORed with @value, are zero under @mask.
+ */
+struct mac_test {
+	uint64_t value, mask;
+};
+
+static struct mac_test mac_test_of(const uint8_t mac[6])
+{
+	uint8_t value[8] = { 0 }, mask[8] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0 };
+	struct mac_test t;
+
+	memcpy(value, mac, 6);
+	memcpy(&t.value, value, 8);
+	memcpy(&t.mask, mask, 8);
+	return t;
+}
+
+/*
  * The frames a router sees most, recognised in one pass with their fields
- * in registers: untagged, unicast to @mac (the port's address), on a port
- * with an interface (@ifidx), and then either IPv4 without options, with a
+ * in registers: untagged, unicast to the port's address from a station
+ * (@to_us), on a port with an interface (@ifidx), and then either IPv4 without options, with a
  * correct header checksum, not a fragment; or IPv6 whose payload fits the
  * frame. Sets what rxp_eth_input() and rxp_ip4_input() or rxp_ip6_input()
  * would set and returns RXP_NEXT_IP4 (with the destination in *@dst4) or
  * RXP_NEXT_IP6; anything else returns RXP_NEXT_DROP untouched and takes the
  * general path, which names the reason if it drops.
  */
-static rxp_always_inline enum rxp_next ip_fast(struct rxp_pkt *pkt, const uint8_t mac[6],
+static rxp_always_inline enum rxp_next ip_fast(struct rxp_pkt *pkt, struct mac_test to_us,
 					       uint16_t ifidx, uint32_t *dst4)
 {
 	const uint8_t *f = rxp_pkt_cdata(pkt);
 	const uint8_t *ip = f + RXP_ETH_HLEN;
-	uint32_t len = pkt->len, d4, m4, addr;
-	uint16_t d2, m2, type, tot_len, frag;
+	uint32_t len = pkt->len, addr;
+	uint64_t head;
+	uint16_t type, tot_len, frag;
 
 	if (rxp_unlikely(len < RXP_ETH_HLEN + RXP_IP4_HLEN))
 		return RXP_NEXT_DROP;
-	memcpy(&d4, f, 4);
-	memcpy(&d2, f + 4, 2);
-	memcpy(&m4, mac, 4);
-	memcpy(&m2, mac + 4, 2);
+	memcpy(&head, f, 8);
 	memcpy(&type, f + 12, 2);
-	if (rxp_unlikely(((d4 ^ m4) | (uint32_t)(d2 ^ m2)) != 0))
+	if (rxp_unlikely(((head ^ to_us.value) & to_us.mask) != 0))
 		return RXP_NEXT_DROP;
 	if (type == htons(RXP_ETHERTYPE_IP6)) {
 		uint16_t plen;
@@ -275,7 +294,7 @@ void rxp_stack_input_list(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 	/* a poll's packets come from one port: its address and interface, once */
 	uint16_t fast_port = n ? pkts[0]->port : 0;
 	int fast_if = st->router && fast_port < RXP_PORTS_MAX ? st->router->port_if[fast_port] : -1;
-	const uint8_t *fast_mac = st->port_mac[fast_port < RXP_STACK_PORTS_MAX ? fast_port : 0];
+	struct mac_test to_us = mac_test_of(st->port_mac[fast_port < RXP_STACK_PORTS_MAX ? fast_port : 0]);
 
 	if (fast_if < 0)
 		fast_port = UINT16_MAX;	/* no fast path: no router, or no interface */
@@ -300,7 +319,7 @@ void rxp_stack_input_list(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 			rxp_pkt_prefetch(pkts[i + ahead], lines);
 		bytes += pkt->len;
 		next = rxp_likely(pkt->port == fast_port) ?
-		       ip_fast(pkt, fast_mac, (uint16_t)fast_if, &dst4[n_ip4]) : RXP_NEXT_DROP;
+		       ip_fast(pkt, to_us, (uint16_t)fast_if, &dst4[n_ip4]) : RXP_NEXT_DROP;
 		if (rxp_unlikely(next == RXP_NEXT_DROP)) {
 			next = input_general(st, pkt);
 			if (next == RXP_NEXT_IP4)

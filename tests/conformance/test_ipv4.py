@@ -145,6 +145,15 @@ for dst in ("10.0.1.1", "10.0.2.1"):
         check("echo_reply_addresses_" + dst, rep[0][IP].src == dst and rep[0][IP].dst == "10.0.1.2" and rep[0][Ether].dst == H1)
         check("echo_reply_checksums_" + dst, ip_ok(rep[0]) and icmp_ok(rep[0]))
 
+# a frame from a group source MAC (no station has one, IEEE 802) is dropped, not answered to that
+# group nor forwarded: unicast to the router (the fast path) and broadcast (the general path)
+grp = [Ether(dst=R0, src="ff:ff:ff:ff:ff:ff") / IP(src="10.0.1.2", dst="10.0.1.1") / ICMP(type=8, id=1, seq=1),
+       Ether(dst=R0, src="01:00:5e:00:00:01") / IP(src="10.0.1.2", dst="10.9.1.1", ttl=1) / UDP(),
+       Ether(dst="ff:ff:ff:ff:ff:ff", src="33:33:00:00:00:01") / IP(src="10.0.1.2", dst="10.0.1.255") / ICMP(type=8)]
+res = run(BASE, {"p0": grp})
+check("group_source_mac_dropped", res.drops().get("eth_group_source") == 3 and not res.sent("p0") and
+      not res.sent("p1"), (res.drops(), res.sent("p0")))
+
 # Record Route and Timestamp in an echo request get the router's entry in the reply (RFC 1812 4.3.3.6)
 import struct  # noqa: E402
 import time  # noqa: E402

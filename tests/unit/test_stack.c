@@ -159,6 +159,13 @@ static unsigned build_bad_cases(struct bad_case *c)
 	f = ADD("unicast differing in the first byte", RXP_DROP_NOT_FOR_US);
 	ip4(f, (const uint8_t[]){ 0x04, 0, 0, 0, 0, 1 }, RXP_IPPROTO_UDP, 26, 0);
 
+	f = ADD("from a multicast source MAC", RXP_DROP_ETH_GROUP_SRC);
+	ip4(f, port_mac, RXP_IPPROTO_UDP, 26, 0);
+	f->b[6] |= 1;
+	f = ADD("broadcast from the broadcast MAC", RXP_DROP_ETH_GROUP_SRC);
+	ip4(f, (const uint8_t[]){ 0xff, 0xff, 0xff, 0xff, 0xff, 0xff }, RXP_IPPROTO_UDP, 26, 0);
+	memset(f->b + 6, 0xff, 6);
+
 	f = ADD("EtherType 0x88b5", RXP_DROP_ETHERTYPE);
 	ip4(f, port_mac, RXP_IPPROTO_UDP, 26, 0);
 	put16(f->b + 12, 0x88b5);
