@@ -48,8 +48,8 @@ struct ip6_upper {
 
 enum ip6_walk {
 	IP6_UPPER_FOUND,	/* @u filled in */
-	IP6_UPPER_NOT_FOLLOWED,	/* a fragment of a larger datagram behind other headers, or
-				 * a chain longer than any a sender has reason to build */
+	IP6_UPPER_FRAGMENT,	/* a fragment of a larger datagram: u->off is its Fragment header */
+	IP6_UPPER_NOT_FOLLOWED,	/* a chain longer than any a sender has reason to build */
 	IP6_UPPER_TRUNCATED,	/* a header or option runs past the packet */
 	IP6_UPPER_DISCARD,	/* an unrecognized option says discard (silently) */
 	IP6_UPPER_OPTION_ICMP,	/* ... and send Parameter Problem code 2, pointer in u->nh_at,
@@ -96,10 +96,13 @@ static enum ip6_walk ip6_options(const uint8_t *ip, uint32_t off, uint32_t end,
  * have their options acted on; a routing header with segments left is one
  * of a type the router does not follow (4.4; type 0 is never followed, RFC
  * 5095); a fragment header that is the whole datagram (offset 0, no more
- * fragments, RFC 6946) is stepped over. A Hop-by-Hop header anywhere but
- * first is an unrecognized Next Header (4.1): returned as upper layer 0.
+ * fragments, RFC 6946) is stepped over, and so is the first one of a
+ * datagram @reassembled from fragments (@ip is its first fragment). A
+ * Hop-by-Hop header anywhere but first is an unrecognized Next Header
+ * (4.1): returned as upper layer 0.
  */
-static enum ip6_walk ip6_upper_layer(const uint8_t *ip, uint32_t l3_len, struct ip6_upper *u)
+static enum ip6_walk ip6_upper_layer(const uint8_t *ip, uint32_t l3_len, bool reassembled,
+				     struct ip6_upper *u)
 {
 	uint32_t off = RXP_IP6_HLEN, nh_at = 6;
 	uint8_t nh = ip[6];
@@ -122,8 +125,11 @@ static enum ip6_walk ip6_upper_layer(const uint8_t *ip, uint32_t l3_len, struct 
 		if (end > l3_len)
 			return IP6_UPPER_TRUNCATED;
 		if (nh == RXP_IPPROTO_FRAGMENT) {
-			if (rxp_load_be16(ip + off + 2) & 0xfff9u)	/* an offset, or more to come */
-				return IP6_UPPER_NOT_FOLLOWED;
+			/* an offset, or more to come: a piece for reassembly */
+			if ((rxp_load_be16(ip + off + 2) & 0xfff9u) && !(reassembled && !u->fragment)) {
+				u->off = off;
+				return IP6_UPPER_FRAGMENT;
+			}
 			u->fragment = true;
 		} else if (nh == RXP_IPPROTO_ROUTING) {
 			if (ip[off + 3] != 0) {
@@ -272,45 +278,79 @@ enum rxp_drop_reason rxp_local_l4_answer(struct rxp_stack *st, struct rxp_pkt *p
  * in a link-layer multicast frame, gets an error only for an option of type
  * 10xxxxxx (RFC 4443 2.4 (e.3)), and its upper layer goes to the sink.
  */
+/*
+ * What an IPv6 header chain's walk asks for besides finding the upper layer:
+ * the Parameter Problem its options or routing header call for (about
+ * @pkt), and the reason to drop it under. RXP_DROP_MAX when the walk found
+ * the upper layer. @group: a multicast destination, or a unicast one in a
+ * link-layer multicast frame.
+ */
+static enum rxp_drop_reason chain_answer(struct rxp_stack *st, struct rxp_pkt *pkt,
+					 enum ip6_walk w, const struct ip6_upper *u, bool group)
+{
+	switch (w) {
+	case IP6_UPPER_FOUND:
+		break;
+	case IP6_UPPER_TRUNCATED:
+		return RXP_DROP_L4_TRUNCATED;
+	case IP6_UPPER_OPTION_ICMP_UNICAST:
+		if (group)
+			return RXP_DROP_IP6_UNKNOWN_OPTION;
+		/* fall through */
+	case IP6_UPPER_OPTION_ICMP:
+		rxp_icmp6_error_local(st, pkt, RXP_ICMP6_PARAM_PROB, ICMP6_UNKNOWN_OPTION, u->nh_at);
+		/* fall through */
+	case IP6_UPPER_DISCARD:
+		return RXP_DROP_IP6_UNKNOWN_OPTION;
+	case IP6_UPPER_ROUTING:
+		if (!group)
+			rxp_icmp6_error_local(st, pkt, RXP_ICMP6_PARAM_PROB, ICMP6_BAD_HEADER, u->nh_at);
+		return RXP_DROP_IP6_ROUTING_HEADER;
+	case IP6_UPPER_FRAGMENT:	/* the callers take these first */
+	case IP6_UPPER_NOT_FOLLOWED:
+		return RXP_DROP_LOCAL_UNHANDLED;
+	}
+	return RXP_DROP_MAX;
+}
+
+enum rxp_drop_reason rxp_ip6_reasm_chain(struct rxp_stack *st, struct rxp_pkt *first,
+					 uint32_t *nh_at)
+{
+	const uint8_t *ip = rxp_pkt_cdata(first) + first->l3_off;
+	struct ip6_upper u;
+	enum ip6_walk w = ip6_upper_layer(ip, first->l3_len, true, &u);
+	enum rxp_drop_reason why = chain_answer(st, first, w, &u, false);
+
+	if (why != RXP_DROP_MAX)
+		return why;
+	first->l4_off = (uint16_t)(first->l3_off + u.off);
+	first->l4_proto = u.proto;
+	*nh_at = u.nh_at;
+	return RXP_DROP_MAX;
+}
+
 static bool local_ip6(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t *nh_at)
 {
 	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
 	bool group = ip[24] == 0xff || (pkt->flags & RXP_PKT_F_L2_MCAST);
 	struct ip6_upper u;
+	enum ip6_walk w = ip6_upper_layer(ip, pkt->l3_len, false, &u);
+	enum rxp_drop_reason why;
 
-	switch (ip6_upper_layer(ip, pkt->l3_len, &u)) {
-	case IP6_UPPER_FOUND:
-		break;
-	case IP6_UPPER_TRUNCATED:
-		rxp_drop(st, pkt, RXP_DROP_L4_TRUNCATED);
+	if (w == IP6_UPPER_FRAGMENT && !group) {
+		/* behind other headers (RFC 8200 4.5: they are the unfragmentable part) */
+		pkt->l4_off = (uint16_t)(pkt->l3_off + u.off);
+		pkt->l4_proto = RXP_IPPROTO_FRAGMENT;
+		rxp_reasm_input(st, pkt);
 		return true;
-	case IP6_UPPER_OPTION_ICMP_UNICAST:
-		if (group) {
-			rxp_drop(st, pkt, RXP_DROP_IP6_UNKNOWN_OPTION);
-			return true;
-		}
-		/* fall through */
-	case IP6_UPPER_OPTION_ICMP:
-		rxp_icmp6_error_local(st, pkt, RXP_ICMP6_PARAM_PROB, ICMP6_UNKNOWN_OPTION, u.nh_at);
-		/* fall through */
-	case IP6_UPPER_DISCARD:
-		rxp_drop(st, pkt, RXP_DROP_IP6_UNKNOWN_OPTION);
+	}
+	if (w == IP6_UPPER_FRAGMENT || (w == IP6_UPPER_NOT_FOLLOWED && group)) {
+		rxp_sink_one(st, pkt);	/* to a group: never reassembled, taken as it is */
 		return true;
-	case IP6_UPPER_ROUTING:
-		if (!group)
-			rxp_icmp6_error_local(st, pkt, RXP_ICMP6_PARAM_PROB, ICMP6_BAD_HEADER, u.nh_at);
-		rxp_drop(st, pkt, RXP_DROP_IP6_ROUTING_HEADER);
-		return true;
-	case IP6_UPPER_NOT_FOLLOWED:
-		/*
-		 * a fragment to a group (never reassembled, as before: taken), or
-		 * to us behind other headers (reassembly takes a fragment header
-		 * right after the fixed one only), or a chain too long to follow
-		 */
-		if (group)
-			rxp_sink_one(st, pkt);
-		else
-			rxp_drop(st, pkt, RXP_DROP_LOCAL_UNHANDLED);
+	}
+	why = chain_answer(st, pkt, w, &u, group);
+	if (why != RXP_DROP_MAX) {
+		rxp_drop(st, pkt, why);
 		return true;
 	}
 	pkt->l4_off = (uint16_t)(pkt->l3_off + u.off);

@@ -189,12 +189,39 @@ static void deliver_all(struct rxp_stack *st, struct rxp_reasm *r, enum rxp_sink
 static void complete(struct rxp_stack *st, struct rxp_reasm *r)
 {
 	struct rxp_pkt *first = r->frags[0];
-	const uint8_t *l4 = rxp_pkt_cdata(first) + first->l4_off;
-	uint32_t head = frag_len(first), nh_at = r->family == 6 ? RXP_IP6_HLEN : 9;
+	const uint8_t *l4;
+	uint32_t head, nh_at = 9, len;
 	bool v6 = r->family == 6;
-	uint8_t proto = v6 ? rxp_pkt_cdata(first)[first->l3_off + RXP_IP6_HLEN] : r->proto;
-	uint32_t len = r->end;
+	uint8_t proto = r->proto;
 
+	if (v6) {
+		uint16_t fragmentable = first->l4_off;
+		enum rxp_drop_reason why = rxp_ip6_reasm_chain(st, first, &nh_at);
+
+		if (why != RXP_DROP_MAX) {
+			drop_all(st, r, why);
+			return;
+		}
+		/*
+		 * extension headers after the Fragment header (all in the first
+		 * fragment, RFC 7112) are not the upper layer's: its message
+		 * starts after them (a multiple of 8 bytes: sums stay aligned)
+		 */
+		if (first->l4_off != fragmentable) {
+			uint32_t skip = (uint32_t)(first->l4_off - fragmentable);
+
+			first->user[0] = frag_off(first) | (uint64_t)(frag_len(first) - skip) << 32;
+			r->end -= skip;
+		}
+		proto = first->l4_proto;
+		if (proto == RXP_IPPROTO_NONE) {
+			deliver_all(st, r, RXP_SINK_OTHER6);
+			return;
+		}
+	}
+	l4 = rxp_pkt_cdata(first) + first->l4_off;
+	head = frag_len(first);
+	len = r->end;
 	first->l4_proto = proto;
 	if ((!v6 && proto == RXP_IPPROTO_ICMP) || (v6 && proto == RXP_IPPROTO_ICMP6)) {
 		uint64_t sum = payload_sum(r, r->end);
@@ -212,21 +239,6 @@ static void complete(struct rxp_stack *st, struct rxp_reasm *r)
 			echo_reply(st, r);
 		else	/* other ICMP to us: taken, as whole ones are without a host path */
 			deliver_all(st, r, v6 ? RXP_SINK_OTHER6 : RXP_SINK_OTHER4);
-		return;
-	}
-	/* a routing header with segments left: no type is followed, as for a whole packet (RFC 8200 4.4) */
-	if (v6 && proto == RXP_IPPROTO_ROUTING && head >= 8 && l4[3]) {
-		rxp_icmp6_error_local(st, first, RXP_ICMP6_PARAM_PROB, 0, RXP_IP6_HLEN + RXP_IP6_FRAG_HLEN + 2);
-		drop_all(st, r, RXP_DROP_IP6_ROUTING_HEADER);
-		return;
-	}
-	if (v6 && (proto == 43 || proto == RXP_IPPROTO_FRAGMENT || proto == 59 || proto == 60)) {
-		/*
-		 * extension headers after the fragment header, or nothing: not
-		 * followed here (a Hop-by-Hop header there is answered below as
-		 * the unrecognized Next Header it is, RFC 8200 4.1)
-		 */
-		drop_all(st, r, RXP_DROP_LOCAL_UNHANDLED);
 		return;
 	}
 	if (proto == RXP_IPPROTO_UDP) {
@@ -397,21 +409,22 @@ void rxp_reasm_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 	bool more;
 
 	if (v6) {
-		const uint8_t *fh = ip + RXP_IP6_HLEN;
+		uint32_t fh_at = (uint32_t)(pkt->l4_off - pkt->l3_off);	/* the Fragment header */
+		const uint8_t *fh = ip + fh_at;
 
-		if (pkt->l3_len < RXP_IP6_HLEN + RXP_IP6_FRAG_HLEN) {
+		if (pkt->l3_len < fh_at + RXP_IP6_FRAG_HLEN) {
 			rxp_drop(st, pkt, RXP_DROP_L4_TRUNCATED);
 			return;
 		}
 		off = rxp_load_be16(fh + 2) & 0xfff8u;
 		more = fh[3] & 1;
 		id = rxp_load_be32(fh + 4);
-		len = pkt->l3_len - RXP_IP6_HLEN - RXP_IP6_FRAG_HLEN;
-		pkt->l4_off = (uint16_t)(pkt->l3_off + RXP_IP6_HLEN + RXP_IP6_FRAG_HLEN);
+		len = pkt->l3_len - fh_at - RXP_IP6_FRAG_HLEN;
+		pkt->l4_off = (uint16_t)(pkt->l3_off + fh_at + RXP_IP6_FRAG_HLEN);
 		/* RFC 8200 4.5: Parameter Problem at the Payload Length, or at the Fragment Offset */
 		if ((more && (len % 8 || !len)) || off + len > 65535) {
 			rxp_icmp6_error_local(st, pkt, RXP_ICMP6_PARAM_PROB, 0,
-					      off + len > 65535 ? RXP_IP6_HLEN + 2 : 4);
+					      off + len > 65535 ? fh_at + 2 : 4);
 			rxp_drop(st, pkt, RXP_DROP_REASM_BAD);
 			return;
 		}

@@ -114,12 +114,24 @@ bool rxp_l4_sum_ok(const struct rxp_pkt *pkt, uint32_t len, uint64_t data_sum);
 enum rxp_drop_reason rxp_local_l4_answer(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t len,
 					 uint32_t nh_at);
 
+/*
+ * The header chain of an IPv6 datagram reassembled from @first, its first
+ * fragment, walked past the Fragment header as a whole packet's is: options
+ * acted on, a routing header with segments left refused. Returns
+ * RXP_DROP_MAX with @first's l4_off and l4_proto at the upper layer and
+ * *@nh_at at the Next Header byte naming it; else the reason to drop the
+ * datagram under (any Parameter Problem it calls for sent, about @first).
+ */
+enum rxp_drop_reason rxp_ip6_reasm_chain(struct rxp_stack *st, struct rxp_pkt *first,
+					 uint32_t *nh_at);
+
 /* ---- reasm.c ---- */
 
 /*
  * Takes a fragment addressed to the router (not multicast, no host path
- * wanting it; IPv6 with the Fragment header right after the fixed one):
- * held until its datagram is complete, then answered as a whole. Consumes @pkt.
+ * wanting it; IPv6 with l4_off at its Fragment header, after the fixed
+ * header or behind the unfragmentable part's extension headers): held until
+ * its datagram is complete, then answered as a whole. Consumes @pkt.
  */
 void rxp_reasm_input(struct rxp_stack *st, struct rxp_pkt *pkt);
 

@@ -665,6 +665,50 @@ else:
     check("fragmented_echo_reply_reassembles", False, [p.summary() for p in out])
 check("fragmented_echo_counted", res.summary["delivered"].get("echo6") == 3 and not res.drops(), (res.summary["delivered"], res.drops()))
 
+# ... with other extension headers before the Fragment header (the unfragmentable part) or after it
+# (in the first fragment): reassembled and answered all the same (RFC 8200 4.5)
+def frag_echo(before, after, ident):
+    dg = IPv6(src=HOST, dst=A0)
+    for h in before:
+        dg = dg / h
+    dg = dg / IPv6ExtHdrFragment(id=ident)
+    for h in after:
+        dg = dg / h
+    return [Ether(dst=R0, src=H1) / f for f in fragment6(dg / ICMPv6EchoRequest(id=ident, seq=1, data=b"q" * 600), 300)]
+
+
+for name, before, after in (("dest_opts_after", [], [IPv6ExtHdrDestOpt()]),
+                            ("dest_opts_before", [IPv6ExtHdrDestOpt()], []),
+                            ("hop_by_hop_before_dest_opts_after", [IPv6ExtHdrHopByHop()], [IPv6ExtHdrDestOpt()]),
+                            ("routing_done_after", [], [IPv6ExtHdrRouting(segleft=0, addresses=["2001:db8:9::5"])])):
+    fpieces = frag_echo(before, after, 0x400 + len(name))
+    res = run(BASE, {"p0": fpieces})
+    out = [p for p in res.sent("p0") if IPv6ExtHdrFragment in p]
+    whole = IPv6(bytes(defragment6([p[IPv6] for p in out]))) if len(out) == len(fpieces) else None
+    ok = whole is not None and ICMPv6EchoReply in whole and whole[ICMPv6EchoReply].data == b"q" * 600
+    if ok:
+        msg = bytes(whole[ICMPv6EchoReply])
+        pseudo = socket.inet_pton(socket.AF_INET6, A0) + socket.inet_pton(socket.AF_INET6, HOST) + \
+            struct.pack("!I", len(msg)) + b"\0\0\0\x3a"
+        ok = inet_cksum(pseudo + msg) == 0
+    check("fragmented_echo_answered_" + name, ok and res.summary["delivered"].get("echo6") == len(fpieces),
+          ([p.summary() for p in res.sent("p0")], res.drops()))
+# an option that says discard, in a Destination Options header after the Fragment header: the
+# datagram is dropped with its Parameter Problem, pointing into the first fragment (RFC 8200 4.2)
+fpieces = frag_echo([], [IPv6ExtHdrDestOpt(options=[HBHOptUnknown(otype=0x9e, optdata=b"\0\0\0\0")])], 0x501)
+res = run(BASE, {"p0": fpieces})
+pp = of_type(res, "p0", 4)
+check("fragmented_unknown_option_parameter_problem",
+      [(icmp6(p)[1], struct.unpack("!I", icmp6(p)[4:8])[0]) for p in pp] == [(2, 50)] and
+      res.drops().get("ip6_unknown_option") == len(fpieces), (res.sent("p0"), res.drops()))
+# UDP in fragments behind a Destination Options header: Port Unreachable, the checksum checked
+# over the datagram without the header
+dg = IPv6(src=HOST, dst=A0) / IPv6ExtHdrFragment(id=0x502) / IPv6ExtHdrDestOpt() / UDP(sport=5, dport=33434) / Raw(b"u" * 700)
+res = run(BASE, {"p0": [Ether(dst=R0, src=H1) / f for f in fragment6(dg, 400)]})
+unreach = of_type(res, "p0", 1)
+check("fragmented_udp_behind_dest_opts_port_unreachable", len(unreach) == 1 and icmp6(unreach[0])[1] == 4 and
+      res.drops().get("port_unreachable") and not res.drops().get("l4_bad_checksum"), (res.sent("p0"), res.drops()))
+
 # an echo reply that leaves by a narrower link than its request came in on: the router is its
 # source, and a source fragments (RFC 8200 4.5); never a frame over the link's MTU
 cfg = BASE + ["port set p0 mtu 1280", "neigh add 2001:db8:1::7 lladdr 02:00:00:00:00:07 dev p0",
