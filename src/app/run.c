@@ -342,7 +342,9 @@ static void report_summary_json(struct dp *dp, double elapsed)
 		}
 		printf("}");
 	}
-	printf("],\"delivered\":{");
+	printf("],\"in_packets\":%llu,\"in_bytes\":%llu,\"delivered_bytes\":%llu,\"dropped\":%llu,"
+	       "\"delivered\":{", (unsigned long long)ss->in_packets, (unsigned long long)ss->in_bytes,
+	       (unsigned long long)ss->delivered_bytes, (unsigned long long)ss->dropped);
 	for (int c = 0; c < RXP_SINK_MAX; c++)
 		printf("%s\"%s\":%llu", c ? "," : "", rxp_sink_name((enum rxp_sink_class)c),
 		       (unsigned long long)ss->delivered[c]);

@@ -97,7 +97,7 @@ void rxp_arp_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 		rxp_drop(st, pkt, RXP_DROP_ARP_NOT_FOR_US);
 		return;
 	}
-	st->stats.delivered[RXP_SINK_ARP]++;
+	rxp_count_delivered(st, pkt, RXP_SINK_ARP);
 	if (op == ARP_OP_REPLY) {
 		/* the host's kernel asked too, maybe: it resolves its peers through us */
 		rxp_host_take(st, pkt);

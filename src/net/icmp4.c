@@ -132,7 +132,7 @@ void rxp_icmp4_local(struct rxp_stack *st, struct rxp_pkt *pkt)
 	if (pkt->flags & RXP_PKT_F_FRAG) {
 		/* no reassembly here: a fragmented echo is not answered, unless by the host */
 		if (rxp_host_wants(st, pkt)) {
-			st->stats.delivered[RXP_SINK_OTHER4]++;
+			rxp_count_delivered(st, pkt, RXP_SINK_OTHER4);
 			rxp_host_take(st, pkt);
 			return;
 		}
@@ -145,7 +145,7 @@ void rxp_icmp4_local(struct rxp_stack *st, struct rxp_pkt *pkt)
 	}
 	if (icmp[0] != RXP_ICMP_ECHO_REQUEST || (pkt->flags & RXP_PKT_F_L2_MCAST)) {
 		/* other ICMP to us (errors about what we sent, echo to broadcast): the host's, if any */
-		st->stats.delivered[RXP_SINK_OTHER4]++;
+		rxp_count_delivered(st, pkt, RXP_SINK_OTHER4);
 		rxp_host_take(st, pkt);
 		return;
 	}
@@ -184,6 +184,6 @@ void rxp_icmp4_local(struct rxp_stack *st, struct rxp_pkt *pkt)
 	c = rxp_csum(ip, (ip[0] & 0x0fu) * 4u);
 	memcpy(ip + 10, &c, 2);
 	memcpy(dst_mac, rxp_pkt_data(pkt) + 6, 6);
-	st->stats.delivered[RXP_SINK_ECHO4]++;
+	rxp_count_delivered(st, pkt, RXP_SINK_ECHO4);
 	rxp_reply_output(st, pkt, 4, pkt->ifidx, dst_mac);
 }

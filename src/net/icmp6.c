@@ -344,7 +344,7 @@ static void echo_reply(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t *ip, u
 	c = rxp_icmp6_csum(ip, icmp, icmp_len);
 	memcpy(icmp + 2, &c, 2);
 	memcpy(dst_mac, rxp_pkt_data(pkt) + 6, 6);
-	st->stats.delivered[RXP_SINK_ECHO6]++;
+	rxp_count_delivered(st, pkt, RXP_SINK_ECHO6);
 	rxp_reply_output(st, pkt, 6, pkt->ifidx, dst_mac);
 }
 
@@ -370,6 +370,6 @@ void rxp_icmp6_local(struct rxp_stack *st, struct rxp_pkt *pkt)
 	if (icmp[0] == RXP_ICMP6_MLD_QUERY)
 		rxp_mld_query(st, pkt, icmp, icmp_len);
 	/* errors about what we sent, echo replies, MLD, unknown types (RFC 4443 2.4 b): taken, for the host if any */
-	st->stats.delivered[RXP_SINK_OTHER6]++;
+	rxp_count_delivered(st, pkt, RXP_SINK_OTHER6);
 	rxp_host_take(st, pkt);
 }

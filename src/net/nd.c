@@ -140,7 +140,7 @@ static void ns_input(struct rxp_stack *st, struct rxp_pkt *pkt, const uint8_t *i
 		memcpy(mac, lla && !rxp_eth_is_multicast(lla) ? lla : rxp_pkt_data(pkt) + 6, 6);
 		flags |= NA_F_SOLICITED;
 	}
-	st->stats.delivered[RXP_SINK_ND]++;
+	rxp_count_delivered(st, pkt, RXP_SINK_ND);
 	/* the solicitation is freed after: @target and @src still point into it */
 	na_send(st, pkt->ifidx, target, unspec ? all_nodes : src, mac, flags);
 	rxp_pool_free(st->cache, pkt);
@@ -158,7 +158,7 @@ static void na_input(struct rxp_stack *st, struct rxp_pkt *pkt, const uint8_t *i
 		rxp_drop(st, pkt, RXP_DROP_ND_BAD);
 		return;
 	}
-	st->stats.delivered[RXP_SINK_ND]++;
+	rxp_count_delivered(st, pkt, RXP_SINK_ND);
 	/*
 	 * Without a TLLA option there is nothing to learn for an incomplete
 	 * entry, but a solicited one confirms a known entry (the answer to a
@@ -226,7 +226,7 @@ void rxp_nd_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 		rxp_drop(st, pkt, RXP_DROP_ND_BAD);
 		return;
 	}
-	st->stats.delivered[RXP_SINK_ND]++;
+	rxp_count_delivered(st, pkt, RXP_SINK_ND);
 	if (icmp[0] == ND_RS) {
 		/* 6.2.6: a soliciting host's address is learned (not from ::, which carries none) */
 		if (lla && !rxp_eth_is_multicast(lla))

@@ -162,7 +162,7 @@ static void echo_reply(struct rxp_stack *st, struct rxp_reasm *r)
 		uint8_t dst_mac[6];
 
 		memcpy(dst_mac, rxp_pkt_cdata(p) + 6, 6);
-		st->stats.delivered[v6 ? RXP_SINK_ECHO6 : RXP_SINK_ECHO4]++;
+		rxp_count_delivered(st, p, v6 ? RXP_SINK_ECHO6 : RXP_SINK_ECHO4);
 		rxp_reply_output(st, p, v6 ? 6 : 4, p->ifidx, dst_mac);
 	}
 	r->n = 0;
@@ -172,8 +172,7 @@ static void echo_reply(struct rxp_stack *st, struct rxp_reasm *r)
 static void deliver_all(struct rxp_stack *st, struct rxp_reasm *r, enum rxp_sink_class cls)
 {
 	for (unsigned i = 0; i < r->n; i++) {
-		st->stats.delivered[cls]++;
-		st->stats.delivered_bytes += r->frags[i]->len;
+		rxp_count_delivered(st, r->frags[i], cls);
 		rxp_pool_free(st->cache, r->frags[i]);
 	}
 	r->n = 0;

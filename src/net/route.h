@@ -40,6 +40,14 @@ struct rxp_pkt *rxp_local_alloc(struct rxp_stack *st, uint16_t l3_len);
 /* The host sink for one packet: transport checks, counted by class, consumed. */
 void rxp_sink_one(struct rxp_stack *st, struct rxp_pkt *pkt);
 
+/* Counts @pkt, taken by the stack, as delivered under @cls (its frame's bytes too). */
+static inline void rxp_count_delivered(struct rxp_stack *st, const struct rxp_pkt *pkt,
+				       enum rxp_sink_class cls)
+{
+	st->stats.delivered[cls]++;
+	st->stats.delivered_bytes += pkt->len;
+}
+
 /*
  * Splits the IPv4 datagram @pkt (TTL already decremented, DF clear) into
  * fragments that fit @ifidx's MTU (RFC 791 3.2, options copied as their

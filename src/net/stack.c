@@ -379,8 +379,7 @@ void rxp_sink_one(struct rxp_stack *st, struct rxp_pkt *pkt)
 		rxp_drop(st, pkt, (enum rxp_drop_reason)pkt->drop_reason);
 		return;
 	}
-	st->stats.delivered[cls]++;
-	st->stats.delivered_bytes += pkt->len;
+	rxp_count_delivered(st, pkt, cls);
 	rxp_host_take(st, pkt);	/* to the port's host path (TAP), if it has one */
 }
 

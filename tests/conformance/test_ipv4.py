@@ -141,6 +141,8 @@ for dst in ("10.0.1.1", "10.0.2.1"):
     rep = [p for p in res.sent("p0") if ICMP in p and p[ICMP].type == 0]
     ok = len(rep) == 1 and rep[0][ICMP].id == 0x4242 and rep[0][ICMP].seq == 7 and bytes(rep[0][Raw]) == b"ping-data-123"
     check("echo_reply_" + dst, ok, res.sent("p0"))
+    check("echo_counted_with_bytes_" + dst, res.summary["delivered"]["echo4"] == 1 and
+          res.summary["delivered_bytes"] == len(req) and res.summary["in_packets"] == 1, res.summary)
     if rep:
         check("echo_reply_addresses_" + dst, rep[0][IP].src == dst and rep[0][IP].dst == "10.0.1.2" and rep[0][Ether].dst == H1)
         check("echo_reply_checksums_" + dst, ip_ok(rep[0]) and icmp_ok(rep[0]))
