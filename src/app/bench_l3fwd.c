@@ -71,7 +71,7 @@ static void usage(FILE *out)
 		"sim1 (validate with IPv4 header checksum, LPM lookup, TTL/hop limit, MAC\n"
 		"rewrite, transmit). Cases:\n"
 		"  ipv4             16 /8 routes; UDP to 16.0.0.0/4\n"
-		"  ipv6             16 /16 routes; UDP to 2001::/12\n"
+		"  ipv6             16 /16 routes; UDP to 2000::/12\n"
 		"  ipv4-1m-routes   the ipv4 table plus 1,000,000 random prefixes\n"
 		"\n"
 		"  --duration S     seconds per measurement (default 1)\n"
@@ -502,8 +502,9 @@ int cmd_bench_l3fwd(int argc, char **argv)
 			       o.budget,
 			       med, med > 0 ? 1000 * c->workers / med : 0, lo, hi,
 			       med > 0 ? (hi - lo) / 2 / med * 100 : 0,
-			       c->extra_routes ? rxp_lpm4_count(c->dp.router->fib4) :
-			       (unsigned)c->dp.router->n_routes, o.reps);
+			       /* the case's own family's FIB, connected and local routes included */
+			       !strcmp(c->proto, "udp6") ? rxp_lpm6_count(c->dp.router->fib6) :
+			       rxp_lpm4_count(c->dp.router->fib4), o.reps);
 			if (one > 0)
 				printf(",\"scaling\":%.3f", med / one);
 			printf("}");

@@ -59,6 +59,8 @@ for r in rows:
     assert r["budget"] == 256, r
     assert abs(r["ns_per_packet"] - 1000 / r["mpps"]) < 0.01 * r["ns_per_packet"], r
 assert rows[2]["routes"] >= 1000000, rows[2]
+# each case's own family's FIB: the 16 routes, two connected subnets and two local addresses
+assert rows[0]["routes"] == 20 and rows[1]["routes"] == 20, rows[:2]
 PY
 err=$("$RXPATH" bench l3fwd --budget 257 2>&1); rc=$?
 if [ "$rc" -eq 2 ] && grep -q 'expected 1 to 256' <<<"$err"; then
