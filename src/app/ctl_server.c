@@ -444,14 +444,26 @@ static int handle_capture(struct ctl_server *s, char *line, bool json, struct rx
 			snprintf(msg, sizeof(msg), "'%s': expected a value after it", words[i]);
 			return reply_error(out, json, -EINVAL, msg);
 		}
-		if (!strcmp(words[i], "count") && !rxp_parse_u64(words[i + 1], 1, UINT64_MAX, &v)) {
+		if (!strcmp(words[i], "count")) {
+			if (rxp_parse_u64(words[i + 1], 1, UINT64_MAX, &v)) {
+				snprintf(msg, sizeof(msg), "count '%s': expected a number of packets, 1 or more",
+					 words[i + 1]);
+				return reply_error(out, json, -EINVAL, msg);
+			}
 			w.spec.count = v;
 		} else if (!strcmp(words[i], "dev")) {
+			const struct dp_config *a = s->cfg.active;
 			int port = -1;
 
-			for (unsigned k = 0; k < s->cfg.active->n_ports; k++)
-				if (!strcmp(s->cfg.active->ports[k].name, words[i + 1]))
+			for (unsigned k = 0; k < a->n_ports; k++)
+				if (!strcmp(a->ports[k].name, words[i + 1]))
 					port = (int)k;
+			for (unsigned k = 0; port < 0 && k < a->n_vlans; k++)
+				if (!strcmp(a->vlans[k].name, words[i + 1])) {
+					snprintf(msg, sizeof(msg), "'%s': a VLAN sub-port's frames are captured on its parent: dev %s (filter 'vlan %u' picks them)",
+						 words[i + 1], a->vlans[k].parent, a->vlans[k].id);
+					return reply_error(out, json, -EINVAL, msg);
+				}
 			if (port < 0) {
 				snprintf(msg, sizeof(msg), "'%s': no such port", words[i + 1]);
 				return reply_error(out, json, -EINVAL, msg);
@@ -459,7 +471,7 @@ static int handle_capture(struct ctl_server *s, char *line, bool json, struct rx
 			w.spec.port = port;
 		} else {
 			snprintf(msg, sizeof(msg), "'%s': expected 'dev PORT', 'count N' or 'filter EXPR'",
-				 !strcmp(words[i], "count") ? words[i + 1] : words[i]);
+				 words[i]);
 			return reply_error(out, json, -EINVAL, msg);
 		}
 	}

@@ -355,6 +355,8 @@ err=$(ctl capture start sideways "$TMP/x.pcapng" 2>&1)
 check capture_bad_point grep -q "'sideways': expected rx, tx, drop" <<<"$err"
 err=$(ctl capture start rx "$TMP/x.pcapng" filter 'udp port' 2>&1)
 check capture_bad_filter grep -qi 'filter' <<<"$err"
+err=$(ctl capture start rx "$TMP/x.pcapng" count 0 2>&1)
+check capture_bad_count grep -q "count '0': expected a number of packets, 1 or more" <<<"$err"
 check capture_filtered ctl capture start rx "$TMP/rx.pcapng" dev sim0 count 50 filter tcp
 sleep 0.3
 ctl capture stop >/dev/null
