@@ -172,7 +172,7 @@ int metrics_render(struct dp *dp, void *arg, struct rxp_sbuf *out)
 					dp_port_drops(dp, dp->ports[p].id, (unsigned)r));
 
 	family(out, "rxpath_port_driver_total", "counter",
-	       "A real interface driver's own counters, the kernel's view included (ring full, kicks, wakeups).");
+	       "A port driver's own counters: afpacket and afxdp with the kernel's view (ring full, kicks, wakeups), pcap's input and output files.");
 	for (unsigned p = 0; p < dp->n_ports; p++) {
 		struct rxp_xstat xs[RXP_XSTATS_MAX];
 		unsigned n = rxp_port_xstats(&dp->ports[p], xs, RXP_XSTATS_MAX);

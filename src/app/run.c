@@ -479,7 +479,7 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 'd':
 			if (parse_seconds(optarg, 0, 1e9, &o.duration)) {
-				fprintf(stderr, "rxpath run: --duration %s: expected seconds (0 = no limit)\n", optarg);
+				fprintf(stderr, "rxpath run: --duration %s: expected seconds, 0 (no limit) to 1e9\n", optarg);
 				goto out_usage;
 			}
 			break;
