@@ -94,13 +94,50 @@ static uint64_t payload_sum(const struct rxp_reasm *r, uint32_t limit)
  * checksum recomputed over the whole message, all sent back to the frame's
  * sender. RFC 792, RFC 4443 4.2.
  */
-static void echo_reply(struct rxp_stack *st, struct rxp_reasm *r)
+/*
+ * An IPv6 echo reply carries no extension header but its Fragment header
+ * (RFC 4443 4.2, as a whole request's reply; RFC 5095 3: never a type 0
+ * routing header): each fragment's headers before its Fragment header go,
+ * and so do the @after bytes of headers after it in the first fragment (a
+ * multiple of 8), the later fragments' offsets moving back by as much.
+ */
+static void echo6_strip(struct rxp_reasm *r, uint32_t after)
+{
+	for (unsigned i = 0; i < r->n; i++) {
+		struct rxp_pkt *p = r->frags[i];
+		uint8_t *d = rxp_pkt_data(p), *ip, *fh;
+		uint32_t data_at = p->l4_off, skip = i == 0 ? after : 0;
+		uint32_t fh_at = data_at - skip - RXP_IP6_FRAG_HLEN;
+		uint32_t l3 = data_at - RXP_IP6_FRAG_HLEN - RXP_IP6_HLEN;
+		uint16_t fo;
+
+		if (l3 != p->l3_off) {
+			/* the Fragment header first: the fixed header moves up behind it */
+			memmove(d + l3 + RXP_IP6_HLEN, d + fh_at, RXP_IP6_FRAG_HLEN);
+			memmove(d + l3, d + p->l3_off, RXP_IP6_HLEN);
+			p->l3_off = (uint16_t)l3;
+			p->l3_len = (uint16_t)(RXP_IP6_HLEN + RXP_IP6_FRAG_HLEN + frag_len(p));
+		}
+		ip = d + p->l3_off;
+		fh = ip + RXP_IP6_HLEN;
+		ip[6] = RXP_IPPROTO_FRAGMENT;
+		rxp_store_be16(ip + 4, (uint16_t)(RXP_IP6_FRAG_HLEN + frag_len(p)));
+		fh[0] = RXP_IPPROTO_ICMP6;
+		fo = rxp_load_be16(fh + 2);
+		if (i > 0)
+			rxp_store_be16(fh + 2, (uint16_t)(((fo & 0xfff8u) - after) | (fo & 1u)));
+	}
+}
+
+static void echo_reply(struct rxp_stack *st, struct rxp_reasm *r, uint32_t after)
 {
 	struct rxp_pkt *first = r->frags[0];
 	uint8_t *icmp = rxp_pkt_data(first) + first->l4_off;
 	bool v6 = r->family == 6;
 	uint16_t id, c;
 
+	if (v6)
+		echo6_strip(r, after);
 	/* a piece larger than the link's MTU came in: the same piece cannot go back */
 	for (unsigned i = 0; i < r->n; i++)
 		if (r->frags[i]->l3_len > st->router->ifs[r->frags[i]->ifidx].mtu) {
@@ -189,7 +226,7 @@ static void complete(struct rxp_stack *st, struct rxp_reasm *r)
 {
 	struct rxp_pkt *first = r->frags[0];
 	const uint8_t *l4;
-	uint32_t head, nh_at = 9, len;
+	uint32_t head, nh_at = 9, len, after = 0;
 	bool v6 = r->family == 6;
 	uint8_t proto = r->proto;
 
@@ -207,10 +244,9 @@ static void complete(struct rxp_stack *st, struct rxp_reasm *r)
 		 * starts after them (a multiple of 8 bytes: sums stay aligned)
 		 */
 		if (first->l4_off != fragmentable) {
-			uint32_t skip = (uint32_t)(first->l4_off - fragmentable);
-
-			first->user[0] = frag_off(first) | (uint64_t)(frag_len(first) - skip) << 32;
-			r->end -= skip;
+			after = (uint32_t)(first->l4_off - fragmentable);
+			first->user[0] = frag_off(first) | (uint64_t)(frag_len(first) - after) << 32;
+			r->end -= after;
 		}
 		proto = first->l4_proto;
 		if (proto == RXP_IPPROTO_NONE) {
@@ -235,7 +271,7 @@ static void complete(struct rxp_stack *st, struct rxp_reasm *r)
 			return;
 		}
 		if (l4[0] == (v6 ? RXP_ICMP6_ECHO_REQUEST : RXP_ICMP_ECHO_REQUEST))
-			echo_reply(st, r);
+			echo_reply(st, r, after);
 		else	/* other ICMP to us: taken, as whole ones are without a host path */
 			deliver_all(st, r, v6 ? RXP_SINK_OTHER6 : RXP_SINK_OTHER4);
 		return;

@@ -680,11 +680,16 @@ def frag_echo(before, after, ident):
 for name, before, after in (("dest_opts_after", [], [IPv6ExtHdrDestOpt()]),
                             ("dest_opts_before", [IPv6ExtHdrDestOpt()], []),
                             ("hop_by_hop_before_dest_opts_after", [IPv6ExtHdrHopByHop()], [IPv6ExtHdrDestOpt()]),
-                            ("routing_done_after", [], [IPv6ExtHdrRouting(segleft=0, addresses=["2001:db8:9::5"])])):
+                            ("routing_done_after", [], [IPv6ExtHdrRouting(segleft=0, addresses=["2001:db8:9::5"])]),
+                            ("routing_done_before", [IPv6ExtHdrRouting(segleft=0, addresses=["2001:db8:9::5"])], [])):
     fpieces = frag_echo(before, after, 0x400 + len(name))
     res = run(BASE, {"p0": fpieces})
     out = [p for p in res.sent("p0") if IPv6ExtHdrFragment in p]
-    whole = IPv6(bytes(defragment6([p[IPv6] for p in out]))) if len(out) == len(fpieces) else None
+    # the reply carries its Fragment header and nothing else (RFC 4443 4.2; RFC 5095 3: no type 0
+    # routing header); looked at before defragment6(), which takes the headers off in place
+    check("fragmented_echo_reply_headers_" + name, len(out) == len(fpieces) and
+          all(p[IPv6].nh == 44 and p[IPv6ExtHdrFragment].nh == 58 for p in out), [p.summary() for p in out])
+    whole = IPv6(bytes(defragment6([p[IPv6].copy() for p in out]))) if len(out) == len(fpieces) else None
     ok = whole is not None and ICMPv6EchoReply in whole and whole[ICMPv6EchoReply].data == b"q" * 600
     if ok:
         msg = bytes(whole[ICMPv6EchoReply])
