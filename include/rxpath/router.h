@@ -313,6 +313,19 @@ static inline uint32_t rxp_l3if_source4(const struct rxp_l3if *ifp, uint32_t add
 }
 
 /*
+ * An IPv4 address of the router's for what must come from one when the
+ * interface it concerns has none (RFC 1812 4.3.2.4, the router-id): the
+ * first of the first interface that has one; 0 when none has.
+ */
+static inline uint32_t rxp_router_any_addr4(const struct rxp_router *r)
+{
+	for (unsigned i = 0; i < r->n_ifs; i++)
+		if (r->ifs[i].n_addr4)
+			return r->ifs[i].addr4[0];
+	return 0;
+}
+
+/*
  * Makes the tables safe for @n_workers workers (locks on the slow paths
  * when there are several). Returns 0 or -errno.
  */

@@ -20,10 +20,10 @@ static bool icmp4_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 			     const struct rxp_reply_way *way)
 {
 	const uint8_t *ip = rxp_pkt_data(orig) + orig->l3_off;
-	const struct rxp_l3if *ifp = &st->router->ifs[orig->ifidx];
 	const uint8_t *src_mac = rxp_pkt_data(orig) + 6;
 	uint32_t src, dst, quote;
 	unsigned ihl = (ip[0] & 0x0fu) * 4u;
+	struct rxp_reply_way found;
 	struct rxp_pkt *pkt;
 	uint8_t *o, *icmp;
 
@@ -36,7 +36,7 @@ static bool icmp4_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 	 */
 	if ((orig->flags & RXP_PKT_F_FRAG_NTH) || (orig->flags & RXP_PKT_F_L2_MCAST) ||
 	    rxp_router_is_martian_src4(st->router, src) || dst == 0xffffffffu ||
-	    (ntohl(dst) >> 28) == 0xe || !ifp->n_addr4 || rxp_router_is_bcast4(st->router, dst))
+	    (ntohl(dst) >> 28) == 0xe || !from || rxp_router_is_bcast4(st->router, dst))
 		return false;
 	if (ip[9] == RXP_IPPROTO_ICMP && orig->l3_len >= ihl + 1 && icmp_type_is_error(ip[ihl]))
 		return false;
@@ -44,7 +44,13 @@ static bool icmp4_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 		st->stats.icmp_ratelimited++;
 		return false;
 	}
+	if (!way) {
+		rxp_reply_way(st, 4, (const uint8_t *)&from, ip + 12, orig->ifidx, &found);
+		way = &found;
+	}
+	/* 576 bytes at most (RFC 1812 4.3.2.3), and never more than the link it leaves by carries */
 	quote = RXP_MIN((uint32_t)orig->l3_len, (uint32_t)RXP_ICMP_QUOTE_MAX);
+	quote = RXP_MIN(quote, st->router->ifs[way->out].mtu - RXP_IP4_HLEN - ICMP_HLEN);
 	pkt = rxp_local_alloc(st, (uint16_t)(RXP_IP4_HLEN + ICMP_HLEN + quote));
 	if (!pkt)
 		return false;
@@ -86,10 +92,7 @@ static bool icmp4_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 		memcpy(icmp + 2, &c, 2);
 	}
 	st->stats.icmp_errors++;
-	if (way)
-		rxp_reply_send(st, pkt, 4, way, src_mac);
-	else
-		rxp_reply_output(st, pkt, 4, orig->ifidx, src_mac);
+	rxp_reply_send(st, pkt, 4, way, src_mac);
 	return true;
 }
 
@@ -105,10 +108,14 @@ bool rxp_icmp4_error(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, u
 	 * 4.3.2.4): the one the packet came in on, unless the route back to
 	 * its sender leaves by another
 	 */
+	uint32_t from;
+
 	memcpy(&src, ip + 12, 4);
 	rxp_reply_way(st, 4, NULL, ip + 12, orig->ifidx, &way);
-	return icmp4_error_from(st, orig, type, code, rest,
-				rxp_l3if_source4(&st->router->ifs[way.out], src), &way);
+	from = rxp_l3if_source4(&st->router->ifs[way.out], src);
+	if (!from)	/* an interface without an IPv4 address: the router's (its router-id) */
+		from = rxp_router_any_addr4(st->router);
+	return icmp4_error_from(st, orig, type, code, rest, from, &way);
 }
 
 void rxp_icmp4_error_local(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t type, uint8_t code)

@@ -121,6 +121,24 @@ if errs:
     check("ttl_exceeded_quotes_header_and_8_bytes", quoted[:28] == bytes(expired[IP])[:28], quoted[:28].hex())
 check("ttl_exceeded_drop_reason", res.drops("p0").get("ttl_exceeded") == 1, res.drops("p0"))
 
+# an error never exceeds the link it leaves by: 576 bytes at most (RFC 1812 4.3.2.3), less on a
+# narrower link, in one piece (the quote is cut, the error not fragmented)
+for mtu in (300, 68):
+    big = udp("10.9.1.1", ttl=1, payload=b"a" * 900)
+    res = run(BASE + ["port set p0 mtu %d" % mtu], {"p0": [big]})
+    errs = icmp_errors(res)
+    check("error_fits_mtu_%d" % mtu, len(errs) == 1 and len(errs[0][IP]) == mtu and errs[0][IP].flags == 0 and
+          errs[0][IP].frag == 0 and icmp_ok(errs[0]) and bytes(errs[0][ICMP])[8:] == bytes(big[IP])[:mtu - 28],
+          [p.summary() for p in res.sent("p0")])
+
+# an interface without an IPv4 address still gets its errors, from another of the router's addresses
+# (RFC 1812 4.3.2.4: the router-id)
+cfg = ["addr add 2001:db8:1::1/64 dev p0", "route add 10.0.1.0/24 dev p0"] + BASE[1:]
+res = run(cfg, {"p0": [udp("10.9.1.1", ttl=1), udp("10.77.1.1")]})
+errs = icmp_errors(res)
+check("error_from_router_id_without_address", [(e[ICMP].type, e[ICMP].code, e[IP].src) for e in errs] ==
+      [(11, 0, "10.0.2.1"), (3, 0, "10.0.2.1")] and all(icmp_ok(e) for e in errs), [p.summary() for p in res.sent("p0")])
+
 # an echo reply is a datagram of the router's own: its own identification, not the request's (RFC 6864
 # 4.1): two requests with one identification get replies with two
 req = Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1", id=0x1234) / ICMP(type=8, id=1, seq=1)
@@ -142,7 +160,7 @@ for dst in ("10.0.1.1", "10.0.2.1"):
     ok = len(rep) == 1 and rep[0][ICMP].id == 0x4242 and rep[0][ICMP].seq == 7 and bytes(rep[0][Raw]) == b"ping-data-123"
     check("echo_reply_" + dst, ok, res.sent("p0"))
     check("echo_counted_with_bytes_" + dst, res.summary["delivered"]["echo4"] == 1 and
-          res.summary["delivered_bytes"] == len(req) and res.summary["in_packets"] == 1, res.summary)
+          res.summary.get("delivered_bytes") == len(req) and res.summary.get("in_packets") == 1, res.summary)
     if rep:
         check("echo_reply_addresses_" + dst, rep[0][IP].src == dst and rep[0][IP].dst == "10.0.1.2" and rep[0][Ether].dst == H1)
         check("echo_reply_checksums_" + dst, ip_ok(rep[0]) and icmp_ok(rep[0]))
