@@ -28,14 +28,19 @@
  * length octet), a pointer below the first slot or at a slot with some
  * room but not enough for a whole entry (its pointer octet: RFC 791 calls
  * such a datagram in error), a timestamp of a format RFC 791 does not
- * define (its flags octet). Options are not acted on (they are forwarded
- * intact), only walked.
+ * define (its flags octet), a second Record Route, Timestamp or source
+ * route (its type octet: each "appears at most once", and a loose and a
+ * strict route are two routes). Options are not acted on here, only walked.
  */
 static unsigned options_fault(const uint8_t *ip, unsigned ihl)
 {
+	bool rr = false, ts = false, route = false;
+
 	for (unsigned i = RXP_IP4_HLEN; i < ihl;) {
 		uint8_t type = ip[i];
 		unsigned olen, min_len = 2, min_ptr = 0, entry = 0;
+		bool *seen = type == IP4_OPT_RR ? &rr : type == IP4_OPT_TS ? &ts :
+			     type == IP4_OPT_LSRR || type == IP4_OPT_SSRR ? &route : NULL;
 
 		if (type == IP4_OPT_EOL)
 			return 0;
@@ -45,6 +50,10 @@ static unsigned options_fault(const uint8_t *ip, unsigned ihl)
 		}
 		if (i + 1 >= ihl || ip[i + 1] < 2 || i + ip[i + 1] > ihl)
 			return i;
+		if (seen && *seen)
+			return i;
+		if (seen)
+			*seen = true;
 		olen = ip[i + 1];
 		if (type == IP4_OPT_RR || type == IP4_OPT_LSRR || type == IP4_OPT_SSRR) {
 			min_len = 3;
