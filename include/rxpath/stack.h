@@ -37,8 +37,8 @@
 	X(L2_BCAST_FWD,   "l2_broadcast_forward", "unicast IP in a link-layer broadcast or multicast frame is not forwarded (RFC 1812 5.3.4)") \
 	X(IP4_MARTIAN_SRC, "ip4_martian_source", "source is 0/8, 127/8, multicast or broadcast, or one of the router's own addresses") \
 	X(IP4_MARTIAN_DST, "ip4_martian_destination", "destination is 0/8 or 127/8") \
-	X(IP4_BCAST,      "ip4_broadcast",     "limited or directed broadcast, or a connected subnet's own number (its obsolete form, RFC 1812 4.2.3.1): not forwarded, nothing here takes it") \
-	X(IP4_MCAST,      "ip4_multicast",     "multicast is not forwarded") \
+	X(IP4_BCAST,      "ip4_broadcast",     "limited or directed broadcast, or a connected subnet's own number (its obsolete form, RFC 1812 4.2.3.1): not forwarded; the link's own go to the port's host path when it has one, else nothing here takes them") \
+	X(IP4_MCAST,      "ip4_multicast",     "multicast is not forwarded; link-local groups (224.0.0.0/24) go to the port's host path when it has one") \
 	X(TTL_EXCEEDED,   "ttl_exceeded",      "TTL or hop limit would reach 0 (Time Exceeded sent)") \
 	X(NO_ROUTE,       "no_route",          "no route to the destination (Destination Unreachable sent)") \
 	X(FRAG_NEEDED,    "frag_needed",       "larger than the egress MTU with DF set (Fragmentation Needed sent)") \
@@ -55,7 +55,7 @@
 	X(NO_MEMORY,      "no_memory",         "no free buffer to build a reply or fragment") \
 	X(IP6_MARTIAN_SRC, "ip6_martian_source", "IPv6 source is multicast, loopback, or unspecified outside address probes") \
 	X(IP6_MARTIAN_DST, "ip6_martian_destination", "IPv6 destination is unspecified or loopback") \
-	X(IP6_MCAST,      "ip6_multicast",     "IPv6 multicast the router has not joined is not forwarded") \
+	X(IP6_MCAST,      "ip6_multicast",     "IPv6 multicast the router has not joined is not forwarded; link-scope groups go to the port's host path when it has one") \
 	X(IP6_LINK_LOCAL, "ip6_link_local",    "link-local destination that is not ours is not forwarded (RFC 4291 2.5.6)") \
 	X(IP6_SCOPE,      "ip6_beyond_scope",  "link-local source would leave its link (Destination Unreachable sent)") \
 	X(PKT_TOO_BIG,    "packet_too_big",    "IPv6 packet larger than the egress MTU (Packet Too Big sent)") \

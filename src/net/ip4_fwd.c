@@ -31,6 +31,20 @@ static void local_deliver4(struct rxp_stack *st, struct rxp_pkt *pkt)
 		rxp_local_l4(st, pkt);	/* UDP, TCP and the rest, as a host answers */
 }
 
+/*
+ * Broadcast and link-local multicast (224.0.0.0/24) are for the hosts on
+ * the link, never forwarded nor answered: with a host path on the port they
+ * came in on, the kernel behind it takes them (DHCP, RIP, OSPF, VRRP, IGMP;
+ * it ignores the groups it has not joined); else they are dropped under @why.
+ */
+static void link_scoped4(struct rxp_stack *st, struct rxp_pkt *pkt, enum rxp_drop_reason why)
+{
+	if (rxp_host_wants(st, pkt))
+		rxp_sink_one(st, pkt);
+	else
+		rxp_drop(st, pkt, why);
+}
+
 void rxp_ip4_fragment(struct rxp_stack *st, struct rxp_pkt *pkt, uint16_t ifidx, const uint8_t mac[6])
 {
 	const struct rxp_l3if *ifp = &st->router->ifs[ifidx];
@@ -209,16 +223,20 @@ static rxp_always_inline void route_nh(struct rxp_stack *st, struct rxp_pkt *pkt
 	memcpy(&src, ip + 12, 4);
 	memcpy(&dst, ip + 16, 4);
 	d = ntohl(dst);
-	if (rxp_router_is_martian_src4(r, src)) {	/* RFC 1812 5.3.7 */
+	/* RFC 1812 5.3.7; 0.0.0.0 only as a host with no address yet broadcasts (a DHCP discover) */
+	if (rxp_router_is_martian_src4(r, src) && !(src == 0 && d == 0xffffffffu)) {
 		rxp_drop(st, pkt, RXP_DROP_IP4_MARTIAN_SRC);
 		return;
 	}
 	if (rxp_unlikely(d == 0xffffffffu)) {
-		rxp_drop(st, pkt, RXP_DROP_IP4_BCAST);
+		link_scoped4(st, pkt, src ? RXP_DROP_IP4_BCAST : RXP_DROP_IP4_MARTIAN_SRC);
 		return;
 	}
 	if (rxp_unlikely((d >> 28) == 0xe)) {
-		rxp_drop(st, pkt, RXP_DROP_IP4_MCAST);
+		if ((d >> 8) == 0xe00000)	/* 224.0.0.0/24: link-local */
+			link_scoped4(st, pkt, RXP_DROP_IP4_MCAST);
+		else
+			rxp_drop(st, pkt, RXP_DROP_IP4_MCAST);
 		return;
 	}
 	if (rxp_unlikely((d >> 24) == 0 || (d >> 24) == 127 || (d >> 28) == 0xf)) {
@@ -251,7 +269,11 @@ static rxp_always_inline void route_nh(struct rxp_stack *st, struct rxp_pkt *pkt
 	 * (RFC 1812 4.3.2.7).
 	 */
 	if (rxp_unlikely(r->nh[nh].kind == RXP_NH_KIND_CONNECTED && rxp_router_is_bcast4(r, dst))) {
-		rxp_drop(st, pkt, RXP_DROP_IP4_BCAST);
+		/* the broadcast of the subnet it came in on is for the hosts there, the router's too */
+		if (r->nh[nh].ifidx == pkt->ifidx)
+			link_scoped4(st, pkt, RXP_DROP_IP4_BCAST);
+		else
+			rxp_drop(st, pkt, RXP_DROP_IP4_BCAST);
 		return;
 	}
 	if (rxp_unlikely(pkt->flags & RXP_PKT_F_L2_MCAST)) {

@@ -49,8 +49,14 @@ static rxp_noinline void ip6_multicast(struct rxp_stack *st, struct rxp_pkt *pkt
 				       const uint8_t *ip)
 {
 	const struct rxp_l3if *ifp = &st->router->ifs[pkt->ifidx];
+	/*
+	 * A link-scope group the router is not in (OSPFv3, RIPng, DHCPv6 agents,
+	 * a group-specific MLD query) is for the kernel behind the port's host
+	 * path, when it has one: the kernel ignores what it has not joined
+	 */
+	bool for_host = !rxp_l3if_listens6(ifp, ip + 24);
 
-	if (!rxp_l3if_listens6(ifp, ip + 24)) {
+	if (for_host && !((ip[25] & 0x0f) == 2 && rxp_host_wants(st, pkt))) {
 		rxp_drop(st, pkt, RXP_DROP_IP6_MCAST);
 		return;
 	}
@@ -65,7 +71,10 @@ static rxp_noinline void ip6_multicast(struct rxp_stack *st, struct rxp_pkt *pkt
 		rxp_drop(st, pkt, RXP_DROP_IP6_MARTIAN_SRC);
 		return;
 	}
-	local_deliver6(st, pkt);
+	if (for_host)
+		rxp_sink_one(st, pkt);
+	else
+		local_deliver6(st, pkt);
 }
 
 void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt)

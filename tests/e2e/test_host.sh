@@ -176,6 +176,45 @@ except OSError as e:
 else
 	fail "${T}_other_ports_address_answered" "TCP to 10.0.2.1:22 from h1: $out"
 fi
+# Broadcast and link-local multicast reach the kernel behind the TAP (DHCP, RIP, OSPF need
+# them): a listener there, joined to 224.0.0.9 and ff02::9 on the TAP, hears h1's directed and
+# limited broadcasts and its multicast. (r0 itself is deaf: rp_filter, no IPv6.)
+LISTEN='import socket, struct, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("", 5520))
+s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, socket.inet_aton("224.0.0.9") + socket.inet_aton("10.0.1.1"))
+s6 = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+s6.bind(("", 5521))
+s6.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_JOIN_GROUP,
+              socket.inet_pton(socket.AF_INET6, "ff02::9") + struct.pack("@I", socket.if_nametoindex("p0")))
+print("ready", flush=True)
+got, end = set(), time.time() + 6
+for k in (s, s6):
+    k.settimeout(0.1)
+while time.time() < end and len(got) < 4:
+    for k in (s, s6):
+        try:
+            got.add(k.recv(100).decode())
+        except socket.timeout:
+            pass
+print(" ".join(sorted(got)), flush=True)'
+SEND='import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b"eth0")
+s.sendto(b"directed", ("10.0.1.255", 5520))
+s.sendto(b"limited", ("255.255.255.255", 5520))
+s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton("10.0.1.2"))
+s.sendto(b"group4", ("224.0.0.9", 5520))
+s6 = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+s6.sendto(b"group6", ("ff02::9", 5521, 0, socket.if_nametoindex("eth0")))'
+lab_in "$LAB_R" "$PYTHON" -c "$LISTEN" >"$LAB_DIR/listen.out" 2>&1 &
+lpid=$!
+for _ in $(seq 50); do grep -q ready "$LAB_DIR/listen.out" && break; sleep 0.1; done
+lab_in "$LAB_H1" "$PYTHON" -c "$SEND"
+wait $lpid
+check "${T}_broadcast_and_link_multicast_to_kernel" grep -q '^directed group4 group6 limited$' "$LAB_DIR/listen.out"
 # an address deleted from the TAP does not take the others of its subnet along
 hctl() { "$RXPATH" ctl --socket "$LAB_DIR/ctl.sock" "$@" >/dev/null; }
 hctl addr add 10.0.1.5/24 dev p0 && hctl addr del 10.0.1.1 dev p0
