@@ -15,7 +15,9 @@
  *
  * Overlapping fragments abandon their datagram, the fragments still to come
  * included (RFC 5722; RFC 8200 4.5 asks it of IPv6, and IPv4 is treated the
- * same for the same reasons); an exact duplicate is dropped alone. A
+ * same for the same reasons) while the table has room: an abandoned
+ * datagram's slot is the first to go to a new one. An exact duplicate is
+ * dropped alone. A
  * datagram not complete after 30 s (IPv4, as Linux) or 60 s (IPv6, RFC 8200)
  * is given up, with Time Exceeded code 1 when its first fragment had come.
  * An IPv6 fragment alone (offset 0, no more to come) is processed in
@@ -309,7 +311,7 @@ static struct rxp_reasm *find_slot(struct rxp_stack *st, uint8_t family, uint32_
 				   uint8_t proto, const uint8_t *src, const uint8_t *dst)
 {
 	unsigned alen = family == 6 ? 16 : 4;
-	struct rxp_reasm *free_slot = NULL;
+	struct rxp_reasm *free_slot = NULL, *dead_slot = NULL;
 
 	for (unsigned i = 0; i < RXP_REASM_DATAGRAMS; i++) {
 		struct rxp_reasm *r = &st->reasm[i];
@@ -322,7 +324,16 @@ static struct rxp_reasm *find_slot(struct rxp_stack *st, uint8_t family, uint32_
 		if (r->family == family && r->id == id && r->proto == proto &&
 		    !memcmp(r->src, src, alen) && !memcmp(r->dst, dst, alen))
 			return r;
+		if (r->dead && !dead_slot)
+			dead_slot = r;
 	}
+	/*
+	 * Full: an abandoned datagram's slot (holding nothing, kept only to
+	 * drop its late fragments) makes room, so that a few overlapping
+	 * fragments cannot shut reassembly for everyone for a minute
+	 */
+	if (!free_slot)
+		free_slot = dead_slot;
 	if (!free_slot)
 		return NULL;
 	memset(free_slot->src, 0, sizeof(free_slot->src));

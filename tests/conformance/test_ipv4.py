@@ -529,6 +529,15 @@ lap = Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1", id=4242, frag=1
 res = run(BASE, {"p0": [pieces[0], lap, pieces[1], pieces[2]]})
 check("overlap_abandons_datagram", not res.sent("p0") and res.drops().get("reasm_overlap") == 4 and not res.drops().get("reasm_timeout") and
       not icmp_errors(res), (res.sent("p0"), res.drops()))
+# ... but abandoned datagrams do not hold the table: after 16 of them (as many as it has slots), a
+# good datagram is still reassembled, in the slot of one
+laps = []
+for i in range(16):
+    laps += [Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1", id=5000 + i, flags="MF", proto=17) / Raw(b"a" * 16),
+             Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1", id=5000 + i, frag=1, flags="MF", proto=17) / Raw(b"b" * 16)]
+res = run(BASE, {"p0": laps + pieces})
+check("abandoned_datagrams_make_room", len([p for p in res.sent("p0") if IP in p]) == 3 and res.drops().get("reasm_overlap") == 32 and
+      not res.drops().get("reasm_full"), res.drops())
 res = run(BASE, {"p0": [pieces[0], pieces[1], pieces[1], pieces[2]]})
 check("duplicate_dropped_alone", len([p for p in res.sent("p0") if IP in p]) == 3 and res.drops().get("reasm_overlap") == 1,
       (res.sent("p0"), res.drops()))
