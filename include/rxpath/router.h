@@ -304,11 +304,16 @@ static inline int rxp_l3if_subnet4(const struct rxp_l3if *ifp, uint32_t addr)
 	return -1;
 }
 
-/* Returns the address to speak from toward @addr on @ifp: one on its subnet, else the first. */
+/*
+ * Returns the address to speak from toward @addr on @ifp: one on its
+ * subnet, else the first; 0 when @ifp has no IPv4 address.
+ */
 static inline uint32_t rxp_l3if_source4(const struct rxp_l3if *ifp, uint32_t addr)
 {
 	int i = rxp_l3if_subnet4(ifp, addr);
 
+	if (!ifp->n_addr4)
+		return 0;
 	return ifp->addr4[i >= 0 ? i : 0];
 }
 

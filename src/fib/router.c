@@ -620,6 +620,8 @@ int rxp_router_del_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
 		memmove(&ifp->addr4[k], &ifp->addr4[k + 1], (n - k - 1) * sizeof(ifp->addr4[0]));
 		memmove(&ifp->plen4[k], &ifp->plen4[k + 1], n - k - 1);
 		ifp->n_addr4--;
+		ifp->addr4[n - 1] = 0;	/* the freed slot says nothing */
+		ifp->plen4[n - 1] = 0;
 		bcast4_rebuild(r);
 	} else {
 		memmove(ifp->addr6[k], ifp->addr6[k + 1], (n - k - 1) * sizeof(ifp->addr6[0]));

@@ -297,10 +297,16 @@ void rxp_icmp6_error_local(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t t
 	 * anycast address, from a unicast one of the interface it came in on
 	 * (RFC 4443 2.2 (b)), not of the one the error leaves by.
 	 */
-	if (router_has_addr6(r, ip + 24))
+	if (router_has_addr6(r, ip + 24)) {
 		memcpy(from, ip + 24, 16);
-	else
+	} else {
 		rxp_icmp6_source(r, &r->ifs[orig->ifidx], ip + 8, false, from);
+		/* that interface has a link-local address only: one of the way out reaches further */
+		if (rxp_ip6_is_link_local(from) && !rxp_ip6_is_link_local(ip + 8)) {
+			icmp6_error_from(st, orig, type, code, param, NULL);
+			return;
+		}
+	}
 	icmp6_error_from(st, orig, type, code, param, from);
 }
 

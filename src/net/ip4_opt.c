@@ -323,6 +323,8 @@ bool rxp_ip4_source_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 		}
 		/* our address on the way out takes the next address's place */
 		self = nh == RXP_NH_LOCAL ? next : rxp_l3if_source4(&r->ifs[r->nh[nh].ifidx], next);
+		if (!self)	/* a way out without an IPv4 address: the router's (its router-id) */
+			self = rxp_router_any_addr4(r);
 		memcpy(o + o[2] - 1, &self, 4);
 		o[2] = (uint8_t)(o[2] + 4);
 		memcpy(ip + 16, &next, 4);

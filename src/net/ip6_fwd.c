@@ -142,7 +142,9 @@ void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 	}
 	out = &r->ifs[nhp->ifidx];
 	/* RFC 4291 2.6.1: a router answers to the Subnet-Router anycast address of its subnets */
-	if (nhp->kind == RXP_NH_KIND_CONNECTED && rxp_unlikely(rxp_l3if_anycast6(out, dst))) {
+	/* (its host bits are zero, the last two at least: no anycast on a /127 or /128) */
+	if (nhp->kind == RXP_NH_KIND_CONNECTED && !(dst[15] & 3) &&
+	    rxp_unlikely(rxp_l3if_anycast6(out, dst))) {
 		local_deliver6(st, pkt);
 		return;
 	}

@@ -141,6 +141,12 @@ res = run(cfg, {"p0": [udp("10.9.1.1", ttl=1), udp("10.77.1.1")]})
 errs = icmp_errors(res)
 check("error_from_router_id_without_address", [(e[ICMP].type, e[ICMP].code, e[IP].src) for e in errs] ==
       [(11, 0, "10.0.2.1"), (3, 0, "10.0.2.1")] and all(icmp_ok(e) for e in errs), [p.summary() for p in res.sent("p0")])
+# ... also once its last address is deleted: the error does not come from the address it had
+cfg = BASE + ["addr del 10.0.1.1 dev p0", "route add 10.0.1.0/24 dev p0"]
+res = run(cfg, {"p0": [udp("10.9.1.1", ttl=1)]})
+errs = icmp_errors(res)
+check("error_from_router_id_after_address_deleted", [(e[ICMP].type, e[IP].src) for e in errs] == [(11, "10.0.2.1")],
+      [p.summary() for p in res.sent("p0")])
 
 # an echo reply is a datagram of the router's own: its own identification, not the request's (RFC 6864
 # 4.1): two requests with one identification get replies with two

@@ -238,6 +238,15 @@ errs = [p for p in res.sent("p1") if IPv6 in p and p[IPv6].nh == 58 and icmp6(p)
 check("anycast_and_group_errors_from_ingress_interface", len(errs) == 2 and all(e[IPv6].src == A0 and
       e[IPv6].dst == far and icmp6_ok(e) for e in errs), [e.summary() for e in errs] or (res.sent("p1"), res.drops()))
 
+# ... unless that interface has only its link-local address and the sender is off-link: then from a
+# global address of the way out, which the sender can reach (RFC 4291 2.5.6: link-local stays on its link)
+cfg = ["addr add %s/64 dev p1" % A1, "neigh add fe80::11 lladdr %s dev p0" % H1, "route add 2001:db8:9::/64 via fe80::11 dev p0",
+       "icmp ratelimit 100000 burst 1000"]
+res = run(cfg, {"p0": [Ether(dst=R0, src=H1) / IPv6(src=far, dst="2001:db8:2::") / UDP(sport=4000, dport=33434)]})
+errs = [p for p in res.sent("p0") if IPv6 in p and p[IPv6].nh == 58 and icmp6(p)[0] in ICMP6_ERRORS]
+check("anycast_error_not_from_link_local_off_link", len(errs) == 1 and errs[0][IPv6].src == A1 and icmp6_ok(errs[0]),
+      [e.summary() for e in errs] or (res.sent("p0"), res.drops()))
+
 # the Subnet-Router anycast address of a prefix longer than /96 is the router's too (RFC 4291 2.6.1):
 # 2001:db8:1::4 on a /126, 2001:db8:1::1:0 on a /112
 for plen, addr, anycast in ((126, "2001:db8:1::5", "2001:db8:1::4"), (112, "2001:db8:1::1:5", "2001:db8:1::1:0")):
