@@ -135,6 +135,14 @@ struct rxp_ksync;
 int rxp_ksync_open(struct rxp_ksync **out, const struct rxp_ksync_config *cfg, char *err,
 		   size_t errlen);
 
+/*
+ * Offers rxpath again what it refused because a configured route or
+ * neighbour held the key (kept by rxpath under it): call it after a
+ * configured one was deleted, so the kernel's that came back in its place is
+ * known as installed. Emits an add per such record.
+ */
+void rxp_ksync_reoffer(struct rxp_ksync *k);
+
 /* Closes the sockets and frees the tables; emits nothing (see rxp_ksync_withdraw). */
 void rxp_ksync_close(struct rxp_ksync *k);
 

@@ -258,6 +258,23 @@ static int sync_start(struct ctl_server *s, uint32_t table, uint32_t interval_ms
 	return ret;
 }
 
+/*
+ * After @cmds went in: a configured route or neighbour they deleted let the
+ * kernel's under it come back, which kernel sync is told so (its record said
+ * refused).
+ */
+static void sync_after_deletes(struct ctl_server *s, const struct dp_cmd *cmds, unsigned n)
+{
+	if (!s->ksync)
+		return;
+	for (unsigned i = 0; i < n; i++)
+		if (cmds[i].kind == DP_CMD_ROUTE_DEL || cmds[i].kind == DP_CMD_NEIGH_DEL ||
+		    cmds[i].kind == DP_CMD_ADDR_DEL) {
+			rxp_ksync_reoffer(s->ksync);
+			return;
+		}
+}
+
 static int handle_sync(struct ctl_server *s, const char *line, bool json, struct rxp_sbuf *out)
 {
 	struct dp_config scratch;
@@ -567,6 +584,7 @@ static int handle_change(struct ctl_server *s, const char *line, bool json, stru
 			 errors.data ? errors.data : "failed");
 		goto fail;
 	}
+	sync_after_deletes(s, scratch.cmds, scratch.n_cmds);
 	dp_config_free(&scratch);
 	rxp_sbuf_free(&errors);
 	/* done; what was taken with a warning says so to whoever asked, not only to the log */
@@ -727,6 +745,7 @@ static void reload(struct ctl_server *s)
 	/* a file that cannot be applied whole changes nothing, as one that does not parse */
 	if (!reload_apply(s, diff, (unsigned)n, &applied))
 		goto out;
+	sync_after_deletes(s, diff, (unsigned)n);
 	fprintf(stderr, "rxpath: reload: %u change%s applied\n", applied, applied == 1 ? "" : "s");
 	if (sync_changes) {
 		int ret = 0;

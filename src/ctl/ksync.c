@@ -583,7 +583,8 @@ static void route_reconcile(struct rxp_ksync *k, const struct rec *any, bool ret
 		best->err = 0;
 		return;
 	}
-	if (!(best->flags & F_REFUSED) || retry) {
+	/* one under a configured route is offered again: that one may have gone (or takes the news) */
+	if (!(best->flags & F_REFUSED) || retry || waits_under_configured(best)) {
 		/* "route add" replaces an existing prefix in rxpath: no del first, no gap */
 		ret = emit_route_add(k, best);
 		if (!ret) {
@@ -597,9 +598,13 @@ static void route_reconcile(struct rxp_ksync *k, const struct rec *any, bool ret
 		}
 		set_refused(best, ret);
 	}
-	/* refused: rxpath must not go on forwarding along a route the kernel has replaced */
+	/*
+	 * refused: rxpath must not go on forwarding along a route the kernel
+	 * has replaced; but under a configured route, rxpath's copy of the
+	 * kernel's is the new one already, which a del would take
+	 */
 	if (owner)
-		route_uninstall(k, owner, true);
+		route_uninstall(k, owner, !waits_under_configured(best));
 }
 
 /* The same for a neighbour record: there is one per key. */
@@ -614,7 +619,7 @@ static void neigh_reconcile(struct rxp_ksync *k, struct rec *r, bool retry)
 			r->err = 0;
 			return;
 		}
-		if (!(r->flags & F_REFUSED) || retry) {
+		if (!(r->flags & F_REFUSED) || retry || waits_under_configured(r)) {
 			ret = emit_neigh(k, r, true);
 			if (!ret) {
 				memcpy(r->n.inst_mac, r->n.mac, 6);
@@ -625,8 +630,13 @@ static void neigh_reconcile(struct rxp_ksync *k, struct rec *r, bool retry)
 			set_refused(r, ret);
 		}
 	}
-	/* gone, or refused: rxpath must not keep the old MAC (nor its copy under a configured one) */
-	if ((r->flags & F_INSTALLED) || ((r->flags & F_DEAD) && waits_under_configured(r)))
+	/*
+	 * gone: rxpath must not keep it (nor its copy under a configured one);
+	 * refused: nor the old MAC, unless a configured neighbour holds the
+	 * address, under which rxpath keeps the new one already
+	 */
+	if ((r->flags & F_DEAD) ? (r->flags & F_INSTALLED) || waits_under_configured(r) :
+				  (r->flags & F_INSTALLED) && !waits_under_configured(r))
 		emit_neigh(k, r, false);
 	r->flags &= (uint8_t)~F_INSTALLED;
 }
@@ -1390,6 +1400,18 @@ int rxp_ksync_run(struct rxp_ksync *k, char *err, size_t errlen)
 			return ret;
 	}
 	return count_int(k->st.lines_add + k->st.lines_del - lines);
+}
+
+void rxp_ksync_reoffer(struct rxp_ksync *k)
+{
+	for (uint32_t i = 0; i <= k->mask; i++) {
+		struct rec *r = &k->slots[i];
+
+		if (r->kind && !(r->flags & (F_DONE | F_DEAD)) && waits_under_configured(r))
+			reconcile(k, r, false);
+	}
+	for (uint32_t i = 0; i <= k->mask; i++)
+		k->slots[i].flags &= (uint8_t)~F_DONE;
 }
 
 int rxp_ksync_withdraw(struct rxp_ksync *k)

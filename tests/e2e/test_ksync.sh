@@ -72,6 +72,25 @@ within_1s has_route 10.60.1.1 '^10.60.0.0/16 via 10.0.2.7 dev p1 proto kernel$' 
 ctl route add 10.60.0.0/16 via 10.0.2.8 >/dev/null
 ctl route del 10.60.0.0/16 >/dev/null
 check "${T}_kernel_route_back_after_configured" has_route 10.60.1.1 '^10.60.0.0/16 via 10.0.2.7 dev p1 proto kernel$'
+# (the same when the kernel's came second, refused: kernel sync then knows it is in use again,
+# and a lower-metric kernel route coming and going leaves it there)
+ctl route add 10.63.0.0/16 via 10.0.2.9 >/dev/null
+lab_in "$LAB_R" ip route add 10.63.0.0/16 via 10.0.2.7 dev r1 onlink metric 100
+sleep 0.3
+ctl route del 10.63.0.0/16 >/dev/null
+check "${T}_refused_kernel_route_back" has_route 10.63.1.1 '^10.63.0.0/16 via 10.0.2.7 dev p1 proto kernel$'
+check "${T}_refused_kernel_route_back_shown_installed" sh -c "\"$RXPATH\" ctl --socket \"$SOCK\" show routes kernel | grep -q '^10.63.0.0/16 via 10.0.2.7 dev p1 .*: installed'"
+lab_in "$LAB_R" ip route add 10.63.0.0/16 via 10.0.2.5 dev r1 onlink metric 50
+sleep 0.3
+lab_in "$LAB_R" ip route del 10.63.0.0/16 via 10.0.2.5 dev r1 metric 50
+check "${T}_refused_kernel_route_survives_better_one" within_1s has_route 10.63.1.1 '^10.63.0.0/16 via 10.0.2.7 dev p1 proto kernel$'
+lab_in "$LAB_R" ip route del 10.63.0.0/16
+# ... with what the kernel changed meanwhile
+ctl route add 10.60.0.0/16 via 10.0.2.8 >/dev/null
+lab_in "$LAB_R" ip route replace 10.60.0.0/16 via 10.0.2.6 dev r1 onlink
+sleep 0.3
+ctl route del 10.60.0.0/16 >/dev/null
+check "${T}_kernel_route_changed_under_configured_back" has_route 10.60.1.1 '^10.60.0.0/16 via 10.0.2.6 dev p1 proto kernel$'
 lab_in "$LAB_R" ip route del 10.60.0.0/16
 # A reload that puts a route over the kernel's and then fails takes it back: the kernel's stays.
 lab_in "$LAB_R" ip route add 10.61.0.0/16 via 10.0.2.7 dev r1 onlink
@@ -101,6 +120,11 @@ ctl neigh add 10.0.2.46 lladdr 02:00:00:00:01:46 dev p1 >/dev/null
 check "${T}_configured_neigh_over_kernel" has_neigh '^10.0.2.46 dev p1 lladdr 02:00:00:00:01:46'
 ctl neigh del 10.0.2.46 dev p1 >/dev/null
 check "${T}_kernel_neigh_back_after_configured" has_neigh '^10.0.2.46 dev p1 lladdr 02:00:00:00:00:46'
+ctl neigh add 10.0.2.46 lladdr 02:00:00:00:01:46 dev p1 >/dev/null
+lab_in "$LAB_R" ip neigh replace 10.0.2.46 lladdr 02:00:00:00:02:46 dev r1 nud permanent
+sleep 0.3
+ctl neigh del 10.0.2.46 dev p1 >/dev/null
+check "${T}_kernel_neigh_changed_under_configured_back" has_neigh '^10.0.2.46 dev p1 lladdr 02:00:00:00:02:46'
 ctl neigh add 10.0.2.47 lladdr 02:00:00:00:01:47 dev p1 >/dev/null
 lab_in "$LAB_R" ip neigh add 10.0.2.47 lladdr 02:00:00:00:00:47 dev r1 nud permanent
 sleep 0.3
