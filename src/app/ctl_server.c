@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <net/if.h>
 #include <poll.h>
 #include <signal.h>
@@ -33,6 +34,8 @@ struct ctl_server {
 	struct ctl_server_config cfg;
 	char path[108];
 	int listen_fd, stop_fd, signal_fd;
+	int spare_fd;		/* /dev/null, given up to turn a client away when descriptors run out */
+	bool told_no_fds;	/* that has been logged */
 	pthread_t thread;
 	struct rxp_capture_file *capture;	/* running capture; touched on the datapath thread */
 	struct rxp_ksync *ksync;	/* `sync kernel` is on */
@@ -50,6 +53,9 @@ struct apply_work {
 	bool all_or_nothing;	/* reload: at a failure, take back what went in before it */
 	unsigned applied, failed;
 	unsigned undo_failed;	/* all_or_nothing: what could not be taken back (in errors) */
+	bool want_undo;		/* all_or_nothing: when all went in, hand back what takes it back */
+	struct dp_cmd *undo;	/* ... last first, @n_undo of them (the caller frees it) */
+	unsigned n_undo;
 	struct rxp_sbuf *errors;
 	struct rxp_sbuf *warnings;	/* if not NULL: what was taken with a warning, a line each */
 };
@@ -122,6 +128,13 @@ static int apply_on_datapath(struct dp *dp, void *arg, struct rxp_sbuf *out)
 			rxp_sbuf_printf(w->errors, "%s\n", err);
 			w->undo_failed++;
 		}
+	}
+	/* all went in: what would take it back, last first, for a caller that may yet have to */
+	if (inv && !w->failed && w->want_undo && w->applied) {
+		w->undo = calloc(w->applied, sizeof(*w->undo));
+		for (unsigned i = w->applied; w->undo && i-- > 0;)
+			if (has_inv[i])
+				w->undo[w->n_undo++] = inv[i];
 	}
 	free(inv);
 	free(has_inv);
@@ -652,14 +665,18 @@ int ctl_server_handle(struct ctl_server *s, const char *line, bool json, struct 
  * half of it. Returns true when all took; else says on stderr what failed.
  */
 static bool reload_apply(struct ctl_server *s, const struct dp_cmd *diff, unsigned n,
-			 unsigned *applied)
+			 unsigned *applied, struct apply_work *undo)
 {
 	struct rxp_sbuf errors = { 0 }, out = { 0 };
 	struct apply_work w = { .cmds = diff, .n_cmds = n, .all_or_nothing = true,
-				.errors = &errors };
+				.want_undo = undo != NULL, .errors = &errors };
 	int ret = n ? control_call(s->cfg.ctl, apply_on_datapath, &w, &out) : 0;
 
 	*applied = w.applied;
+	if (undo) {
+		undo->cmds = w.undo;
+		undo->n_cmds = w.n_undo;
+	}
 	if (ret && ret != -ESHUTDOWN) {
 		fprintf(stderr, "rxpath: reload: failed: %s", errors.data ? errors.data : "(no reason given)\n");
 		if (w.undo_failed)
@@ -675,20 +692,28 @@ static bool reload_apply(struct ctl_server *s, const struct dp_cmd *diff, unsign
 
 /*
  * After the file's changes went in and its `sync kernel` could not start:
- * takes the changes back, so the reload changes nothing, as one that does
- * not parse. The start stopped any sync there was; it is started again.
+ * takes the changes back with @undo (what reload_apply() handed back: each
+ * thing put back as it ran, ctl's changes included), so the reload changes
+ * nothing, as one that does not parse. The start stopped any sync there
+ * was; it is started again.
  */
-static void reload_take_back(struct ctl_server *s, const struct dp_config *fresh)
+static void reload_take_back(struct ctl_server *s, const struct apply_work *undo)
 {
 	const struct dp_config *a = s->cfg.active;
-	struct dp_cmd *back = NULL;
-	unsigned applied;
+	struct rxp_sbuf errors = { 0 }, out = { 0 };
+	struct apply_work w = { .cmds = undo->cmds, .n_cmds = undo->n_cmds, .keep_going = true,
+				.errors = &errors };
 	char err[512];
-	long n = reload_diff(fresh, a, &back);
+	bool whole = true;
 
-	if (n < 0 || !reload_apply(s, back, (unsigned)n, &applied))
-		fprintf(stderr, "rxpath: reload: the file's other changes could not be taken back\n");
-	free(back);
+	if (w.n_cmds && control_call(s->cfg.ctl, apply_on_datapath, &w, &out)) {
+		fprintf(stderr, "rxpath: reload: %u of the file's %u change%s could not be taken back: %s",
+			w.failed, w.n_cmds, w.n_cmds == 1 ? "" : "s",
+			errors.data ? errors.data : "(no reason given)\n");
+		whole = false;
+	}
+	rxp_sbuf_free(&errors);
+	rxp_sbuf_free(&out);
 	if (a->sync.on) {
 		int ret = sync_start(s, a->sync.table, a->sync.interval_ms, err, sizeof(err));
 
@@ -698,7 +723,8 @@ static void reload_take_back(struct ctl_server *s, const struct dp_config *fresh
 			return;
 		}
 	}
-	fprintf(stderr, "rxpath: reload: nothing changed\n");
+	if (whole)
+		fprintf(stderr, "rxpath: reload: taken back; nothing changed\n");
 }
 
 static void reload(struct ctl_server *s)
@@ -707,6 +733,7 @@ static void reload(struct ctl_server *s)
 	struct dp_cmd *diff = NULL;
 	char err[512], where[32];
 	unsigned n_exec = 0, applied;
+	struct apply_work undo = { 0 };
 	bool sync_changes;
 	long n;
 
@@ -743,7 +770,7 @@ static void reload(struct ctl_server *s)
 		goto out;
 	}
 	/* a file that cannot be applied whole changes nothing, as one that does not parse */
-	if (!reload_apply(s, diff, (unsigned)n, &applied))
+	if (!reload_apply(s, diff, (unsigned)n, &applied, sync_changes && fresh.sync.on ? &undo : NULL))
 		goto out;
 	sync_after_deletes(s, diff, (unsigned)n);
 	fprintf(stderr, "rxpath: reload: %u change%s applied\n", applied, applied == 1 ? "" : "s");
@@ -762,7 +789,7 @@ static void reload(struct ctl_server *s)
 			fprintf(stderr, "rxpath: reload: mirroring kernel table %u: %d change%s applied\n",
 				fresh.sync.table, ret, ret == 1 ? "" : "s");
 		if (ret < 0) {
-			reload_take_back(s, &fresh);
+			reload_take_back(s, &undo);
 			goto out;
 		}
 		s->cfg.active->sync = fresh.sync;
@@ -776,6 +803,7 @@ static void reload(struct ctl_server *s)
 	fresh.cmds = NULL;
 out:
 	fflush(stderr);
+	free((void *)undo.cmds);
 	free(diff);
 	dp_config_free(&fresh);
 }
@@ -882,6 +910,36 @@ static void serve_client(struct ctl_server *s, int fd)
 	rxp_sbuf_free(&out);
 }
 
+/*
+ * accept() failed for want of a file descriptor: the client would stay
+ * queued, its socket readable, and poll() would spin on it. The spare
+ * descriptor makes room to accept it, tell it why, and close it.
+ */
+static void turn_away_no_fds(struct ctl_server *s, int why)
+{
+	static const char msg[] = "error\nrxpath is out of file descriptors and cannot serve this request; raise its limit (ulimit -n, or LimitNOFILE= in its unit) and restart it\n";
+	int fd;
+
+	if (!s->told_no_fds) {
+		fprintf(stderr, "rxpath: control socket: cannot accept a client: %s; turning clients away until descriptors are free (raise ulimit -n)\n",
+			strerror(why));
+		fflush(stderr);
+		s->told_no_fds = true;
+	}
+	if (s->spare_fd >= 0) {
+		close(s->spare_fd);
+		s->spare_fd = -1;
+	}
+	fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd >= 0) {
+		write_all(fd, msg, sizeof(msg) - 1);
+		close(fd);
+	}
+	s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (s->spare_fd < 0)
+		usleep(100 * 1000);	/* no spare either: do not spin on the queued client */
+}
+
 static void *server_thread(void *arg)
 {
 	struct ctl_server *s = arg;
@@ -925,6 +983,9 @@ static void *server_thread(void *arg)
 			if (fd >= 0) {
 				serve_client(s, fd);
 				close(fd);
+				s->told_no_fds = false;
+			} else if (errno == EMFILE || errno == ENFILE) {
+				turn_away_no_fds(s, errno);
 			}
 		}
 	}
@@ -999,6 +1060,7 @@ struct ctl_server *ctl_server_start(const struct ctl_server_config *cfg, char *e
 	}
 	s->cfg = *cfg;
 	s->listen_fd = s->signal_fd = -1;
+	s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	s->stop_fd = eventfd(0, EFD_CLOEXEC);
 	sigemptyset(&hup);
 	sigaddset(&hup, SIGHUP);
@@ -1033,6 +1095,8 @@ err:
 		close(s->signal_fd);
 	if (s->stop_fd >= 0)
 		close(s->stop_fd);
+	if (s->spare_fd >= 0)
+		close(s->spare_fd);
 	free(s);
 	return NULL;
 }
@@ -1065,5 +1129,7 @@ void ctl_server_stop(struct ctl_server *s)
 	}
 	close(s->signal_fd);
 	close(s->stop_fd);
+	if (s->spare_fd >= 0)
+		close(s->spare_fd);
 	free(s);
 }

@@ -342,7 +342,7 @@ PY
 kill -TERM $pid; wait $pid
 
 # Capture of drops: pcapng that tshark reads, each packet's drop reason in its comment.
-"$RXPATH" run -c examples/router.conf --ctl "$SOCK" -i 0 -d 120 >/dev/null 2>&1 &
+"$RXPATH" run -c examples/router.conf --ctl "$SOCK" -i 0 -d 120 >/dev/null 2>"$TMP/cap.err" &
 pid=$!
 wait_ctl
 check capture_start ctl capture start drop "$TMP/drops.pcapng" count 300
@@ -360,6 +360,19 @@ check capture_bad_count grep -q "count '0': expected a number of packets, 1 or m
 check capture_filtered ctl capture start rx "$TMP/rx.pcapng" dev sim0 count 50 filter tcp
 sleep 0.3
 ctl capture stop >/dev/null
+# Out of file descriptors (its soft limit at the lowest free one): a client is turned away with
+# the reason (and the log says it once), and it serves again once there is room.
+if command -v prlimit >/dev/null; then
+	nofile=$(prlimit --pid $pid --nofile --output SOFT,HARD --noheadings | tr -s ' ' | sed 's/^ //')
+	free_fd=$(ls /proc/$pid/fd | sort -n | awk 'BEGIN { n = 0 } $1 == n { n++ } END { print n }')
+	prlimit --pid $pid --nofile="$free_fd:${nofile#* }"
+	err=$(timeout 5 "$RXPATH" ctl --socket "$SOCK" show pool 2>&1); rc=$?
+	check ctl_no_fds_turned_away [ $rc -eq 1 ]
+	check ctl_no_fds_says_why grep -q 'out of file descriptors' <<<"$err"
+	check ctl_no_fds_logged grep -q 'control socket: cannot accept a client: Too many open files' "$TMP/cap.err"
+	prlimit --pid $pid --nofile="$(tr ' ' ':' <<<"$nofile")"
+	check ctl_serves_again sh -c "\"$RXPATH\" ctl --socket \"$SOCK\" show pool >/dev/null"
+fi
 kill -TERM $pid; wait $pid
 if [ -x /usr/bin/tshark ]; then
 	reasons=$(tshark -r "$TMP/drops.pcapng" -T fields -e frame.comment 2>/dev/null | sort -u)
