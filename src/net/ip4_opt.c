@@ -19,6 +19,8 @@
 #define IP4_OPT_TS 68		/* Timestamp */
 #define IP4_OPT_LSRR 131	/* Loose Source and Record Route */
 #define IP4_OPT_SSRR 137	/* Strict Source and Record Route */
+#define IP4_OPT_SECURITY 130
+#define IP4_OPT_STREAM 136	/* Stream Identifier */
 
 /*
  * Returns 0 when the options of @ip (IHL @ihl bytes) are well formed, else
@@ -28,19 +30,21 @@
  * length octet), a pointer below the first slot or at a slot with some
  * room but not enough for a whole entry (its pointer octet: RFC 791 calls
  * such a datagram in error), a timestamp of a format RFC 791 does not
- * define (its flags octet), a second Record Route, Timestamp or source
- * route (its type octet: each "appears at most once", and a loose and a
- * strict route are two routes). Options are not acted on here, only walked.
+ * define (its flags octet), a second Record Route, Timestamp, source
+ * route, Security or Stream Identifier (its type octet: each "appears at
+ * most once", and a loose and a strict route are two routes). Options are
+ * not acted on here, only walked.
  */
 static unsigned options_fault(const uint8_t *ip, unsigned ihl)
 {
-	bool rr = false, ts = false, route = false;
+	bool rr = false, ts = false, route = false, security = false, stream = false;
 
 	for (unsigned i = RXP_IP4_HLEN; i < ihl;) {
 		uint8_t type = ip[i];
 		unsigned olen, min_len = 2, min_ptr = 0, entry = 0;
 		bool *seen = type == IP4_OPT_RR ? &rr : type == IP4_OPT_TS ? &ts :
-			     type == IP4_OPT_LSRR || type == IP4_OPT_SSRR ? &route : NULL;
+			     type == IP4_OPT_LSRR || type == IP4_OPT_SSRR ? &route :
+			     type == IP4_OPT_SECURITY ? &security : type == IP4_OPT_STREAM ? &stream : NULL;
 
 		if (type == IP4_OPT_EOL)
 			return 0;

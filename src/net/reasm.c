@@ -467,10 +467,15 @@ void rxp_reasm_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 		id = rxp_load_be32(fh + 4);
 		len = pkt->l3_len - fh_at - RXP_IP6_FRAG_HLEN;
 		pkt->l4_off = (uint16_t)(pkt->l3_off + fh_at + RXP_IP6_FRAG_HLEN);
-		/* RFC 8200 4.5: Parameter Problem at the Payload Length, or at the Fragment Offset */
-		if ((more && (len % 8 || !len)) || off + len > 65535) {
-			rxp_icmp6_error_local(st, pkt, RXP_ICMP6_PARAM_PROB, 0,
-					      off + len > 65535 ? fh_at + 2 : 4);
+		/*
+		 * RFC 8200 4.5: Parameter Problem at the Payload Length, or at the
+		 * Fragment Offset when the reassembled Payload Length (the
+		 * unfragmentable headers after the fixed one included) passes 65535
+		 */
+		bool too_long = fh_at - RXP_IP6_HLEN + off + len > 65535;
+
+		if ((more && (len % 8 || !len)) || too_long) {
+			rxp_icmp6_error_local(st, pkt, RXP_ICMP6_PARAM_PROB, 0, too_long ? fh_at + 2 : 4);
 			rxp_drop(st, pkt, RXP_DROP_REASM_BAD);
 			return;
 		}

@@ -96,6 +96,7 @@ bad_opts = [
     (bytes([7, 7, 8]) + bytes(4) + bytes([7, 3, 4]), 27),  # a second Record Route ("at most once"): its type octet
     (bytes([68, 4, 5, 0, 68, 4, 5, 0]), 24),   # a second Timestamp
     (bytes([0x83, 7, 8]) + bytes(4) + bytes([0x89, 3, 4]), 27),  # a loose and a strict source route: two routes
+    (bytes([136, 4, 0, 1, 136, 4, 0, 2]), 24),  # a second Stream Identifier
 ]
 res = run(BASE, {"p0": [with_options(raw) for raw, _ in bad_opts] + [with_options(bytes([1, 7, 2, 0]), dst="10.0.1.1")]})
 errs = icmp_errors(res) + [p for p in res.sent("p0") if ICMP in p and p[ICMP].type == 12]

@@ -715,6 +715,14 @@ pp = of_type(res, "p0", 4)
 check("fragmented_unknown_option_parameter_problem",
       [(icmp6(p)[1], struct.unpack("!I", icmp6(p)[4:8])[0]) for p in pp] == [(2, 50)] and
       res.drops().get("ip6_unknown_option") == len(fpieces), (res.sent("p0"), res.drops()))
+# a fragment whose datagram would pass 65535 bytes of payload once reassembled, the unfragmentable
+# Destination Options header counted: Parameter Problem at its Fragment Offset (RFC 8200 4.5)
+late = Ether(dst=R0, src=H1) / IPv6(src=HOST, dst=A0) / IPv6ExtHdrDestOpt() / \
+    IPv6ExtHdrFragment(id=0x503, offset=8189, m=0, nh=17) / Raw(b"z" * 20)
+res = run(BASE, {"p0": [late]})
+pp = of_type(res, "p0", 4)
+check("fragment_past_65535_with_unfragmentable_part", [(icmp6(p)[1], struct.unpack("!I", icmp6(p)[4:8])[0]) for p in pp] == [(0, 50)] and
+      res.drops().get("reasm_bad_fragment") == 1, (res.sent("p0"), res.drops()))
 # UDP in fragments behind a Destination Options header: Port Unreachable, the checksum checked
 # over the datagram without the header
 dg = IPv6(src=HOST, dst=A0) / IPv6ExtHdrFragment(id=0x502) / IPv6ExtHdrDestOpt() / UDP(sport=5, dport=33434) / Raw(b"u" * 700)
