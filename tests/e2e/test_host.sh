@@ -178,7 +178,8 @@ else
 fi
 # Broadcast and link-local multicast reach the kernel behind the TAP (DHCP, RIP, OSPF need
 # them): a listener there, joined to 224.0.0.9 and ff02::9 on the TAP, hears h1's directed and
-# limited broadcasts and its multicast. (r0 itself is deaf: rp_filter, no IPv6.)
+# limited broadcasts (one from 0.0.0.0, as a DHCP client sends) and its multicast. (r0 itself is
+# deaf: rp_filter, no IPv6.)
 LISTEN='import socket, struct, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -192,14 +193,14 @@ print("ready", flush=True)
 got, end = set(), time.time() + 6
 for k in (s, s6):
     k.settimeout(0.1)
-while time.time() < end and len(got) < 4:
+while time.time() < end and len(got) < 5:
     for k in (s, s6):
         try:
             got.add(k.recv(100).decode())
         except socket.timeout:
             pass
 print(" ".join(sorted(got)), flush=True)'
-SEND='import socket
+SEND='import socket, struct
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b"eth0")
@@ -208,13 +209,25 @@ s.sendto(b"limited", ("255.255.255.255", 5520))
 s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton("10.0.1.2"))
 s.sendto(b"group4", ("224.0.0.9", 5520))
 s6 = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
-s6.sendto(b"group6", ("ff02::9", 5521, 0, socket.if_nametoindex("eth0")))'
+s6.sendto(b"group6", ("ff02::9", 5521, 0, socket.if_nametoindex("eth0")))
+# as a DHCP client with no address yet: from 0.0.0.0 to 255.255.255.255, a frame made by hand
+def csum(b):
+    t = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    t = (t >> 16) + (t & 0xffff)
+    return ~(t + (t >> 16)) & 0xffff
+udp = struct.pack("!HHHH", 68, 5520, 12, 0) + b"dhcp"
+ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 1, 0, 64, 17, 0, bytes(4), b"\xff" * 4)
+ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+mac = bytes.fromhex(open("/sys/class/net/eth0/address").read().strip().replace(":", ""))
+raw = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+raw.bind(("eth0", 0))
+raw.send(b"\xff" * 6 + mac + b"\x08\x00" + ip + udp)'
 lab_in "$LAB_R" "$PYTHON" -c "$LISTEN" >"$LAB_DIR/listen.out" 2>&1 &
 lpid=$!
 for _ in $(seq 50); do grep -q ready "$LAB_DIR/listen.out" && break; sleep 0.1; done
 lab_in "$LAB_H1" "$PYTHON" -c "$SEND"
 wait $lpid
-check "${T}_broadcast_and_link_multicast_to_kernel" grep -q '^directed group4 group6 limited$' "$LAB_DIR/listen.out"
+check "${T}_broadcast_and_link_multicast_to_kernel" grep -q '^dhcp directed group4 group6 limited$' "$LAB_DIR/listen.out"
 # an address deleted from the TAP does not take the others of its subnet along
 hctl() { "$RXPATH" ctl --socket "$LAB_DIR/ctl.sock" "$@" >/dev/null; }
 hctl addr add 10.0.1.5/24 dev p0 && hctl addr del 10.0.1.1 dev p0
