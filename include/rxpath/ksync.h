@@ -51,6 +51,8 @@
 struct rxp_ksync_port_map {
 	const char *ifname;	/* kernel interface, e.g. "r1" */
 	const char *port;	/* rxpath port, e.g. "p1" */
+	bool routes_only;	/* the port's host path (its TAP): its routes are the port's, its
+				 * neighbours rxpath's own to learn (not mirrored) */
 };
 
 /*

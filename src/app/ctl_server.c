@@ -20,6 +20,7 @@
 #include "ctl_server.h"
 #include "reload.h"
 #include "rxpath/capture_file.h"
+#include "rxpath/host.h"
 #include "rxpath/ksync.h"
 #include "show.h"
 
@@ -39,10 +40,10 @@ struct ctl_server {
 	pthread_t thread;
 	struct rxp_capture_file *capture;	/* running capture; touched on the datapath thread */
 	struct rxp_ksync *ksync;	/* `sync kernel` is on */
-	uint32_t sync_table;
+	uint32_t sync_table, sync_interval_ms;
 	unsigned n_map;
-	struct rxp_ksync_port_map map[DP_PORTS_MAX];
-	char map_ifname[DP_PORTS_MAX][IF_NAMESIZE];
+	struct rxp_ksync_port_map map[2 * DP_PORTS_MAX];	/* kernel interfaces, then TAPs */
+	char map_ifname[2 * DP_PORTS_MAX][IF_NAMESIZE];
 };
 
 /* Router commands parsed on this thread, applied on the datapath's. */
@@ -225,19 +226,57 @@ static void sync_stop(struct ctl_server *s)
 
 static int sync_no_ports(char *err, size_t errlen)
 {
-	snprintf(err, errlen, "sync kernel: no port is on a kernel interface (afpacket:dev= or afxdp:dev=); nothing to mirror");
+	snprintf(err, errlen, "sync kernel: no port is on a kernel interface (afpacket:dev= or afxdp:dev=) nor has a host path (port set P host on); nothing to mirror");
 	return -EINVAL;
 }
 
-/* Whether sync_start() would find a port to mirror for. */
-static bool sync_has_ports(const struct dp_config *a)
+/* The ports' host paths (TAPs), as the datapath has them now. */
+struct tap_list {
+	unsigned n;
+	char port[DP_PORTS_MAX][RXP_PORT_NAME_MAX];
+	char tap[DP_PORTS_MAX][IF_NAMESIZE];
+};
+
+static int taps_on_datapath(struct dp *dp, void *arg, struct rxp_sbuf *out)
 {
+	struct tap_list *t = arg;
+
+	(void)out;
+	t->n = 0;
+	for (unsigned i = 0; i < dp->n_ports && t->n < DP_PORTS_MAX; i++) {
+		uint16_t id = dp->ports[i].id;
+		const struct rxp_host *h = id < RXP_STACK_PORTS_MAX ? dp->stack.host[id] : NULL;
+
+		if (!h)
+			continue;
+		snprintf(t->port[t->n], sizeof(t->port[0]), "%s", dp->ports[i].name);
+		snprintf(t->tap[t->n], sizeof(t->tap[0]), "%s", h->tap.name);
+		t->n++;
+	}
+	return 0;
+}
+
+static void sync_taps(struct ctl_server *s, struct tap_list *t)
+{
+	struct rxp_sbuf out = { 0 };
+
+	if (control_call(s->cfg.ctl, taps_on_datapath, t, &out))
+		t->n = 0;
+	rxp_sbuf_free(&out);
+}
+
+/* Whether sync_start() would find a port to mirror for: one on a kernel interface, or a host path. */
+static bool sync_has_ports(struct ctl_server *s)
+{
+	const struct dp_config *a = s->cfg.active;
 	char ifname[IF_NAMESIZE];
+	struct tap_list t;
 
 	for (unsigned i = 0; i < a->n_ports; i++)
 		if (port_kernel_if(a->ports[i].spec, ifname, sizeof(ifname)))
 			return true;
-	return false;
+	sync_taps(s, &t);
+	return t.n > 0;
 }
 
 /* Starts mirroring kernel table @table and runs the first full sync. Returns lines applied or -errno. */
@@ -249,6 +288,8 @@ static int sync_start(struct ctl_server *s, uint32_t table, uint32_t interval_ms
 				       .map = s->map, .apply = sync_apply, .ctx = s };
 	int ret;
 
+	struct tap_list taps;
+
 	sync_stop(s);
 	s->n_map = 0;
 	for (unsigned i = 0; i < a->n_ports; i++) {
@@ -256,8 +297,25 @@ static int sync_start(struct ctl_server *s, uint32_t table, uint32_t interval_ms
 			continue;
 		s->map[s->n_map].ifname = s->map_ifname[s->n_map];
 		s->map[s->n_map].port = a->ports[i].name;
+		s->map[s->n_map].routes_only = false;
 		s->n_map++;
 	}
+	/*
+	 * A host path's TAP is its port too: what a routing daemon there learns
+	 * (BGP next hops on the TAP's subnet) goes through the port. Its
+	 * neighbours are rxpath's own to learn, not mirrored.
+	 */
+	sync_taps(s, &taps);
+	for (unsigned i = 0; i < taps.n; i++)
+		for (unsigned j = 0; j < a->n_ports; j++) {
+			if (strcmp(a->ports[j].name, taps.port[i]))
+				continue;
+			snprintf(s->map_ifname[s->n_map], IF_NAMESIZE, "%s", taps.tap[i]);
+			s->map[s->n_map].ifname = s->map_ifname[s->n_map];
+			s->map[s->n_map].port = a->ports[j].name;
+			s->map[s->n_map].routes_only = true;
+			s->n_map++;
+		}
 	if (!s->n_map)
 		return sync_no_ports(err, errlen);
 	kc.n_map = s->n_map;
@@ -265,6 +323,7 @@ static int sync_start(struct ctl_server *s, uint32_t table, uint32_t interval_ms
 	if (ret)
 		return ret;
 	s->sync_table = table;
+	s->sync_interval_ms = interval_ms;
 	ret = rxp_ksync_run(s->ksync, err, errlen);
 	if (ret < 0)
 		sync_stop(s);
@@ -272,14 +331,24 @@ static int sync_start(struct ctl_server *s, uint32_t table, uint32_t interval_ms
 }
 
 /*
- * After @cmds went in: a configured route or neighbour they deleted let the
- * kernel's under it come back, which kernel sync is told so (its record said
- * refused).
+ * After @cmds went in, what kernel sync must hear of: a host path opened or
+ * closed (the interfaces it mirrors change: it starts again), or a configured
+ * route or neighbour deleted, which let the kernel's under it come back (its
+ * record said refused).
  */
-static void sync_after_deletes(struct ctl_server *s, const struct dp_cmd *cmds, unsigned n)
+static void sync_after_changes(struct ctl_server *s, const struct dp_cmd *cmds, unsigned n)
 {
 	if (!s->ksync)
 		return;
+	/* a host path opened or closed: its TAP joins or leaves the interfaces mirrored */
+	for (unsigned i = 0; i < n; i++)
+		if (cmds[i].kind == DP_CMD_HOST) {
+			char err[512];
+
+			if (sync_start(s, s->sync_table, s->sync_interval_ms, err, sizeof(err)) < 0)
+				fprintf(stderr, "rxpath: kernel sync: %s; sync stopped\n", err);
+			return;
+		}
 	for (unsigned i = 0; i < n; i++)
 		if (cmds[i].kind == DP_CMD_ROUTE_DEL || cmds[i].kind == DP_CMD_NEIGH_DEL ||
 		    cmds[i].kind == DP_CMD_ADDR_DEL) {
@@ -597,7 +666,7 @@ static int handle_change(struct ctl_server *s, const char *line, bool json, stru
 			 errors.data ? errors.data : "failed");
 		goto fail;
 	}
-	sync_after_deletes(s, scratch.cmds, scratch.n_cmds);
+	sync_after_changes(s, scratch.cmds, scratch.n_cmds);
 	dp_config_free(&scratch);
 	rxp_sbuf_free(&errors);
 	/* done; what was taken with a warning says so to whoever asked, not only to the log */
@@ -764,7 +833,7 @@ static void reload(struct ctl_server *s)
 	sync_changes = fresh.sync.on != s->cfg.active->sync.on ||
 		       (fresh.sync.on && (fresh.sync.table != s->cfg.active->sync.table ||
 					  fresh.sync.interval_ms != s->cfg.active->sync.interval_ms));
-	if (sync_changes && fresh.sync.on && !sync_has_ports(s->cfg.active)) {
+	if (sync_changes && fresh.sync.on && !sync_has_ports(s)) {
 		sync_no_ports(err, sizeof(err));
 		fprintf(stderr, "rxpath: reload: %s: %s; nothing changed\n", fresh.sync.where, err);
 		goto out;
@@ -772,7 +841,7 @@ static void reload(struct ctl_server *s)
 	/* a file that cannot be applied whole changes nothing, as one that does not parse */
 	if (!reload_apply(s, diff, (unsigned)n, &applied, sync_changes && fresh.sync.on ? &undo : NULL))
 		goto out;
-	sync_after_deletes(s, diff, (unsigned)n);
+	sync_after_changes(s, diff, (unsigned)n);
 	fprintf(stderr, "rxpath: reload: %u change%s applied\n", applied, applied == 1 ? "" : "s");
 	if (sync_changes) {
 		int ret = 0;

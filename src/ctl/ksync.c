@@ -100,6 +100,7 @@ struct map_entry {
 	char port[NAME_MAX_LEN];
 	int ifindex;		/* 0 while the kernel has no such interface */
 	bool up;
+	bool routes_only;	/* rxp_ksync_port_map.routes_only */
 };
 
 struct rxp_ksync {
@@ -942,7 +943,7 @@ static enum verdict neigh_parse(struct rxp_ksync *k, const struct nlmsghdr *nlh,
 		memcpy(out->mac, mac, 6);
 	}
 	port = port_of_ifindex(k, ndm->ndm_ifindex);
-	if (port < 0) {
+	if (port < 0 || k->map[port].routes_only) {
 		if (skips && mirrorable)
 			skips->unmapped++;
 		return V_OTHER;	/* no record can have this key */
@@ -1541,6 +1542,7 @@ int rxp_ksync_open(struct rxp_ksync **out, const struct rxp_ksync_config *cfg, c
 	for (unsigned i = 0; i < cfg->n_map; i++) {
 		snprintf(k->map[i].ifname, sizeof(k->map[i].ifname), "%s", cfg->map[i].ifname);
 		snprintf(k->map[i].port, sizeof(k->map[i].port), "%s", cfg->map[i].port);
+		k->map[i].routes_only = cfg->map[i].routes_only;
 	}
 	/* subscribe first: a change between the dump and the subscription would be lost */
 	ret = events_open(k, cfg->event_buffer_bytes ? cfg->event_buffer_bytes

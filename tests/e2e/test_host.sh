@@ -228,6 +228,18 @@ for _ in $(seq 50); do grep -q ready "$LAB_DIR/listen.out" && break; sleep 0.1; 
 lab_in "$LAB_H1" "$PYTHON" -c "$SEND"
 wait $lpid
 check "${T}_broadcast_and_link_multicast_to_kernel" grep -q '^dhcp directed group4 group6 limited$' "$LAB_DIR/listen.out"
+# Kernel sync takes the TAP as its port: a route a daemon in rxpath's namespace adds through it
+# (a BGP next hop on the TAP's subnet) is the port's, IPv4 and IPv6
+hctl0() { "$RXPATH" ctl --socket "$LAB_DIR/ctl.sock" "$@"; }
+hctl0 sync kernel >/dev/null
+lab_in "$LAB_R" ip route add 10.77.0.0/16 via 10.0.1.2
+lab_in "$LAB_R" ip -6 route add 2001:db8:77::/48 via 2001:db8:1::2
+sleep 0.5
+check "${T}_sync_route_through_tap" sh -c "\"$RXPATH\" ctl --socket \"$LAB_DIR/ctl.sock\" show routes 10.77.1.1 | grep -q '^10.77.0.0/16 via 10.0.1.2 dev p0 proto kernel$'"
+check "${T}_sync_route6_through_tap" sh -c "\"$RXPATH\" ctl --socket \"$LAB_DIR/ctl.sock\" show routes 2001:db8:77::1 | grep -q '^2001:db8:77::/48 via 2001:db8:1::2 dev p0 proto kernel$'"
+lab_in "$LAB_R" ip route del 10.77.0.0/16
+lab_in "$LAB_R" ip -6 route del 2001:db8:77::/48
+hctl0 sync off >/dev/null
 # an address deleted from the TAP does not take the others of its subnet along
 hctl() { "$RXPATH" ctl --socket "$LAB_DIR/ctl.sock" "$@" >/dev/null; }
 hctl addr add 10.0.1.5/24 dev p0 && hctl addr del 10.0.1.1 dev p0
