@@ -42,6 +42,9 @@ struct rxp_nexthop {
 	uint8_t kind;
 	uint8_t family;		/* 4 or 6 */
 	bool if_found;		/* the interface was found from the gateway, not given: it follows the subnet */
+	bool unreachable;	/* if_found, and no subnet of the router's holds the gateway any more
+				 * (its address was deleted): its routes answer as absent, as Linux
+				 * drops them, until one does again */
 	uint16_t ifidx;
 	uint8_t gw[16];		/* network order; IPv4 in the first 4 bytes */
 	uint32_t refs;		/* routes using it */

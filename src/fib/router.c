@@ -418,6 +418,10 @@ static void gateways_follow(struct rxp_router *r, uint8_t family)
 		    nh->family != family)
 			continue;
 		ifidx = if_reaching(r, family, nh->gw);
+		if ((ifidx < 0) != nh->unreachable) {
+			nh->unreachable = ifidx < 0;
+			moved = true;
+		}
 		if (ifidx >= 0 && (unsigned)ifidx != nh->ifidx) {
 			nh->ifidx = (uint16_t)ifidx;
 			moved = true;

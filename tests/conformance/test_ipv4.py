@@ -156,6 +156,15 @@ res = run(BASE, {"p0": [req, req]})
 ids = [p[IP].id for p in res.sent("p0") if ICMP in p and p[ICMP].type == 0]
 check("echo_reply_own_ip_id", len(ids) == 2 and ids[0] != ids[1], ids)
 
+# a route whose gateway's subnet went with its address answers as absent (Linux drops such routes):
+# net unreachable at once instead of waiting on a neighbour no subnet reaches; the address back, it works
+res = run(BASE + ["addr del 10.0.2.1 dev p1"], {"p0": [udp("10.9.1.1")]})
+errs = icmp_errors(res)
+check("gateway_subnet_gone_net_unreachable", [(e[ICMP].type, e[ICMP].code) for e in errs] == [(3, 0)] and
+      res.drops().get("no_route") == 1 and not [p for p in res.sent("p1") if IP in p or ARP in p], (res.sent("p0"), res.drops()))
+res = run(BASE + ["addr del 10.0.2.1 dev p1", "addr add 10.0.2.1/24 dev p1"], {"p0": [udp("10.9.1.1")]})
+check("gateway_subnet_back_forwards", len([p for p in res.sent("p1") if IP in p]) == 1 and not res.drops(), (res.sent("p1"), res.drops()))
+
 # --- no route: ICMP 3/0 ---
 res = run(BASE, {"p0": [udp("192.0.2.77")]})
 errs = icmp_errors(res)
