@@ -1040,9 +1040,17 @@ static int afxdp_open(struct rxp_port *port, struct rxp_args *args, char *err, s
 		ret = -EINVAL;
 		goto err_close;
 	}
-	if (port->mtu + 18 > port->pool->max_frame)
-		fprintf(stderr, "rxpath: port %s: afxdp dev=%s: MTU %u allows frames longer than the %u-byte maximum frame; the kernel drops those (kernel_rx_dropped; use --max-frame %u)\n",
-			port->name, dev, port->mtu, port->pool->max_frame, port->mtu + 18);
+	if (port->mtu + 18 > port->pool->max_frame) {
+		/* a frame is one UMEM buffer of 4096 bytes at most (no multi-buffer here) */
+		unsigned most = 4096 - RXP_PKT_META_SIZE - RXP_AFXDP_HEADROOM - port->pool->rx_offset;
+
+		if (port->mtu + 18 <= most)
+			fprintf(stderr, "rxpath: port %s: afxdp dev=%s: MTU %u allows frames longer than the %u-byte maximum frame; the kernel drops those (kernel_rx_dropped; use --max-frame %u)\n",
+				port->name, dev, port->mtu, port->pool->max_frame, port->mtu + 18);
+		else
+			fprintf(stderr, "rxpath: port %s: afxdp dev=%s: MTU %u allows frames longer than the %u bytes an AF_XDP buffer carries; the kernel drops those (kernel_rx_dropped; lower the MTU: ip link set dev %s mtu %u, and use --max-frame %u)\n",
+				port->name, dev, port->mtu, most, dev, most - 18, most);
+	}
 	libxdp_set_print(libxdp_quiet);
 	libbpf_set_print(libbpf_quiet);
 	/* leave the interface as we found it: we do not replace someone else's program */
