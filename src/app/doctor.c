@@ -133,7 +133,8 @@ static void check_bpffs(struct verdicts *v)
 	struct statfs s;
 	bool ok = !statfs("/sys/fs/bpf", &s) && (unsigned long)s.f_type == BPF_FS_MAGIC_NUMBER;
 
-	say(v, ok ? "ok" : "warn", "bpffs mounted at /sys/fs/bpf (libxdp pins its dispatcher there)",
+	say(v, ok ? "ok" : "warn", ok ? "bpffs mounted at /sys/fs/bpf (libxdp pins its dispatcher there)" :
+	    "bpffs not mounted at /sys/fs/bpf (libxdp pins its dispatcher there; without it, one XDP program per interface)",
 	    ok ? NULL : "mount -t bpf bpf /sys/fs/bpf");
 }
 
