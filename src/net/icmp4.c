@@ -48,9 +48,15 @@ static bool icmp4_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 		rxp_reply_way(st, 4, (const uint8_t *)&from, ip + 12, orig->ifidx, &found);
 		way = &found;
 	}
-	/* 576 bytes at most (RFC 1812 4.3.2.3), and never more than the link it leaves by carries */
+	/*
+	 * 576 bytes at most (RFC 1812 4.3.2.3), and no more than the link it
+	 * leaves by carries; but never less than the header and 8 bytes (RFC
+	 * 792), which the sender needs to match it: on a link narrower than
+	 * that the error goes in fragments
+	 */
 	quote = RXP_MIN((uint32_t)orig->l3_len, (uint32_t)RXP_ICMP_QUOTE_MAX);
 	quote = RXP_MIN(quote, st->router->ifs[way->out].mtu - RXP_IP4_HLEN - ICMP_HLEN);
+	quote = RXP_MAX(quote, RXP_MIN((uint32_t)orig->l3_len, ihl + 8u));
 	pkt = rxp_local_alloc(st, (uint16_t)(RXP_IP4_HLEN + ICMP_HLEN + quote));
 	if (!pkt)
 		return false;

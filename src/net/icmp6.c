@@ -148,14 +148,6 @@ void rxp_icmp6_source(const struct rxp_router *r, const struct rxp_l3if *ifp,
 }
 
 /* Returns true when @addr is a unicast address of one of the router's interfaces. */
-static bool router_has_addr6(const struct rxp_router *r, const uint8_t *addr)
-{
-	for (unsigned f = 0; f < r->n_ifs; f++)
-		if (rxp_l3if_has_addr6(&r->ifs[f], addr))
-			return true;
-	return false;
-}
-
 /* Returns true when @addr is the Subnet-Router anycast address of one of the router's prefixes. */
 static bool router_anycast6(const struct rxp_router *r, const uint8_t *addr)
 {
@@ -237,7 +229,7 @@ static void icmp6_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 	 * an anycast we know; nor to our own, which a packet from the wire forged
 	 */
 	if (osrc[0] == 0xff || (osrc[0] == 0 && !memcmp(osrc, zero16, 15) && osrc[15] <= 1) ||
-	    router_anycast6(r, osrc) || router_has_addr6(r, osrc))
+	    router_anycast6(r, osrc) || rxp_router_has_addr6(r, osrc))
 		return;
 	if (carries_icmp6_error(ip, orig->l3_len))
 		return;
@@ -297,7 +289,7 @@ void rxp_icmp6_error_local(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t t
 	 * anycast address, from a unicast one of the interface it came in on
 	 * (RFC 4443 2.2 (b)), not of the one the error leaves by.
 	 */
-	if (router_has_addr6(r, ip + 24)) {
+	if (rxp_router_has_addr6(r, ip + 24)) {
 		memcpy(from, ip + 24, 16);
 	} else {
 		rxp_icmp6_source(r, &r->ifs[orig->ifidx], ip + 8, false, from);
@@ -334,7 +326,7 @@ static void echo_reply(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t *ip, u
 	ip[4] = (uint8_t)(icmp_len >> 8);
 	ip[5] = (uint8_t)icmp_len;
 	/* from the address asked; for a group or anycast, one of the interface's (RFC 4443 4.2) */
-	if (ip[24] != 0xff && router_has_addr6(r, ip + 24))
+	if (ip[24] != 0xff && rxp_router_has_addr6(r, ip + 24))
 		memcpy(src, ip + 24, 16);
 	else
 		rxp_icmp6_source(r, ifp, ip + 8, false, src);

@@ -37,8 +37,8 @@ static rxp_always_inline enum rxp_next rxp_ip4_input(struct rxp_pkt *pkt)
 	pkt->l4_proto = ip[9];
 	frag = rxp_load_be16(ip + 6);
 	if (rxp_unlikely(frag & (RXP_IP4_MF | RXP_IP4_OFFMASK))) {
-		/* a fragment whose data would end past the 65535-byte datagram */
-		if ((frag & RXP_IP4_OFFMASK) * 8u + tot_len - ihl > 65535u)
+		/* a fragment whose datagram would pass 65535 bytes, its header counted (RFC 791 3.1) */
+		if ((frag & RXP_IP4_OFFMASK) * 8u + tot_len > 65535u)
 			return rxp_drop_as(pkt, RXP_DROP_IP4_LEN);
 		pkt->flags |= frag & RXP_IP4_OFFMASK ? RXP_PKT_F_FRAG | RXP_PKT_F_FRAG_NTH
 						     : RXP_PKT_F_FRAG;

@@ -125,9 +125,9 @@ static void echo6_strip(struct rxp_reasm *r, uint32_t after)
 		ip[6] = RXP_IPPROTO_FRAGMENT;
 		rxp_store_be16(ip + 4, (uint16_t)(RXP_IP6_FRAG_HLEN + frag_len(p)));
 		fh[0] = RXP_IPPROTO_ICMP6;
+		fh[1] = 0;	/* reserved fields go out zero (RFC 8200 4.5), whatever came in */
 		fo = rxp_load_be16(fh + 2);
-		if (i > 0)
-			rxp_store_be16(fh + 2, (uint16_t)(((fo & 0xfff8u) - after) | (fo & 1u)));
+		rxp_store_be16(fh + 2, (uint16_t)(((fo & 0xfff8u) - (i > 0 ? after : 0)) | (fo & 1u)));
 	}
 }
 
@@ -135,7 +135,8 @@ static void echo_reply(struct rxp_stack *st, struct rxp_reasm *r, uint32_t after
 {
 	struct rxp_pkt *first = r->frags[0];
 	uint8_t *icmp = rxp_pkt_data(first) + first->l4_off;
-	bool v6 = r->family == 6;
+	bool v6 = r->family == 6, from_own = true;
+	uint8_t src6[16];
 	uint16_t id, c;
 
 	if (v6)
@@ -155,6 +156,14 @@ static void echo_reply(struct rxp_stack *st, struct rxp_reasm *r, uint32_t after
 			return;
 		}
 	}
+	/* an anycast address answers from a unicast one of the interface (RFC 4443 2.2 (b)) */
+	if (v6) {
+		const uint8_t *ip = rxp_pkt_cdata(first) + first->l3_off;
+
+		from_own = rxp_router_has_addr6(st->router, ip + 24);
+		if (!from_own)
+			rxp_icmp6_source(st->router, &st->router->ifs[first->ifidx], ip + 8, false, src6);
+	}
 	id = ++st->ip_id;
 	icmp[0] = v6 ? RXP_ICMP6_ECHO_REPLY : RXP_ICMP_ECHO_REPLY;
 	icmp[2] = 0;
@@ -166,7 +175,7 @@ static void echo_reply(struct rxp_stack *st, struct rxp_reasm *r, uint32_t after
 
 		if (v6) {
 			memcpy(a, ip + 8, 16);
-			memcpy(ip + 8, ip + 24, 16);
+			memcpy(ip + 8, from_own ? ip + 24 : src6, 16);
 			memcpy(ip + 24, a, 16);
 			ip[1] &= 0xf0;	/* the flow label is the sender's own */
 			ip[2] = 0;
@@ -255,6 +264,11 @@ static void complete(struct rxp_stack *st, struct rxp_reasm *r)
 			deliver_all(st, r, RXP_SINK_OTHER6);
 			return;
 		}
+	}
+	/* the first fragment's header and all the data: 65535 bytes at most (a later one may carry fewer options) */
+	if (!v6 && first->l4_off - first->l3_off + r->end > 65535u) {
+		drop_all(st, r, RXP_DROP_REASM_BAD);
+		return;
 	}
 	l4 = rxp_pkt_cdata(first) + first->l4_off;
 	head = frag_len(first);

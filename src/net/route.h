@@ -305,6 +305,15 @@ static inline bool rxp_l3if_has_addr6(const struct rxp_l3if *ifp, const uint8_t 
 	return false;
 }
 
+/* Returns true when @addr is one of the router's own IPv6 addresses (on any interface). */
+static inline bool rxp_router_has_addr6(const struct rxp_router *r, const uint8_t addr[16])
+{
+	for (unsigned f = 0; f < r->n_ifs; f++)
+		if (rxp_l3if_has_addr6(&r->ifs[f], addr))
+			return true;
+	return false;
+}
+
 /* ---- ip4_opt.c ---- */
 
 /*

@@ -135,6 +135,15 @@ for mtu in (300, 68):
           errs[0][IP].frag == 0 and icmp_ok(errs[0]) and bytes(errs[0][ICMP])[8:] == bytes(big[IP])[:mtu - 28],
           [p.summary() for p in res.sent("p0")])
 
+# ... but the header and 8 bytes are always quoted (RFC 792): on a 68-byte link, a 60-byte header's
+# error goes in fragments instead of being cut inside the header
+opts = Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.9.1.1", ttl=1, options=[IPOption_NOP()] * 40) / UDP(sport=1111, dport=2222)
+res = run(BASE + ["port set p0 mtu 68"], {"p0": [opts]})
+pieces = [p for p in res.sent("p0") if IP in p]
+whole = [p for p in defragment([p[IP] for p in pieces]) if ICMP in p]
+check("error_quotes_header_and_8_on_narrow_link", len(pieces) > 1 and all(len(p[IP]) <= 68 for p in pieces) and len(whole) == 1 and
+      bytes(whole[0][ICMP])[8:] == bytes(opts[IP])[:68], [p.summary() for p in pieces])
+
 # an interface without an IPv4 address still gets its errors, from another of the router's addresses
 # (RFC 1812 4.3.2.4: the router-id)
 cfg = ["addr add 2001:db8:1::1/64 dev p0", "route add 10.0.1.0/24 dev p0"] + BASE[1:]
@@ -318,6 +327,9 @@ check("fragment_of_fragment_no_error", not icmp_errors(res) and res.drops().get(
 # --- a fragment whose data would end past 65535 bytes is malformed ---
 res = run(BASE, {"p0": [udp("10.9.1.1", payload=b"z" * 1000, frag=8100, flags="MF")]})
 check("fragment_past_65535_dropped", not res.sent("p1") and res.drops().get("ip4_bad_length") == 1, res.drops())
+# ... its header counted: offset 65512 with 8 bytes of UDP data and a 20-byte header ends at 65540
+res = run(BASE, {"p0": [Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.9.1.1", frag=8189, proto=17) / Raw(b"z" * 8)]})
+check("fragment_past_65535_with_header_dropped", not res.sent("p1") and res.drops().get("ip4_bad_length") == 1, res.drops())
 
 # --- directed broadcasts: not forwarded, not answered, not a source ---
 res = run(BASE, {"p0": [udp("10.0.2.255"), udp("10.0.1.255", ttl=1), udp("1.2.3.4", src="10.0.1.255")]})

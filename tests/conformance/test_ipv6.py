@@ -707,6 +707,22 @@ for name, before, after in (("dest_opts_after", [], [IPv6ExtHdrDestOpt()]),
         ok = inet_cksum(pseudo + msg) == 0
     check("fragmented_echo_answered_" + name, ok and res.summary["delivered"].get("echo6") == len(fpieces),
           ([p.summary() for p in res.sent("p0")], res.drops()))
+# to the Subnet-Router anycast address: the reply comes from a unicast address (RFC 4443 2.2 (b)), as a
+# whole request's; reserved bits set in the request's Fragment headers go back zero (RFC 8200 4.5)
+fpieces = [Ether(dst=R0, src=H1) / f for f in
+           fragment6(IPv6(src=HOST, dst="2001:db8:1::") / IPv6ExtHdrFragment(id=0x504) / ICMPv6EchoRequest(data=b"w" * 600), 300)]
+for f in fpieces:
+    f[IPv6ExtHdrFragment].res1 = 0x5a
+    f[IPv6ExtHdrFragment].res2 = 3
+res = run(BASE, {"p0": fpieces})
+out = [p for p in res.sent("p0") if IPv6ExtHdrFragment in p]
+check("fragmented_echo_to_anycast_from_unicast", len(out) == len(fpieces) and all(p[IPv6].src == A0 for p in out) and
+      all(p[IPv6ExtHdrFragment].res1 == 0 and p[IPv6ExtHdrFragment].res2 == 0 for p in out), [p.summary() for p in out])
+whole = IPv6(bytes(defragment6([p[IPv6].copy() for p in out]))) if len(out) == len(fpieces) else None
+check("fragmented_echo_to_anycast_checksum", whole is not None and ICMPv6EchoReply in whole and
+      inet_cksum(socket.inet_pton(socket.AF_INET6, A0) + socket.inet_pton(socket.AF_INET6, HOST) +
+                 struct.pack("!I", len(bytes(whole[ICMPv6EchoReply]))) + b"\0\0\0\x3a" + bytes(whole[ICMPv6EchoReply])) == 0,
+      whole.summary() if whole is not None else None)
 # an option that says discard, in a Destination Options header after the Fragment header: the
 # datagram is dropped with its Parameter Problem, pointing into the first fragment (RFC 8200 4.2)
 fpieces = frag_echo([], [IPv6ExtHdrDestOpt(options=[HBHOptUnknown(otype=0x9e, optdata=b"\0\0\0\0")])], 0x501)
