@@ -33,7 +33,7 @@ struct capture {
 static struct capture cap_main, cap_other;
 static struct rxp_ksync *km;	/* main table, ports r1 -> p1 (r2 is not mapped) */
 
-static const struct rxp_ksync_port_map port_map[] = { { "r1", "p1" } };
+static const struct rxp_ksync_port_map port_map[] = { { .ifname = "r1", .port = "p1" } };
 
 static int capture_apply(void *ctx, const char *line)
 {
@@ -766,7 +766,7 @@ static void test_link_down(void)
 
 static void test_bad_config(void)
 {
-	static const struct rxp_ksync_port_map twice[] = { { "r1", "p1" }, { "r1", "p2" } };
+	static const struct rxp_ksync_port_map twice[] = { { .ifname = "r1", .port = "p1" }, { .ifname = "r1", .port = "p2" } };
 	struct rxp_ksync_config cfg = { .map = twice, .n_map = 2, .apply = capture_apply };
 	struct rxp_ksync *k = (struct rxp_ksync *)&cfg;
 	char err[256] = "";
