@@ -43,8 +43,8 @@ struct rxp_nexthop {
 	uint8_t family;		/* 4 or 6 */
 	bool if_found;		/* the interface was found from the gateway, not given: it follows the subnet */
 	bool unreachable;	/* if_found, and no subnet of the router's holds the gateway any more
-				 * (its address was deleted): its routes answer as absent, as Linux
-				 * drops them, until one does again */
+				 * (its address was deleted): its routes are parked out of the FIB,
+				 * as Linux drops them, until one does again */
 	uint16_t ifidx;
 	uint8_t gw[16];		/* network order; IPv4 in the first 4 bytes */
 	uint32_t refs;		/* routes using it */
@@ -87,6 +87,8 @@ struct rxp_route {
 	uint8_t family;		/* 4 or 6; 0 = free slot */
 	uint8_t plen;
 	uint8_t origin;		/* enum rxp_route_origin */
+	bool parked;		/* out of the FIB while its gateway is on no subnet (the next hop's
+				 * unreachable): lookups fall back to a covering route, as Linux's do */
 	uint8_t prefix[16];	/* network order, host bits cleared */
 	uint32_t nh;
 };

@@ -75,6 +75,7 @@ int cmd_ctl(int argc, char **argv)
 	bool json = false;
 	char buf[4096], *body;
 	int opt, fd, ret = 1;
+	ssize_t sent;
 
 	optind = 1;
 	/* '+': words after the command are the command's, even when they look like options */
@@ -119,9 +120,10 @@ int cmd_ctl(int argc, char **argv)
 	if (fd < 0)
 		goto out;
 	/* a server that answers before it reads (a client turned away) closes first: read its answer */
-	if (send(fd, req.data, req.len, MSG_NOSIGNAL) != (ssize_t)req.len && errno != EPIPE &&
-	    errno != ECONNRESET) {
-		fprintf(stderr, "rxpath ctl: sending to %s: %s\n", path, strerror(errno));
+	sent = send(fd, req.data, req.len, MSG_NOSIGNAL);
+	if (sent != (ssize_t)req.len && !(sent < 0 && (errno == EPIPE || errno == ECONNRESET))) {
+		fprintf(stderr, "rxpath ctl: sending to %s: %s\n", path,
+			sent < 0 ? strerror(errno) : "the request went out cut short");
 		close(fd);
 		goto out;
 	}

@@ -336,17 +336,45 @@ static int sync_start(struct ctl_server *s, uint32_t table, uint32_t interval_ms
  * route or neighbour deleted, which let the kernel's under it come back (its
  * record said refused).
  */
-static void sync_after_changes(struct ctl_server *s, const struct dp_cmd *cmds, unsigned n)
+/* Whether the TAPs the sync mirrors are the datapath's host paths as they are now. */
+static bool sync_taps_current(struct ctl_server *s)
+{
+	struct tap_list t;
+	unsigned n = 0;
+
+	sync_taps(s, &t);
+	for (unsigned i = 0; i < s->n_map; i++) {
+		if (!s->map[i].routes_only)
+			continue;
+		if (n >= t.n || strcmp(s->map[i].ifname, t.tap[n]) || strcmp(s->map[i].port, t.port[n]))
+			return false;
+		n++;
+	}
+	return n == t.n;
+}
+
+static void sync_after_changes(struct ctl_server *s, const struct dp_cmd *cmds, unsigned n,
+			       struct rxp_sbuf *warnings)
 {
 	if (!s->ksync)
 		return;
-	/* a host path opened or closed: its TAP joins or leaves the interfaces mirrored */
+	/*
+	 * a host path opened or closed: its TAP joins or leaves the interfaces
+	 * mirrored, which takes a new start (its routes withdrawn, then mirrored
+	 * again); a GRO change or the same host path said again takes none
+	 */
 	for (unsigned i = 0; i < n; i++)
 		if (cmds[i].kind == DP_CMD_HOST) {
 			char err[512];
 
-			if (sync_start(s, s->sync_table, s->sync_interval_ms, err, sizeof(err)) < 0)
+			if (sync_taps_current(s))
+				break;
+			if (sync_start(s, s->sync_table, s->sync_interval_ms, err, sizeof(err)) < 0) {
 				fprintf(stderr, "rxpath: kernel sync: %s; sync stopped\n", err);
+				if (warnings)
+					rxp_sbuf_printf(warnings, "kernel sync: %s; sync stopped (sync kernel starts it again)\n", err);
+				s->cfg.active->sync.on = false;	/* a reload with it starts it again */
+			}
 			return;
 		}
 	for (unsigned i = 0; i < n; i++)
@@ -355,6 +383,21 @@ static void sync_after_changes(struct ctl_server *s, const struct dp_cmd *cmds, 
 			rxp_ksync_reoffer(s->ksync);
 			return;
 		}
+}
+
+/* The ports the sync mirrors for: a port on a kernel interface and with a host path counts once. */
+static unsigned sync_ports(const struct ctl_server *s)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < s->n_map; i++) {
+		bool seen = false;
+
+		for (unsigned j = 0; j < i; j++)
+			seen |= !strcmp(s->map[j].port, s->map[i].port);
+		n += !seen;
+	}
+	return n;
 }
 
 static int handle_sync(struct ctl_server *s, const char *line, bool json, struct rxp_sbuf *out)
@@ -380,7 +423,8 @@ static int handle_sync(struct ctl_server *s, const char *line, bool json, struct
 		rxp_sbuf_printf(out, "{\"ok\":true,\"table\":%u,\"lines\":%d}\n", scratch.sync.table, ret);
 	else
 		rxp_sbuf_printf(out, "mirroring kernel table %u on %u port%s: %d change%s applied\n",
-				scratch.sync.table, s->n_map, s->n_map == 1 ? "" : "s", ret, ret == 1 ? "" : "s");
+				scratch.sync.table, sync_ports(s), sync_ports(s) == 1 ? "" : "s", ret,
+				ret == 1 ? "" : "s");
 	return 0;
 }
 
@@ -666,7 +710,7 @@ static int handle_change(struct ctl_server *s, const char *line, bool json, stru
 			 errors.data ? errors.data : "failed");
 		goto fail;
 	}
-	sync_after_changes(s, scratch.cmds, scratch.n_cmds);
+	sync_after_changes(s, scratch.cmds, scratch.n_cmds, &warnings);
 	dp_config_free(&scratch);
 	rxp_sbuf_free(&errors);
 	/* done; what was taken with a warning says so to whoever asked, not only to the log */
@@ -841,7 +885,7 @@ static void reload(struct ctl_server *s)
 	/* a file that cannot be applied whole changes nothing, as one that does not parse */
 	if (!reload_apply(s, diff, (unsigned)n, &applied, sync_changes && fresh.sync.on ? &undo : NULL))
 		goto out;
-	sync_after_changes(s, diff, (unsigned)n);
+	sync_after_changes(s, diff, (unsigned)n, NULL);
 	fprintf(stderr, "rxpath: reload: %u change%s applied\n", applied, applied == 1 ? "" : "s");
 	if (sync_changes) {
 		int ret = 0;

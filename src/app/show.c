@@ -457,7 +457,8 @@ static void route_out(const struct show_route *sr, bool json, bool first, struct
 		}
 		if (rt->nh != RXP_NH_LOCAL && !rejects)
 			rxp_sbuf_printf(o, ",\"dev\":\"%s\"", sr->dev);
-		rxp_sbuf_printf(o, ",\"origin\":\"%s\"}", rt->origin == RXP_ROUTE_KERNEL ? "kernel" : "static");
+		rxp_sbuf_printf(o, ",\"origin\":\"%s\"%s}", rt->origin == RXP_ROUTE_KERNEL ? "kernel" : "static",
+				rt->parked ? ",\"parked\":true" : "");
 		return;
 	}
 	put_addr(o, rt->family, rt->prefix);
@@ -470,9 +471,10 @@ static void route_out(const struct show_route *sr, bool json, bool first, struct
 		rxp_sbuf_printf(o, " via ");
 		put_addr(o, rt->family, nh->gw);
 	}
-	rxp_sbuf_printf(o, " dev %s%s%s\n", sr->dev,
+	rxp_sbuf_printf(o, " dev %s%s%s%s\n", sr->dev,
 			nh->kind == RXP_NH_KIND_CONNECTED ? " connected" : "",
-			rt->origin == RXP_ROUTE_KERNEL ? " proto kernel" : "");
+			rt->origin == RXP_ROUTE_KERNEL ? " proto kernel" : "",
+			rt->parked ? " (parked: no subnet holds the gateway)" : "");
 }
 
 static void route_copy(const struct rxp_router *r, const struct rxp_route *rt, struct show_route *sr)

@@ -198,7 +198,7 @@ const struct rxp_route *rxp_router_match(struct rxp_router *r, uint8_t family,
 
 		rxp_prefix_mask(family, addr, (uint8_t)plen, p);
 		rt = route_slot(r, family, p, (uint8_t)plen);
-		if (rt->family)
+		if (rt->family && !rt->parked)	/* as the FIB answers */
 			return rt;
 	}
 	return NULL;
@@ -273,6 +273,7 @@ static int route_set(struct rxp_router *r, uint8_t family, const uint8_t *prefix
 		r->n_routes++;
 	}
 	rt->nh = (uint32_t)nh;
+	rt->parked = false;
 	r->nh[nh].refs++;
 	return 0;
 }
@@ -332,23 +333,29 @@ static bool route_is_local(struct rxp_router *r, uint8_t family, const uint8_t *
 }
 
 /* rxp_router_del_route(), the addresses' own routes included. */
-static int route_del(struct rxp_router *r, uint8_t family, const uint8_t *prefix, uint8_t plen)
+/* Takes @prefix/@plen out of the family's FIB (the route record stays). */
+static int fib_del(struct rxp_router *r, uint8_t family, const uint8_t *prefix, uint8_t plen)
 {
 	uint8_t p[16];
-	struct rxp_route *rt = route_find(r, family, prefix, plen);
-	int ret;
 
-	if (!rt)
-		return -ENOENT;
 	rxp_prefix_mask(family, prefix, plen, p);
 	if (family == 4) {
 		uint32_t a;
 
 		memcpy(&a, p, 4);
-		ret = rxp_lpm4_del(r->fib4, ntohl(a), plen);
-	} else {
-		ret = rxp_lpm6_del(r->fib6, p, plen);
+		return rxp_lpm4_del(r->fib4, ntohl(a), plen);
 	}
+	return rxp_lpm6_del(r->fib6, p, plen);
+}
+
+static int route_del(struct rxp_router *r, uint8_t family, const uint8_t *prefix, uint8_t plen)
+{
+	struct rxp_route *rt = route_find(r, family, prefix, plen);
+	int ret;
+
+	if (!rt)
+		return -ENOENT;
+	ret = rt->parked ? 0 : fib_del(r, family, prefix, plen);
 	if (ret)
 		return ret;
 	/*
@@ -401,10 +408,44 @@ static int if_reaching(struct rxp_router *r, uint8_t family, const uint8_t *addr
 }
 
 /*
+ * Takes the routes whose next hop became unreachable out of the FIB, and
+ * puts back those whose next hop is reachable again: lookups meanwhile find
+ * the covering route, as when Linux drops routes with their gateway's subnet.
+ */
+static void routes_park(struct rxp_router *r, uint8_t family)
+{
+	for (uint32_t i = 0; i < r->routes_size; i++) {
+		struct rxp_route *rt = &r->routes[i];
+		bool gone;
+
+		if (rt->family != family)
+			continue;
+		gone = r->nh[rt->nh].unreachable;
+		if (gone && !rt->parked) {
+			if (!fib_del(r, family, rt->prefix, rt->plen))
+				rt->parked = true;
+		} else if (!gone && rt->parked) {
+			uint32_t a;
+			int ret;
+
+			memcpy(&a, rt->prefix, 4);
+			ret = family == 4 ? rxp_lpm4_add(r->fib4, ntohl(a), rt->plen, rt->nh) :
+					    rxp_lpm6_add(r->fib6, rt->prefix, rt->plen, rt->nh);
+			if (!ret)
+				rt->parked = false;
+		}
+	}
+	if (family == 4)
+		rxp_lpm4_reclaim(r->fib4);	/* between polls: no lookup is inside a retired group */
+	else
+		rxp_lpm6_reclaim(r->fib6);
+}
+
+/*
  * After an address came or went: a gateway whose interface was found from
  * its subnet goes where that subnet now is (a reload that moves the subnet
- * to another port, say). One no subnet reaches any more stays where it was,
- * and the neighbour there answers for it or not.
+ * to another port, say). One no subnet reaches any more is unreachable, its
+ * routes parked (routes_park) until one does again.
  */
 static void gateways_follow(struct rxp_router *r, uint8_t family)
 {
@@ -427,8 +468,10 @@ static void gateways_follow(struct rxp_router *r, uint8_t family)
 			moved = true;
 		}
 	}
-	if (moved)
+	if (moved) {
 		rxp_neigh_gen_bump(&r->neigh);	/* cached adjacencies name the old interface */
+		routes_park(r, family);
+	}
 }
 
 /* An address an interface may have: not 0/8, 127/8, multicast or class E; not ::, ::1 or ff00::/8. */
@@ -631,6 +674,8 @@ int rxp_router_del_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
 		memmove(ifp->addr6[k], ifp->addr6[k + 1], (n - k - 1) * sizeof(ifp->addr6[0]));
 		memmove(&ifp->plen6[k], &ifp->plen6[k + 1], n - k - 1);
 		ifp->n_addr6--;
+		memset(ifp->addr6[n - 1], 0, sizeof(ifp->addr6[0]));	/* the freed slot says nothing */
+		ifp->plen6[n - 1] = 0;
 	}
 	gateways_follow(r, family);
 	return 0;

@@ -171,6 +171,12 @@ res = run(BASE + ["addr del 10.0.2.1 dev p1"], {"p0": [udp("10.9.1.1")]})
 errs = icmp_errors(res)
 check("gateway_subnet_gone_net_unreachable", [(e[ICMP].type, e[ICMP].code) for e in errs] == [(3, 0)] and
       res.drops().get("no_route") == 1 and not [p for p in res.sent("p1") if IP in p or ARP in p], (res.sent("p0"), res.drops()))
+# ... and a covering route takes over meanwhile, as when Linux drops the route
+res = run(BASE + ["addr add 10.0.3.1/24 dev p1", "neigh add 10.0.3.9 lladdr 02:00:00:00:00:39 dev p1",
+                  "route add 10.0.0.0/8 via 10.0.3.9", "addr del 10.0.2.1 dev p1"], {"p0": [udp("10.9.1.1")]})
+out = [p for p in res.sent("p1") if IP in p]
+check("gateway_subnet_gone_covering_route", len(out) == 1 and out[0][Ether].dst == "02:00:00:00:00:39" and not res.drops(),
+      (res.sent("p1"), res.drops()))
 res = run(BASE + ["addr del 10.0.2.1 dev p1", "addr add 10.0.2.1/24 dev p1"], {"p0": [udp("10.9.1.1")]})
 check("gateway_subnet_back_forwards", len([p for p in res.sent("p1") if IP in p]) == 1 and not res.drops(), (res.sent("p1"), res.drops()))
 
