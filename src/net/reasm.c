@@ -90,13 +90,6 @@ static uint64_t payload_sum(const struct rxp_reasm *r, uint32_t limit)
 }
 
 /*
- * Echo reply to a reassembled echo request: every fragment turned around in
- * place (addresses swapped, a fresh hop count; IPv4 gets one new
- * identification for the reply and its options filled in or reversed), the first one's type changed and the
- * checksum recomputed over the whole message, all sent back to the frame's
- * sender. RFC 792, RFC 4443 4.2.
- */
-/*
  * An IPv6 echo reply carries no extension header but its Fragment header
  * (RFC 4443 4.2, as a whole request's reply; RFC 5095 3: never a type 0
  * routing header): each fragment's headers before its Fragment header go,
@@ -131,6 +124,13 @@ static void echo6_strip(struct rxp_reasm *r, uint32_t after)
 	}
 }
 
+/*
+ * Echo reply to a reassembled echo request: every fragment turned around in
+ * place (addresses swapped, a fresh hop count; IPv4 gets one new
+ * identification for the reply and its options filled in or reversed), the first one's type changed and the
+ * checksum recomputed over the whole message, all sent back to the frame's
+ * sender. RFC 792, RFC 4443 4.2.
+ */
 static void echo_reply(struct rxp_stack *st, struct rxp_reasm *r, uint32_t after)
 {
 	struct rxp_pkt *first = r->frags[0];
