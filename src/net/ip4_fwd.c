@@ -263,11 +263,6 @@ static rxp_always_inline void route_nh(struct rxp_stack *st, struct rxp_pkt *pkt
 		reject4(st, pkt, r->nh[nh].kind);
 		return;
 	}
-	if (rxp_unlikely(r->nh[nh].unreachable)) {	/* its gateway's subnet went with an address */
-		rxp_icmp4_error(st, pkt, 3, 0, 0);
-		rxp_drop(st, pkt, RXP_DROP_NO_ROUTE);
-		return;
-	}
 	/*
 	 * A connected subnet's broadcast: nothing here receives it, and
 	 * directed broadcasts are not forwarded (RFC 2644); no error either

@@ -140,11 +140,6 @@ void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 		rxp_drop(st, pkt, RXP_DROP_ROUTE_REJECT);
 		return;
 	}
-	if (rxp_unlikely(nhp->unreachable)) {	/* its gateway's subnet went with an address */
-		rxp_icmp6_error(st, pkt, 1, 0, 0);
-		rxp_drop(st, pkt, RXP_DROP_NO_ROUTE);
-		return;
-	}
 	out = &r->ifs[nhp->ifidx];
 	/* RFC 4291 2.6.1: a router answers to the Subnet-Router anycast address of its subnets */
 	/* (its host bits are zero, the last two at least: no anycast on a /127 or /128) */
