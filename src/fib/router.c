@@ -239,6 +239,19 @@ static void route_remove(struct rxp_router *r, struct rxp_route *rt)
 	}
 }
 
+/* Puts @prefix/@plen (host bits cleared) -> @nh into the family's FIB. */
+static int fib_add(struct rxp_router *r, uint8_t family, const uint8_t *prefix, uint8_t plen,
+		   uint32_t nh)
+{
+	if (family == 4) {
+		uint32_t a;
+
+		memcpy(&a, prefix, 4);
+		return rxp_lpm4_add(r->fib4, ntohl(a), plen, nh);
+	}
+	return rxp_lpm6_add(r->fib6, prefix, plen, nh);
+}
+
 /* Installs @prefix/@plen -> next hop @nh in the FIB and the route records. */
 static int route_set(struct rxp_router *r, uint8_t family, const uint8_t *prefix, uint8_t plen,
 		     int nh)
@@ -252,14 +265,7 @@ static int route_set(struct rxp_router *r, uint8_t family, const uint8_t *prefix
 	if ((r->n_routes + 1) * 2 > r->routes_size && routes_grow(r))
 		return -ENOMEM;
 	rxp_prefix_mask(family, prefix, plen, p);
-	if (family == 4) {
-		uint32_t a;
-
-		memcpy(&a, p, 4);
-		ret = rxp_lpm4_add(r->fib4, ntohl(a), plen, (uint32_t)nh);
-	} else {
-		ret = rxp_lpm6_add(r->fib6, p, plen, (uint32_t)nh);
-	}
+	ret = fib_add(r, family, p, plen, (uint32_t)nh);
 	if (ret)
 		return ret;
 	rt = route_slot(r, family, p, plen);
@@ -425,13 +431,7 @@ static void routes_park(struct rxp_router *r, uint8_t family)
 			if (!fib_del(r, family, rt->prefix, rt->plen))
 				rt->parked = true;
 		} else if (!gone && rt->parked) {
-			uint32_t a;
-			int ret;
-
-			memcpy(&a, rt->prefix, 4);
-			ret = family == 4 ? rxp_lpm4_add(r->fib4, ntohl(a), rt->plen, rt->nh) :
-					    rxp_lpm6_add(r->fib6, rt->prefix, rt->plen, rt->nh);
-			if (!ret)
+			if (!fib_add(r, family, rt->prefix, rt->plen, rt->nh))
 				rt->parked = false;
 		}
 	}
