@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages rxpath needs to build and test, when missing
 # (python3-scapy builds and checks the frames of the conformance tests;
-# libxdp/libbpf serve the AF_XDP driver; iproute2, ping, iperf3, ethtool and
-# trafgen from netsniff-ng are the peers of the end-to-end tests; libmnl
+# libxdp/libbpf serve the AF_XDP driver; iproute2, ping, iperf3 and ethtool
+# are the peers of the end-to-end tests; libmnl
 # speaks netlink for kernel route sync, libmicrohttpd serves the metrics,
 # tshark and curl read captures and metrics back in the tests).
 # Run by `make` before the first build; as root it installs with apt-get,
@@ -11,7 +11,7 @@ set -euo pipefail
 
 need=(libpcap-dev pkg-config python3-scapy libxdp-dev libbpf-dev
       libmnl-dev libmicrohttpd-dev
-      iproute2 iputils-ping iperf3 ethtool netsniff-ng tshark curl)
+      iproute2 iputils-ping iperf3 ethtool tshark curl)
 [ "${RXP_NEED_CLANG:-0}" = 1 ] && need+=(clang)
 # the fuzzers (make fuzz): clang and its libFuzzer runtime
 [ "${RXP_NEED_FUZZ:-0}" = 1 ] && need+=(clang libclang-rt-dev)

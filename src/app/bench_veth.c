@@ -4,16 +4,15 @@
  *
  *   h1 (10.0.1.2) eth0 --- veth --- r0 [ r ] r1 --- veth --- eth0 (10.0.2.2) h2
  *
- * trafgen in h1 blasts 64-byte UDP frames at h2 through r, and what h2's
+ * A sender in h1 blasts 64-byte UDP frames at h2 through r, and what h2's
  * eth0 receives per second is the figure. Three forwarders take turns in r,
  * repetition after repetition in a rotating order, in the same lab: the
  * kernel (addresses on r0/r1, ip_forward=1), and this same binary running
  * `rxpath run` on afxdp ports, then on afpacket ports.
  *
- * trafgen is the sender: it transmits from a PACKET_TX_RING with the qdisc
- * bypassed, so it costs one system call per ring's worth of frames and
- * outruns any of the three forwarders on one core; a sender of our own
- * would measure the same thing with more code to trust.
+ * The sender is our own (veth_sender.c): a PACKET_TX_RING with the qdisc
+ * bypassed, one system call per ring's worth of frames, that waits out a
+ * full send buffer where trafgen gives up.
  *
  * Set-up shells out to ip, ethtool and sysctl; nothing is spawned inside a
  * measurement window except the two counter reads that bound it. The lab is
@@ -40,6 +39,7 @@
 #include <rxpath/args.h>
 #include "bench_veth.h"
 #include "fmt.h"
+#include "veth_sender.h"
 #include "xdp_sink.h"
 
 #define REPS_MAX 101
@@ -47,14 +47,6 @@
 #define WARMUP_S 0.5		/* sender running before the window opens */
 #define START_TIMEOUT_S 10.0
 #define STOP_TIMEOUT_S 10.0
-/*
- * trafgen gives up when its TX ring cannot be flushed (EAGAIN: the veth
- * peer's 256-frame ring is full, e.g. while r's NAPI waits out a coalescing
- * timer on a busy host). That is the sender's failure, not the forwarder's:
- * the window is measured again, this many times at most.
- */
-#define SENDER_RETRIES 2
-
 enum veth_path { PATH_KERNEL, PATH_AFXDP, PATH_AFXDP_COALESCE, PATH_AFPACKET, N_PATHS };
 
 static const char *const path_names[N_PATHS] = { "kernel", "afxdp", "afxdp-coalesce", "afpacket" };
@@ -80,8 +72,7 @@ struct veth_lab {
 	int rxpath_cpu;		/* -1: not pinned */
 	int sender_cpu;
 	bool kernel_on;		/* addresses and forwarding on in r */
-	pid_t trafgen;		/* also its process group */
-	bool sender_died;	/* trafgen exited during the last window */
+	pid_t sender;
 	pid_t rxpath;
 };
 
@@ -105,14 +96,12 @@ static void usage(FILE *out)
 		"usage: rxpath bench veth [OPTIONS]     (root)\n"
 		"\n"
 		"Builds h1 -- r -- h2 over veth pairs in network namespaces, blasts 64-byte UDP\n"
-		"frames from h1 to h2 with trafgen (netsniff-ng) and reports the packets/s that\n"
+		"frames from h1 to h2 and reports the packets/s that\n"
 		"reach h2 with each forwarder in r: the kernel (ip_forward), rxpath on afxdp\n"
 		"ports (need_wakeup alone, and with coalesce=200: the NAPI takes frames in\n"
 		"batches), rxpath on afpacket ports. Paths take turns, repetition by\n"
 		"repetition.\n"
-		"A window in which trafgen gives up (its TX ring full: EAGAIN) is measured\n"
-		"again, twice at most. The lab is removed at the end, also on error and on\n"
-		"Ctrl-C.\n"
+		"The lab is removed at the end, also on error and on Ctrl-C.\n"
 		"\n"
 		"  --duration S     seconds per measurement window (default 3)\n"
 		"  --reps N         repetitions of every path (default 5)\n"
@@ -302,19 +291,19 @@ static uint16_t ip_checksum(const uint8_t *h, size_t len)
 }
 
 /*
- * The trafgen packet: one 60-byte frame (64 with FCS) h1 -> h2, UDP to the
- * discard port, every byte fixed so that trafgen only copies it into its
- * ring. The UDP checksum is 0 (none, allowed in IPv4). It goes to
- * @dst_mac, or to r0's MAC when NULL.
+ * The frame h1 sends: 60 bytes (64 with FCS) to h2, UDP to the discard
+ * port, every byte fixed so that the sender only hands it to the kernel.
+ * The UDP checksum is 0 (none, allowed in IPv4). It goes to @dst_mac, or to
+ * r0's MAC when NULL.
  */
-static int write_trafgen_conf(const struct veth_lab *lab, const char *path, const char *dst_mac,
-			      char *err, size_t errlen)
+static int build_frame(const struct veth_lab *lab, const char *dst_mac, uint8_t f[FRAME_SIZE - 4],
+		       char *err, size_t errlen)
 {
-	uint8_t f[FRAME_SIZE - 4] = { 0 }, *ip = f + 14, *udp = ip + 20;
+	uint8_t *ip = f + 14, *udp = ip + 20;
 	char mac[32];
 	uint16_t csum;
-	FILE *out;
 
+	memset(f, 0, FRAME_SIZE - 4);
 	if ((dst_mac ? parse_mac(dst_mac, f) :
 	     sh(mac, sizeof(mac), err, errlen, "ip netns exec %s cat /sys/class/net/r0/address",
 		lab->ns[NS_R]) || parse_mac(mac, f)) ||
@@ -326,7 +315,7 @@ static int write_trafgen_conf(const struct veth_lab *lab, const char *path, cons
 	}
 	f[12] = 0x08;				/* IPv4 */
 	ip[0] = 0x45;
-	ip[3] = (uint8_t)(sizeof(f) - 14);	/* total length */
+	ip[3] = FRAME_SIZE - 4 - 14;		/* total length */
 	ip[6] = 0x40;				/* DF */
 	ip[8] = 64;				/* TTL */
 	ip[9] = 17;				/* UDP */
@@ -336,21 +325,7 @@ static int write_trafgen_conf(const struct veth_lab *lab, const char *path, cons
 	ip[11] = (uint8_t)csum;
 	udp[0] = 0x04;				/* source port 1024 */
 	udp[3] = 9;				/* discard */
-	udp[5] = (uint8_t)(sizeof(f) - 34);	/* UDP length */
-
-	out = fopen(path, "w");
-	if (!out) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		return -1;
-	}
-	fprintf(out, "{");
-	for (size_t i = 0; i < sizeof(f); i++)
-		fprintf(out, "%s0x%02x", i ? (i % 12 ? ", " : ",\n  ") : "\n  ", f[i]);
-	fprintf(out, "\n}\n");
-	if (fclose(out)) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		return -1;
-	}
+	udp[5] = FRAME_SIZE - 4 - 34;		/* UDP length */
 	return 0;
 }
 
@@ -450,45 +425,45 @@ static void log_tail(const char *path, char *out, size_t len)
 	out[strcspn(out, "\n")] = '\0';
 }
 
-static void trafgen_stop(struct veth_lab *lab)
+static void sender_stop(struct veth_lab *lab)
 {
-	if (lab->trafgen <= 0)
+	if (lab->sender <= 0)
 		return;
-	/* the whole group: trafgen's parent waits for the worker it forked */
-	kill(-lab->trafgen, SIGINT);
-	if (wait_for(lab->trafgen, 5) == -1) {
-		kill(-lab->trafgen, SIGKILL);
-		waitpid(lab->trafgen, NULL, 0);
+	kill(lab->sender, SIGTERM);
+	if (wait_for(lab->sender, 5) == -1) {
+		kill(lab->sender, SIGKILL);
+		waitpid(lab->sender, NULL, 0);
 	}
-	lab->trafgen = 0;
+	lab->sender = 0;
 }
 
-static int trafgen_start(struct veth_lab *lab, char *err, size_t errlen)
+static int sender_start(struct veth_lab *lab, enum veth_path p, char *err, size_t errlen)
 {
-	char conf[128], log[128];
-	char *argv[] = { "ip", "netns", "exec", lab->ns[NS_H1], "trafgen", "--dev", "eth0",
-			 "--conf", conf, "--cpus", "1", "--no-sock-mem", "-Q", "-C", NULL };
+	uint8_t frame[FRAME_SIZE - 4];
+	char log[128];
 
-	snprintf(conf, sizeof(conf), "%s/frame.trafgen", lab->dir);
-	snprintf(log, sizeof(log), "%s/trafgen.log", lab->dir);
-	lab->trafgen = spawn(argv, true, log, log, err, errlen);
-	return lab->trafgen > 0 ? 0 : -1;
+	if (build_frame(lab, path_mac[p][0], frame, err, errlen))
+		return -1;
+	snprintf(log, sizeof(log), "%s/sender.log", lab->dir);
+	lab->sender = veth_sender_start(lab->ns[NS_H1], "eth0", frame, sizeof(frame),
+					lab->sender_cpu, log, err, errlen);
+	return lab->sender > 0 ? 0 : -1;
 }
 
-/* Still sending? If trafgen died, say why. */
-static int trafgen_alive(struct veth_lab *lab, char *err, size_t errlen)
+/* Still sending? If the sender died, say why. */
+static int sender_alive(struct veth_lab *lab, char *err, size_t errlen)
 {
 	char log[128], tail[256];
 	int st;
 
-	if (waitpid(lab->trafgen, &st, WNOHANG) != lab->trafgen)
+	if (waitpid(lab->sender, &st, WNOHANG) != lab->sender)
 		return 0;
-	lab->trafgen = 0;
-	lab->sender_died = true;
-	snprintf(log, sizeof(log), "%s/trafgen.log", lab->dir);
+	lab->sender = 0;
+	snprintf(log, sizeof(log), "%s/sender.log", lab->dir);
 	log_tail(log, tail, sizeof(tail));
-	snprintf(err, errlen, "trafgen in %s exited (status %d)%s%s", lab->ns[NS_H1],
-		 WIFEXITED(st) ? WEXITSTATUS(st) : -1, tail[0] ? ": " : "", tail);
+	snprintf(err, errlen, "the sender in %s exited (%s %d)%s%s", lab->ns[NS_H1],
+		 WIFEXITED(st) ? "status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st),
+		 tail[0] ? ": " : "", tail);
 	return -1;
 }
 
@@ -622,7 +597,6 @@ static int measure(struct veth_lab *lab, enum veth_path p, const struct veth_opt
 {
 	uint64_t rx0, rx1, tx0, tx1;
 	double trx0, trx1, ttx0, ttx1;
-	char frame[128];
 	int ret = -1;
 
 	if (p == PATH_KERNEL) {
@@ -631,26 +605,24 @@ static int measure(struct veth_lab *lab, enum veth_path p, const struct veth_opt
 	} else if (rxpath_start(lab, p, err, errlen)) {
 		goto out;
 	}
-	snprintf(frame, sizeof(frame), "%s/frame.trafgen", lab->dir);
 	/* the hosts learn the forwarder afresh: the paths' MACs differ */
 	if (sh(NULL, 0, err, errlen, "ip -n %s neigh flush all", lab->ns[NS_H1]) ||
 	    sh(NULL, 0, err, errlen, "ip -n %s neigh flush all", lab->ns[NS_H2]) ||
 	    warmup_ping(lab, path_names[p], err, errlen) ||
-	    write_trafgen_conf(lab, frame, path_mac[p][0], err, errlen) ||
-	    trafgen_start(lab, err, errlen) ||
-	    nap(WARMUP_S) || trafgen_alive(lab, err, errlen) ||
+	    sender_start(lab, p, err, errlen) ||
+	    nap(WARMUP_S) || sender_alive(lab, err, errlen) ||
 	    read_counter(lab, NS_H1, "eth0", "tx_packets", &tx0, &ttx0, err, errlen) ||
 	    read_counter(lab, NS_H2, "eth0", "rx_packets", &rx0, &trx0, err, errlen) ||
 	    nap(o->duration) ||
 	    read_counter(lab, NS_H2, "eth0", "rx_packets", &rx1, &trx1, err, errlen) ||
 	    read_counter(lab, NS_H1, "eth0", "tx_packets", &tx1, &ttx1, err, errlen) ||
-	    trafgen_alive(lab, err, errlen))
+	    sender_alive(lab, err, errlen))
 		goto out;
 	*pps = (double)(rx1 - rx0) / (trx1 - trx0);
 	*sent = (double)(tx1 - tx0) / (ttx1 - ttx0);
 	ret = 0;
 out:
-	trafgen_stop(lab);
+	sender_stop(lab);
 	if (p == PATH_KERNEL) {
 		if (kernel_forwarding(lab, false, ret ? NULL : err, ret ? 0 : errlen))
 			ret = -1;
@@ -665,7 +637,7 @@ static void lab_down(struct veth_lab *lab)
 {
 	char scratch[256], path[160];
 
-	trafgen_stop(lab);
+	sender_stop(lab);
 	rxpath_stop(lab, scratch, sizeof(scratch));
 	for (int i = 0; i < NS_MAX; i++) {
 		char pids[512], *save, *tok;
@@ -692,7 +664,7 @@ static void lab_down(struct veth_lab *lab)
 		lab->ns_made[i] = false;
 	}
 	if (lab->dir[0]) {
-		static const char *const files[] = { "frame.trafgen", "trafgen.log", "rxpath.out",
+		static const char *const files[] = { "sender.log", "rxpath.out",
 						     "rxpath.err", "rxpath-afxdp.conf",
 						     "rxpath-afxdp-coalesce.conf",
 						     "rxpath-afpacket.conf" };
@@ -707,20 +679,24 @@ static void lab_down(struct veth_lab *lab)
 }
 
 /*
- * trafgen pins its one worker to CPU 0 itself (worker i runs on CPU i), so
- * rxpath goes to the first other CPU we may use; the kernel path does its
- * forwarding in softirq on the sending CPU, since veth delivers there.
+ * The sender takes the first CPU we may use and rxpath the next one; the
+ * kernel path does its forwarding in softirq on the sending CPU, since veth
+ * delivers there.
  */
 static void pick_cpus(struct veth_lab *lab)
 {
 	cpu_set_t set;
 
-	lab->sender_cpu = 0;
+	lab->sender_cpu = -1;
 	lab->rxpath_cpu = -1;
-	if (sched_getaffinity(0, sizeof(set), &set) || !in_path("taskset"))
+	if (sched_getaffinity(0, sizeof(set), &set))
 		return;
-	for (int c = 1; c < CPU_SETSIZE; c++) {
-		if (CPU_ISSET(c, &set)) {
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, &set))
+			continue;
+		if (lab->sender_cpu < 0) {
+			lab->sender_cpu = c;
+		} else if (in_path("taskset")) {
 			lab->rxpath_cpu = c;
 			return;
 		}
@@ -738,7 +714,7 @@ static void print_results(const struct veth_lab *lab, const struct veth_opts *o,
 	}
 	if (!o->json) {
 		printf("rxpath bench veth: h1 -> r -> h2 over veth, %u-byte UDP frames (one flow) from "
-		       "trafgen in h1\n"
+		       "h1\n"
 		       "pps = frames delivered to h2's eth0 per second (rx_packets); sent = frames h1's "
 		       "eth0 handed to r\n"
 		       "%u repetitions x %.2f s per path, interleaved; medians with min..max\n"
@@ -747,7 +723,7 @@ static void print_results(const struct veth_lab *lab, const struct veth_opts *o,
 		       o->sink_stack ? "takes the flood up its IP stack (--sink stack)"
 				     : "drops the flood at XDP (--sink xdp): its stack is not the forwarder's cost");
 		if (lab->rxpath_cpu >= 0)
-			printf("CPUs: sender (trafgen) on CPU %d, rxpath on CPU %d; the kernel forwards "
+			printf("CPUs: sender on CPU %d, rxpath on CPU %d; the kernel forwards "
 			       "in softirq on the sender's CPU\n\n", lab->sender_cpu, lab->rxpath_cpu);
 		else
 			printf("CPUs: not pinned (one CPU, or no taskset): sender and forwarder share "
@@ -837,11 +813,6 @@ int cmd_bench_veth(int argc, char **argv)
 		fprintf(stderr, "rxpath bench veth: needs root (network namespaces and veth); run with sudo\n");
 		return 1;
 	}
-	if (!in_path("trafgen")) {
-		fprintf(stderr, "rxpath bench veth: trafgen not found; it is the sender: install the "
-			"netsniff-ng package (apt-get install netsniff-ng)\n");
-		return 1;
-	}
 	if (!in_path("ip") || !in_path("ethtool")) {
 		fprintf(stderr, "rxpath bench veth: needs 'ip' and 'ethtool' to build the lab; install "
 			"iproute2 and ethtool (apt-get install iproute2 ethtool)\n");
@@ -885,17 +856,8 @@ int cmd_bench_veth(int argc, char **argv)
 			if (tty)
 				fprintf(stderr, "\r%-70s\rbench veth: %2u/%u  %-9s repetition %u/%u ", "",
 					++done, N_PATHS * o.reps, path_names[p], rep + 1, o.reps);
-			for (unsigned tries = 0;; tries++) {
-				lab.sender_died = false;
-				if (!measure(&lab, p, &o, &samples[p][rep], &sent[p][rep], err,
-					     sizeof(err)))
-					break;
-				if (!lab.sender_died || tries == SENDER_RETRIES || stop_signal)
-					goto out;
-				fprintf(stderr, "%sbench veth: %s: %s; measuring that window again\n",
-					tty ? "\n" : "", path_names[p], err);
-				err[0] = '\0';
-			}
+			if (measure(&lab, p, &o, &samples[p][rep], &sent[p][rep], err, sizeof(err)))
+				goto out;
 		}
 		if (!tty)
 			fprintf(stderr, "bench veth: repetition %u/%u done: kernel %.0f, afxdp %.0f, "

@@ -21,10 +21,6 @@ if ! out=$(ip -n "$probe" link add name probe0 type veth peer name probe1 2>&1);
 	exit 0
 fi
 ip netns del "$probe"
-if ! command -v trafgen >/dev/null; then
-	echo "SKIP bench_veth: trafgen not installed (apt-get install netsniff-ng)"
-	exit 0
-fi
 
 "$RXPATH" bench veth --duration 1 --reps 1 --json >"$TMP/v.json" 2>"$TMP/v.err" &
 pid=$!
