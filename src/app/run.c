@@ -644,6 +644,9 @@ int cmd_run(int argc, char **argv)
 	unaccounted = dp_close(&dp);
 	control_destroy(&ctl);
 	dp_config_free(&cfg);
+	if (o.json)
+		printf("{\"event\":\"buffers\",\"total\":%u,\"unaccounted\":%ld}\n", n_bufs,
+		       unaccounted);
 	if (unaccounted) {
 		fprintf(stderr, "rxpath run: %ld of %u buffers not accounted for at shutdown\n",
 			unaccounted, n_bufs);

@@ -14,6 +14,7 @@ check run_default_buffers_accounted grep -q 'buffers: all [0-9]* accounted for' 
 json=$("$RXPATH" run --json -i 0 -e 'port add p0 sim:proto=udp4+tcp6,count=100000,bad=2'); rc=$?
 check run_finite_exits_0 [ "$rc" -eq 0 ]
 summary=$(grep '"event":"summary"' <<<"$json")
+check run_json_buffers_line grep -qE '^\{"event":"buffers","total":[1-9][0-9]*,"unaccounted":0\}$' <<<"$json"
 check run_finite_counts python3 - "$summary" <<'PY'
 import json, sys
 s = json.loads(sys.argv[1])
