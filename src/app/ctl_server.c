@@ -96,9 +96,14 @@ static int apply_on_datapath(struct dp *dp, void *arg, struct rxp_sbuf *out)
 		w->keep_going = false;
 		inv = calloc(w->n_cmds + 1, sizeof(*inv));
 		has_inv = calloc(w->n_cmds + 1, sizeof(*has_inv));
-		if (!inv || !has_inv) {
+		/* taken now, so that a take-back never lacks the memory to say how */
+		if (w->want_undo)
+			w->undo = calloc(w->n_cmds + 1, sizeof(*w->undo));
+		if (!inv || !has_inv || (w->want_undo && !w->undo)) {
 			free(inv);
 			free(has_inv);
+			free(w->undo);
+			w->undo = NULL;
 			rxp_sbuf_printf(w->errors, "out of memory\n");
 			w->failed++;
 			if (was_sink)
@@ -131,11 +136,13 @@ static int apply_on_datapath(struct dp *dp, void *arg, struct rxp_sbuf *out)
 		}
 	}
 	/* all went in: what would take it back, last first, for a caller that may yet have to */
-	if (inv && !w->failed && w->want_undo && w->applied) {
-		w->undo = calloc(w->applied, sizeof(*w->undo));
-		for (unsigned i = w->applied; w->undo && i-- > 0;)
+	if (w->undo && !w->failed) {
+		for (unsigned i = w->applied; i-- > 0;)
 			if (has_inv[i])
 				w->undo[w->n_undo++] = inv[i];
+	} else {
+		free(w->undo);
+		w->undo = NULL;
 	}
 	free(inv);
 	free(has_inv);
