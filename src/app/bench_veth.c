@@ -351,33 +351,20 @@ static int write_rxpath_conf(const char *path, const char *driver, const char *o
 	return 0;
 }
 
-/* Starts @argv, in its own process group when @pgroup, with stdout to @out and stderr to @errlog. */
-static pid_t spawn(char *const argv[], bool pgroup, const char *out, const char *errlog,
-		   char *err, size_t errlen)
+/* Starts @argv with stdout to @out and stderr to @errlog. */
+static pid_t spawn(char *const argv[], const char *out, const char *errlog, char *err, size_t errlen)
 {
 	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
 	extern char **environ;
 	pid_t pid = -1;
 	int ret;
 
 	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_init(&attr);
 	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	if (strcmp(out, errlog))
-		posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, errlog,
-						 O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	else
-		posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
-	if (pgroup) {
-		/* its own group, so that we can stop it together with the worker it forks */
-		posix_spawnattr_setpgroup(&attr, 0);
-		posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-	}
-	ret = posix_spawnp(&pid, argv[0], &fa, &attr, argv, environ);
+	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, errlog, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ret = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
 	if (ret) {
 		snprintf(err, errlen, "cannot start %s: %s", argv[0], strerror(ret));
 		return -1;
@@ -530,7 +517,7 @@ static int rxpath_start(struct veth_lab *lab, enum veth_path p, char *err, size_
 	argv[n++] = "0";
 	argv[n] = NULL;
 	/* `ip netns exec` and taskset exec in place: the pid is rxpath's */
-	lab->rxpath = spawn(argv, false, out, log, err, errlen);
+	lab->rxpath = spawn(argv, out, log, err, errlen);
 	return lab->rxpath > 0 ? 0 : -1;
 }
 
