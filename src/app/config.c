@@ -241,7 +241,7 @@ static int cmd_addr(struct dp_config *cfg, char **w, int n, const char *where, c
 	return dp_config_add_cmd(cfg, &c);
 }
 
-/* "route add P/L|default [via GW] [dev NAME]", "route del P/L|default" */
+/* "route add|del P/L|default [via GW] [dev NAME]": a del with them deletes only a route that has them */
 static int cmd_route(struct dp_config *cfg, char **w, int n, const char *where, char *err,
 		     size_t errlen)
 {
@@ -249,7 +249,7 @@ static int cmd_route(struct dp_config *cfg, char **w, int n, const char *where, 
 	int i;
 
 	if (n < 3 || (strcmp(w[1], "add") && strcmp(w[1], "del")))
-		BAD("%s: '%s': expected 'route add PREFIX via GATEWAY|dev PORT' or 'route del PREFIX'",
+		BAD("%s: '%s': expected 'route add PREFIX via GATEWAY|dev PORT' or 'route del PREFIX [via GATEWAY] [dev PORT]'",
 		    where, n < 2 ? "" : w[1]);
 	c.kind = !strcmp(w[1], "add") ? DP_CMD_ROUTE_ADD : DP_CMD_ROUTE_DEL;
 	/* "default", as ip route says it: IPv4's, or IPv6's when the gateway is an IPv6 address */
@@ -277,11 +277,11 @@ static int cmd_route(struct dp_config *cfg, char **w, int n, const char *where, 
 		return dp_config_add_cmd(cfg, &c);
 	}
 	for (i = 3; i + 1 < n; i += 2) {
-		if (c.kind == DP_CMD_ROUTE_ADD && !strcmp(w[i], "via") && !c.has_gw) {
+		if (!strcmp(w[i], "via") && !c.has_gw) {
 			if (parse_addr(w[i + 1], c.gw) != c.family)
 				BAD("%s: '%s': expected an IPv%u gateway address", where, w[i + 1], c.family);
 			c.has_gw = true;
-		} else if (c.kind == DP_CMD_ROUTE_ADD && !strcmp(w[i], "dev") && !c.dev[0]) {
+		} else if (!strcmp(w[i], "dev") && !c.dev[0]) {
 			if (!dp_config_has_name(cfg, w[i + 1]))
 				BAD("%s: '%s': no such port", where, w[i + 1]);
 			snprintf(c.dev, sizeof(c.dev), "%s", w[i + 1]);
@@ -293,7 +293,7 @@ static int cmd_route(struct dp_config *cfg, char **w, int n, const char *where, 
 		BAD("%s: '%s': expected %s", where, w[i],
 		    c.kind == DP_CMD_ROUTE_ADD ?
 		    "'via GATEWAY' or 'dev PORT' (or alone, a type: blackhole, unreachable, prohibit)" :
-		    "nothing more");
+		    "'via GATEWAY', 'dev PORT' or nothing more");
 	if (c.kind == DP_CMD_ROUTE_ADD && !c.has_gw && !c.dev[0])
 		BAD("%s: route add needs 'via GATEWAY', 'dev PORT' or both, or a type: blackhole, unreachable, prohibit",
 		    where);

@@ -286,6 +286,18 @@ static struct dp_cmd route_cmd(const struct rxp_router *r, const struct rxp_rout
 	return k;
 }
 
+/* Does @rt have the gateway and port a `route del ... via GW dev PORT` names (@ifidx, or -1)? */
+static bool route_del_matches(const struct rxp_router *r, const struct rxp_route *rt,
+			      const struct dp_cmd *c, int ifidx)
+{
+	const struct rxp_nexthop *nh = &r->nh[rt->nh];
+
+	if (c->has_gw && (nh->kind != RXP_NH_KIND_GATEWAY ||
+			  memcmp(nh->gw, c->gw, c->family == 4 ? 4 : 16)))
+		return false;
+	return ifidx < 0 || (!rxp_nh_kind_rejects(nh->kind) && nh->ifidx == ifidx);
+}
+
 bool dp_cmd_inverse(struct dp *dp, const struct dp_cmd *c, struct dp_cmd *inv)
 {
 	struct rxp_router *r = dp->router;
@@ -459,6 +471,21 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 		}
 		if (c->undo && !c->kernel && rt && rt->origin == RXP_ROUTE_KERNEL)
 			return 0;	/* a reload taking back its route finds the kernel's: it stays */
+		if (rt && !route_del_matches(r, rt, c, ifidx)) {
+			const struct rxp_nexthop *nh = &r->nh[rt->nh];
+			char gw[INET6_ADDRSTRLEN] = "", has[80];
+
+			if (nh->kind == RXP_NH_KIND_GATEWAY)
+				inet_ntop(c->family == 4 ? AF_INET : AF_INET6, nh->gw, gw, sizeof(gw));
+			if (rxp_nh_kind_rejects(nh->kind))
+				snprintf(has, sizeof(has), "a reject route");
+			else
+				snprintf(has, sizeof(has), "%s%s%sdev %s", gw[0] ? "via " : "", gw,
+					 gw[0] ? " " : "", r->ifs[nh->ifidx].name);
+			snprintf(err, errlen, "%s: the route to that prefix is %s; nothing deleted",
+				 c->where, has);
+			return -ESRCH;
+		}
 		ret = rxp_router_del_route(r, c->family, c->addr, c->plen);
 		if (c->kernel)
 			shadowed_forget(dp, c);

@@ -124,6 +124,14 @@ check ctl_connected_route_kept grep -q '^10.0.1.0/24 dev sim1 connected' <<<"$(c
 check ctl_route_default ctl route add default via 10.0.1.2
 check ctl_route_default_shown grep -q '^0.0.0.0/0 via 10.0.1.2' <<<"$(ctl show routes 0.0.0.0/0)"
 check ctl_route_default_del ctl route del default
+# route del with via/dev, as ip route takes it: only the route that has them goes
+ctl route add 42.0.0.0/8 via 10.0.1.2 >/dev/null
+err=$(ctl route del 42.0.0.0/8 via 10.0.1.9 2>&1); rc=$?
+check ctl_route_del_other_gateway_refused [ $rc -ne 0 ]
+check ctl_route_del_other_gateway_says_which grep -q 'is via 10.0.1.2 dev sim1; nothing deleted' <<<"$err"
+check ctl_route_del_other_gateway_kept grep -q '^42.0.0.0/8 via 10.0.1.2' <<<"$(ctl show routes 42.0.0.0/8)"
+check ctl_route_del_via_dev ctl route del 42.0.0.0/8 via 10.0.1.2 dev sim1
+check ctl_route_del_via_dev_gone [ -z "$(ctl show routes 42.0.0.0/8 | grep '^42.0.0.0/8')" ]
 # A prefix names its route: the host bits of 41.7.0.0/8 are not part of it.
 check ctl_route_host_bits ctl route add 41.7.0.0/8 via 10.0.1.2
 check ctl_route_host_bits_masked grep -q '^41.0.0.0/8 via 10.0.1.2' <<<"$(ctl show routes 41.0.0.0/8)"

@@ -113,6 +113,13 @@ check router_neigh_ageing_range_exit [ "$rc" -eq 2 ]
 check router_neigh_ageing_range grep -q "\-e 2: '3': expected seconds from 5 to 86400" <<<"$out"
 out=$("$RXPATH" run -e 'port add p0 sim' -e 'route add 10.9.0.0/16 blackhole dev p0' 2>&1); rc=$?
 check router_route_type_alone grep -q "\-e 2: 'blackhole': expected 'via GATEWAY' or 'dev PORT' (or alone, a type" <<<"$out"
+printf 'port add p0 sim:count=10\naddr add 10.0.0.1/24 dev p0\nroute add 10.9.0.0/16 via 10.0.0.2\nroute del 10.9.0.0/16 via 10.0.0.3\n' >"$TMP/del.conf"
+out=$("$RXPATH" run -c "$TMP/del.conf" 2>&1); rc=$?
+check router_route_del_other_gateway_fails [ "$rc" -ne 0 ]
+check router_route_del_other_gateway_line grep -q 'del.conf:4: the route to that prefix is via 10.0.0.2 dev p0; nothing deleted' <<<"$out"
+out=$("$RXPATH" run -i 0 -e 'port add p0 sim:count=10' -e 'addr add 10.0.0.1/24 dev p0' \
+	-e 'route add 10.9.0.0/16 via 10.0.0.2' -e 'route del 10.9.0.0/16 via 10.0.0.2 dev p0' 2>&1); rc=$?
+check router_route_del_via_dev [ "$rc" -eq 0 ]
 out=$("$RXPATH" run -e 'port add p0 sim' -e 'ip source-route maybe' 2>&1); rc=$?
 check router_source_route_bad_word grep -q "\-e 2: 'maybe': expected 'ip source-route on|off'" <<<"$out"
 out=$("$RXPATH" run -e 'port add p0 sim' -e 'port set p0 redirects of' 2>&1); rc=$?
