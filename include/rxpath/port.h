@@ -33,6 +33,17 @@ struct rxp_queue_stats {
 	uint64_t tx_completed;	/* buffers returned to the pool after transmit */
 };
 
+/*
+ * Frames a driver received but could not hand over in a buffer, by what was
+ * wrong: counted in rx_packets, and as drops by the poller after the burst
+ * (rxp_stack_take_refused()), so that every frame in has a reason.
+ */
+enum rxp_rx_refused {
+	RXP_RX_REFUSED_TOO_LONG,	/* longer than a buffer takes */
+	RXP_RX_REFUSED_CUT,		/* a capture record shorter than its frame */
+	RXP_RX_REFUSED_MAX
+};
+
 /* Cache-line aligned: each queue's counters are written by its own worker only. */
 struct rxp_queue {
 	rxp_cache_aligned struct rxp_port *port;
@@ -40,6 +51,7 @@ struct rxp_queue {
 	struct rxp_pool_cache *cache;	/* the polling worker's cache */
 	void *priv;			/* driver state */
 	struct rxp_queue_stats stats;
+	uint32_t rx_refused[RXP_RX_REFUSED_MAX];	/* not yet taken by the poller */
 };
 
 /* A driver's own counter, beyond the queue's: a stable name and its value. */

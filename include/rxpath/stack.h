@@ -33,6 +33,8 @@
 	X(UDP_LEN,        "udp_bad_length",    "UDP length below 8 or past the IP payload") \
 	X(TCP_OFFSET,     "tcp_bad_offset",    "TCP data offset below 5 words or past the IP payload") \
 	X(NO_BUFFER,      "no_buffer",         "no free buffer to copy the frame into (copy mode)") \
+	X(FRAME_TOO_LONG, "frame_too_long",    "frame longer than the pool's maximum frame (--max-frame): the driver could not take it into a buffer") \
+	X(CAPTURE_CUT,    "capture_truncated", "a pcap input record shorter than the frame it was captured from (the capture's snap length): the frame is not all there") \
 	X(ETH_GROUP_SRC,  "eth_group_source",  "source MAC is a broadcast or multicast address, which no station has (IEEE 802): nothing could be sent back to it") \
 	X(L2_BCAST_FWD,   "l2_broadcast_forward", "unicast IP in a link-layer broadcast or multicast frame is not forwarded (RFC 1812 5.3.4)") \
 	X(IP4_MARTIAN_SRC, "ip4_martian_source", "source is 0/8, 127/8, multicast or broadcast, or one of the router's own addresses") \
@@ -328,6 +330,9 @@ void rxp_stack_input_one(struct rxp_stack *st, struct rxp_pkt *pkt);
 
 /* Counts @pkt under @reason and frees it. */
 void rxp_stack_drop(struct rxp_stack *st, struct rxp_pkt *pkt, enum rxp_drop_reason reason);
+
+/* Counts the frames @q's driver received but could not hand over as drops by reason, and clears them. */
+void rxp_stack_take_refused(struct rxp_stack *st, struct rxp_queue *q);
 
 /* Sum of all drop counters. */
 uint64_t rxp_stack_drops_total(const struct rxp_stack_stats *s);

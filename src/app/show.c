@@ -313,8 +313,8 @@ static void stats_json(struct dp *dp, struct rxp_sbuf *o)
 
 /*
  * What never reached the stack, and so has no drop reason of its own: the
- * frames the kernel or a driver dropped on the way in (a full ring, a frame
- * too long for a buffer), as the drivers count them. Closes the reasons'
+ * frames the kernel or a driver dropped on the way in (a full ring), as the
+ * drivers count them. Closes the reasons'
  * JSON array first.
  */
 static void not_received_out(struct dp *dp, struct rxp_sbuf *o, bool json)

@@ -43,6 +43,9 @@ uint16_t rxp_napi_poll(struct rxp_queue *q, struct rxp_stack *st)
 	uint16_t n = ops->rx_burst(q, pkts, t->budget);
 	uint16_t n_rx = n;
 
+	if (rxp_unlikely(q->rx_refused[RXP_RX_REFUSED_TOO_LONG] | q->rx_refused[RXP_RX_REFUSED_CUT]))
+		rxp_stack_take_refused(st, q);
+
 	if (n) {
 		st->stats.polls++;
 		if (t->copy)

@@ -133,6 +133,26 @@ void rxp_stack_drop(struct rxp_stack *st, struct rxp_pkt *pkt, enum rxp_drop_rea
 	rxp_pool_free(st->cache, pkt);
 }
 
+void rxp_stack_take_refused(struct rxp_stack *st, struct rxp_queue *q)
+{
+	static const enum rxp_drop_reason reason[RXP_RX_REFUSED_MAX] = {
+		[RXP_RX_REFUSED_TOO_LONG] = RXP_DROP_FRAME_TOO_LONG,
+		[RXP_RX_REFUSED_CUT] = RXP_DROP_CAPTURE_CUT,
+	};
+	uint16_t port = q->port->id;
+
+	for (unsigned k = 0; k < RXP_RX_REFUSED_MAX; k++) {
+		uint32_t n = q->rx_refused[k];
+
+		q->rx_refused[k] = 0;
+		st->stats.in_packets += n;
+		st->stats.drops[reason[k]] += n;
+		st->port_drops[port][reason[k]] += n;
+		st->stats.dropped += n;
+		q->stats.rx_dropped += n;
+	}
+}
+
 /* Counts the dropped packets of a vector by reason and frees them in one go. */
 static void drop_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t n)
 {

@@ -42,6 +42,7 @@ struct pcapport {
 	uint64_t n_read;	/* records read from @in, skipped ones included */
 	uint64_t skipped_oversize;
 	uint64_t skipped_truncated;
+	uint32_t refused[RXP_RX_REFUSED_MAX];	/* skipped since the last rx_burst handed them on */
 	bool in_failed;		/* the file ended in a read error, not at its end */
 	unsigned n_warned;
 	/* output */
@@ -113,11 +114,11 @@ static rxp_noinline void warn_skip(struct pcapport *pp, const struct pcap_pkthdr
 		return;
 	}
 	if (truncated)
-		fprintf(stderr, "rxpath: port %s: pcap in=%s: frame %llu was captured truncated (%u of %u bytes); skipped, capture with a larger snap length\n",
+		fprintf(stderr, "rxpath: port %s: pcap in=%s: frame %llu was captured truncated (%u of %u bytes); dropped (capture_truncated), capture with a larger snap length\n",
 			pp->port_name, pp->in_path, (unsigned long long)pp->n_read, hdr->caplen,
 			hdr->len);
 	else
-		fprintf(stderr, "rxpath: port %s: pcap in=%s: frame %llu is %u bytes, larger than the pool's %u-byte maximum frame; skipped, raise the maximum frame\n",
+		fprintf(stderr, "rxpath: port %s: pcap in=%s: frame %llu is %u bytes, larger than the pool's %u-byte maximum frame; dropped (frame_too_long), raise it with --max-frame\n",
 			pp->port_name, pp->in_path, (unsigned long long)pp->n_read, hdr->caplen,
 			pp->max_frame);
 }
@@ -140,11 +141,13 @@ static void read_ahead(struct pcapport *pp)
 		pp->n_read++;
 		if (hdr->caplen < hdr->len) {
 			pp->skipped_truncated++;
+			pp->refused[RXP_RX_REFUSED_CUT]++;
 			warn_skip(pp, hdr, true);
 			continue;
 		}
 		if (hdr->caplen > pp->max_frame) {
 			pp->skipped_oversize++;
+			pp->refused[RXP_RX_REFUSED_TOO_LONG]++;
 			warn_skip(pp, hdr, false);
 			continue;
 		}
@@ -183,6 +186,12 @@ static uint16_t pcapport_rx_burst(struct rxp_queue *q, struct rxp_pkt **pkts, ui
 		bytes += pp->next_len;
 		pkts[i++] = pkt;
 		read_ahead(pp);
+	}
+	/* skipped frames were received too: the poller counts them as drops */
+	for (unsigned k = 0; k < RXP_RX_REFUSED_MAX; k++) {
+		q->rx_refused[k] += pp->refused[k];
+		q->stats.rx_packets += pp->refused[k];
+		pp->refused[k] = 0;
 	}
 	q->stats.rx_polls++;
 	q->stats.rx_nonempty += i != 0;
@@ -499,8 +508,9 @@ static unsigned pcapport_xstats(struct rxp_port *port, struct rxp_xstat *out, un
 {
 	const struct pcapport *pp = port->priv;
 	const struct rxp_xstat all[] = {
-		{ "rx_skipped_truncated", pp->skipped_truncated, true },
-		{ "rx_skipped_oversize", pp->skipped_oversize, true },
+		/* counted as drops too (capture_truncated, frame_too_long): not lost */
+		{ "rx_skipped_truncated", pp->skipped_truncated, false },
+		{ "rx_skipped_oversize", pp->skipped_oversize, false },
 		{ "rx_read_error", pp->in_failed, true },
 		{ "tx_write_failed", pp->out_failed, false },
 	};

@@ -470,8 +470,8 @@ kill -TERM $sink_pid
 wait $sink_pid
 check sink_exits_0 [ $? -eq 0 ]
 
-# Frames lost before the stack (here a pcap record captured short) have no drop reason of their
-# own; show drops lists them under "not received", by port, driver and counter.
+# A pcap record captured short (its frame is not all there) is received and dropped as
+# capture_truncated, by port; nothing is "not received".
 python3 - "$TMP/short.pcap" <<'PY'
 import struct, sys
 with open(sys.argv[1], "wb") as f:
@@ -484,11 +484,13 @@ LOST_SOCK=$TMP/lost.sock
 lost_pid=$!
 for _ in $(seq 50); do "$RXPATH" ctl --socket "$LOST_SOCK" show pool >/dev/null 2>&1 && break; sleep 0.1; done
 out=$("$RXPATH" ctl --socket "$LOST_SOCK" show drops)
-check drops_not_received_listed grep -Eq '^  p0 +pcap +rx_skipped_truncated +1$' <<<"$out"
-check drops_not_received_json python3 -c '
+check drops_capture_truncated_listed grep -Eq '^  capture_truncated +1 ' <<<"$out"
+check drops_capture_truncated_json python3 -c '
 import json, sys
 j = json.loads(sys.argv[1])
-assert j["not_received"] == [{"port": "p0", "driver": "pcap", "counter": "rx_skipped_truncated", "packets": 1}], j["not_received"]
+assert j["not_received"] == [], j["not_received"]
+r = [d for d in j["reasons"] if d["reason"] == "capture_truncated"]
+assert r and r[0]["ports"] == {"p0": 1}, j["reasons"]
 ' "$("$RXPATH" ctl --socket "$LOST_SOCK" --json show drops)"
 kill -TERM $lost_pid
 wait $lost_pid

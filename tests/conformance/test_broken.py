@@ -79,6 +79,10 @@ for opt in (b"\x07\x00\x00\x00", b"\x07\xff\x04\x00", b"\x83\x03\x04\x00", b"\x0
     frames.append(bytes(Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.9.1.1", options=[]) / Raw(b"j" * 8))[:14] +
                   bytes(IP(src="10.0.1.2", dst="10.9.1.1", ihl=6, options=opt) / UDP() / Raw(b"k" * 1200))[:1300])
 
+# longer than the largest frame a buffer takes (1518 bytes): received, and dropped as frame_too_long
+for n in (1519, 9000):
+    frames.append(bytes(Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1") / ICMP(type=8))
+                  .ljust(n, b"z"))
 frames = [Ether(f) if len(f) >= 14 else Raw(f) for f in frames if len(f) > 0]
 res = run(CONFIG, {"p0": frames})
 s = res.summary
@@ -90,6 +94,7 @@ if s:
     check("broken_all_received", rx == len(frames), (rx, len(frames)))
     check("broken_counters_add_up", rx == s["forwarded"] + delivered + dropped,
           (rx, s["forwarded"], delivered, dropped))
+    check("broken_too_long_named", s["drops"].get("frame_too_long") == 2, s["drops"].get("frame_too_long"))
     check("broken_many_reasons", len([k for k, v in s["drops"].items() if v]) >= 20, s["drops"])
     check("broken_no_buffer_lost", "buffers" not in res.stderr, res.stderr[-500:])
 done()
