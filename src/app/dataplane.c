@@ -286,6 +286,45 @@ static struct dp_cmd route_cmd(const struct rxp_router *r, const struct rxp_rout
 	return k;
 }
 
+/* A VLAN sub-port's MTU cannot pass its port's interface's (as Linux's VLAN devices); UINT32_MAX: no limit. */
+static uint32_t parent_mtu(const struct rxp_router *r, const struct rxp_l3if *ifp)
+{
+	int parent = r->port_if[ifp->port];
+
+	return ifp->vlan && parent >= 0 ? r->ifs[parent].mtu : UINT32_MAX;
+}
+
+uint32_t dp_if_auto_mtu(const struct dp *dp, int ifidx)
+{
+	const struct rxp_l3if *ifp = &dp->router->ifs[ifidx];
+
+	return RXP_MIN(dp_if_default_mtu(dp, ifp->port, ifp->vlan), parent_mtu(dp->router, ifp));
+}
+
+/*
+ * The MTU of port interface @ifidx changed: its VLAN sub-ports that keep the
+ * default follow it, and one configured above it comes down to it, as Linux
+ * lowers its VLAN devices' (said on stderr, and to the host paths).
+ */
+static void vlans_follow(struct dp *dp, int ifidx)
+{
+	struct rxp_router *r = dp->router;
+	const struct rxp_l3if *parent = &r->ifs[ifidx];
+
+	for (unsigned i = 0; i < r->n_ifs; i++) {
+		const struct rxp_l3if *ifp = &r->ifs[i];
+		uint32_t mtu;
+
+		if (ifp->port != parent->port || !ifp->vlan)
+			continue;
+		mtu = dp->mtu_set[i] ? RXP_MIN(ifp->mtu, parent->mtu) : dp_if_auto_mtu(dp, (int)i);
+		if (mtu == ifp->mtu || rxp_router_set_mtu(r, (int)i, mtu))
+			continue;
+		fprintf(stderr, "rxpath: %s: mtu %u, with %s's\n", ifp->name, mtu, parent->name);
+		dp_host_mirror(dp, (int)i, &(struct dp_cmd){ .kind = DP_CMD_MTU, .where = "mtu" });
+	}
+}
+
 /* Does @rt have the gateway and port a `route del ... via GW dev PORT` names (@ifidx, or -1)? */
 static bool route_del_matches(const struct rxp_router *r, const struct rxp_route *rt,
 			      const struct dp_cmd *c, int ifidx)
@@ -547,13 +586,21 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 	case DP_CMD_MTU: {
 		const struct rxp_l3if *ifp = &r->ifs[ifidx];
 		struct rxp_port *port = &dp->ports[ifp->port];
-		uint32_t max = if_max_mtu(dp, ifp->vlan), dev, mtu;
+		uint32_t max = if_max_mtu(dp, ifp->vlan), parent = parent_mtu(r, ifp), dev, mtu;
 
 		/* the device's as it is now (it may have changed; mtu_follow notices that on its own) */
 		if (rxp_port_device_mtu(port, &dev))
 			dev = port->mtu;
-		mtu = c->mtu ? c->mtu : dp_if_default_mtu(dp, ifp->port, ifp->vlan);	/* 0: the default */
+		/* 0: the default */
+		mtu = c->mtu ? c->mtu : dp_if_auto_mtu(dp, ifidx);
 
+		if (mtu > parent) {
+			snprintf(err, errlen, "%s: mtu %u: larger than the %u-byte MTU of %s, the port its "
+				 "VLAN's frames leave by; raise that first (port set %s mtu %u)", c->where,
+				 mtu, parent, r->ifs[r->port_if[ifp->port]].name,
+				 r->ifs[r->port_if[ifp->port]].name, mtu);
+			return -EINVAL;
+		}
 		if (mtu > max) {
 			snprintf(err, errlen, "%s: mtu %u: larger than the %u bytes a %u-byte frame carries; raise --max-frame",
 				 c->where, mtu, max, dp->pool->max_frame);
@@ -570,6 +617,8 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 		ret = rxp_router_set_mtu(r, ifidx, mtu);
 		if (!ret)
 			dp->mtu_set[ifidx] = c->mtu != 0;	/* else it follows the device's */
+		if (!ret && !ifp->vlan)
+			vlans_follow(dp, ifidx);
 		if (!ret && mtu < RXP_IP6_MIN_MTU) {
 			/* taken, with a warning for the log and for whoever asked (ctl) */
 			snprintf(err, errlen, "warning: %s: mtu %u is below the %u bytes every IPv6 link "

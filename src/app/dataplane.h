@@ -263,6 +263,9 @@ void dp_idle_after_clock(struct dp *dp, unsigned w, struct dp_idle *idle, uint64
  */
 uint32_t dp_if_default_mtu(const struct dp *dp, uint16_t port, uint16_t vlan);
 
+/* Router interface @ifidx's MTU unless configured: the default, within its port's interface's for a VLAN sub-port. */
+uint32_t dp_if_auto_mtu(const struct dp *dp, int ifidx);
+
 /* ---- ports whose device goes away or comes back (dp_ports.c) ---- */
 
 #define DP_PORT_CHECK_NS 100000000ull	/* devices are looked at 10 times a second */

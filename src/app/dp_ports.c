@@ -23,7 +23,7 @@ static void mtu_follow(struct dp *dp, struct rxp_port *port)
 		return;
 	for (unsigned i = 0; i < r->n_ifs; i++) {
 		const struct rxp_l3if *ifp = &r->ifs[i];
-		uint32_t mtu = dp_if_default_mtu(dp, port->id, ifp->vlan);
+		uint32_t mtu = dp_if_auto_mtu(dp, (int)i);
 
 		if (ifp->port != port->id)
 			continue;

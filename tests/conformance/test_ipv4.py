@@ -473,6 +473,16 @@ check("vlan_routed_untagged", len(fwd) == 1 and Dot1Q not in fwd[0] and fwd[0][I
 rep = [p for p in res.sent("p0") if ICMP in p]
 check("vlan_echo_reply_tagged", len(rep) == 1 and Dot1Q in rep[0] and rep[0][Dot1Q].vlan == 100 and rep[0][IP].src == "10.0.3.1", res.sent("p0"))
 check("vlan_unknown_dropped", res.drops().get("vlan_unknown") == 1, res.drops())
+# a sub-port's MTU stays within its port's (as a Linux VLAN device's): 1400 on p1 is p1.200's too
+cfg = ["port add p1.200 vlan:parent=p1,id=200", "addr add 10.0.4.1/24 dev p1.200",
+       "neigh add 10.0.4.2 lladdr %s dev p1.200" % GW, "route add 10.8.0.0/16 via 10.0.4.2",
+       "port set p1 mtu 1400"] + BASE
+res = run(cfg, {"p0": [udp("10.8.1.1", payload=bytes(1450), flags="DF")]})
+errs = icmp_errors(res)
+check("vlan_mtu_within_parent", len(errs) == 1 and (errs[0][ICMP].type, errs[0][ICMP].code) == (3, 4)
+      and bytes(errs[0][ICMP])[6:8] == (1400).to_bytes(2, "big") and not res.sent("p1"), (errs, res.sent("p1")))
+res = run(cfg + ["port set p1.200 mtu 1500"], {"p0": []})
+check("vlan_mtu_above_parent_refused", res.rc != 0 and "larger than the 1400-byte MTU of p1" in res.stderr, res.stderr[-300:])
 
 # --- transport to the router with no host path: answered as a host with nothing listening ---
 def tcp_to(dst, **kw):
