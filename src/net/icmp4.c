@@ -166,10 +166,13 @@ void rxp_icmp4_local(struct rxp_stack *st, struct rxp_pkt *pkt)
 		rxp_drop(st, pkt, (enum rxp_drop_reason)pkt->drop_reason);
 		return;
 	}
-	/* Echo reply in place: same id, sequence and data (RFC 792). */
+	/* Echo reply in place: same id, sequence and data; code 0 (RFC 792). */
+	uint16_t old_word = (uint16_t)(icmp[0] << 8 | icmp[1]);
+
 	icmp[0] = RXP_ICMP_ECHO_REPLY;
+	icmp[1] = 0;
 	memcpy(&c, icmp + 2, 2);
-	c = rxp_csum_update16(c, htons(RXP_ICMP_ECHO_REQUEST << 8), htons(RXP_ICMP_ECHO_REPLY << 8));
+	c = rxp_csum_update16(c, htons(old_word), htons(RXP_ICMP_ECHO_REPLY << 8));
 	if (rxp_unlikely(c == 0)) {
 		/*
 		 * RFC 1624 eqn. 3 cannot tell a message of all zeros (whose

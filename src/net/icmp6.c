@@ -337,6 +337,7 @@ static void echo_reply(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t *ip, u
 	ip[3] = 0;
 	ip[7] = 64;
 	icmp[0] = RXP_ICMP6_ECHO_REPLY;
+	icmp[1] = 0;	/* code 0 (RFC 4443 4.2), whatever the request's */
 	icmp[2] = 0;
 	icmp[3] = 0;
 	c = rxp_icmp6_csum(ip, icmp, icmp_len);

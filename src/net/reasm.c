@@ -166,6 +166,7 @@ static void echo_reply(struct rxp_stack *st, struct rxp_reasm *r, uint32_t after
 	}
 	id = ++st->ip_id;
 	icmp[0] = v6 ? RXP_ICMP6_ECHO_REPLY : RXP_ICMP_ECHO_REPLY;
+	icmp[1] = 0;	/* code 0, whatever the request's */
 	icmp[2] = 0;
 	icmp[3] = 0;
 	for (unsigned i = 0; i < r->n; i++) {

@@ -199,6 +199,11 @@ for dst in ("10.0.1.1", "10.0.2.1"):
         check("echo_reply_addresses_" + dst, rep[0][IP].src == dst and rep[0][IP].dst == "10.0.1.2" and rep[0][Ether].dst == H1)
         check("echo_reply_checksums_" + dst, ip_ok(rep[0]) and icmp_ok(rep[0]))
 
+# the reply's code is 0 (RFC 792), whatever the request's
+req = Ether(dst=R0, src=H1) / IP(src="10.0.1.2", dst="10.0.1.1") / ICMP(type=8, code=5, id=9, seq=9) / Raw(b"x" * 9)
+rep = [p for p in run(BASE, {"p0": [req]}).sent("p0") if ICMP in p and p[ICMP].type == 0]
+check("echo_reply_code_0", len(rep) == 1 and rep[0][ICMP].code == 0 and icmp_ok(rep[0]), rep)
+
 # a frame from a group source MAC (no station has one, IEEE 802) is dropped, not answered to that
 # group nor forwarded: unicast to the router (the fast path) and broadcast (the general path)
 grp = [Ether(dst=R0, src="ff:ff:ff:ff:ff:ff") / IP(src="10.0.1.2", dst="10.0.1.1") / ICMP(type=8, id=1, seq=1),

@@ -200,6 +200,12 @@ for name, dst, src, want_src in (("global", A0, HOST, A0), ("other_if", A1, HOST
               and r[Ether].dst == H1 and r[Ether].src == R0, r.summary())
         check("echo_reply_checksum_" + name, icmp6_ok(r))
     check("echo_counted_" + name, res.summary["delivered"].get("echo6") == 1, res.summary["delivered"])
+# the reply's code is 0 (RFC 4443 4.2), whatever the request's
+req = echo(A0, src=HOST)
+req[ICMPv6EchoRequest].code = 3
+req[ICMPv6EchoRequest].cksum = None
+rep = of_type(run(BASE, {"p0": [Ether(bytes(req))]}), "p0", 129)
+check("echo_reply_code_0", len(rep) == 1 and icmp6(rep[0])[1] == 0 and icmp6_ok(rep[0]), rep)
 
 # --- echo to all-nodes: answered from the interface (link-local to a link-local sender) ---
 res = run(BASE, {"p0": [echo("ff02::1", src=LLH, l2dst="33:33:00:00:00:01"),
