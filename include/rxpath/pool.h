@@ -165,7 +165,8 @@ static inline void rxp_pool_free_bulk(struct rxp_pool_cache *cache, struct rxp_p
 {
 	uint32_t count = cache->count;
 
-	if (rxp_unlikely(n > cache->capacity - count)) {
+	/* (n past the array is caught by the first test; the second says so to the compiler) */
+	if (rxp_unlikely(n > cache->capacity - count || n > RXP_POOL_CACHE_MAX)) {
 		for (uint32_t i = 0; i < n; i++) {
 			if (cache->count == cache->capacity)
 				rxp_pool_cache_spill(cache);
