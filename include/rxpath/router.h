@@ -198,6 +198,10 @@ static inline bool rxp_nh_kind_rejects(uint8_t kind)
 	return kind >= RXP_NH_KIND_BLACKHOLE;
 }
 
+/* Is @prefix/@plen an address's own host route or connected route (which goes with its address)? */
+bool rxp_router_route_of_addr(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
+			      uint8_t plen);
+
 /*
  * Deletes a route. Returns 0, -ENOENT, or -EADDRINUSE / -EISCONN for an
  * address's own host route / connected route.

@@ -294,17 +294,19 @@ static uint32_t parent_mtu(const struct rxp_router *r, const struct rxp_l3if *if
 	return ifp->vlan && parent >= 0 ? r->ifs[parent].mtu : UINT32_MAX;
 }
 
-uint32_t dp_if_auto_mtu(const struct dp *dp, int ifidx)
+uint32_t dp_if_mtu(const struct dp *dp, int ifidx)
 {
 	const struct rxp_l3if *ifp = &dp->router->ifs[ifidx];
+	uint32_t mtu = dp->mtu_set[ifidx] ? dp->mtu_cfg[ifidx] :
+		       dp_if_default_mtu(dp, ifp->port, ifp->vlan);
 
-	return RXP_MIN(dp_if_default_mtu(dp, ifp->port, ifp->vlan), parent_mtu(dp->router, ifp));
+	return RXP_MIN(mtu, parent_mtu(dp->router, ifp));
 }
 
 /*
- * The MTU of port interface @ifidx changed: its VLAN sub-ports that keep the
- * default follow it, and one configured above it comes down to it, as Linux
- * lowers its VLAN devices' (said on stderr, and to the host paths).
+ * The MTU of port interface @ifidx changed: its VLAN sub-ports follow, each
+ * within it (said on stderr, and to the host paths); one configured above
+ * it gets its own back when the port's is raised again.
  */
 static void vlans_follow(struct dp *dp, int ifidx)
 {
@@ -317,10 +319,11 @@ static void vlans_follow(struct dp *dp, int ifidx)
 
 		if (ifp->port != parent->port || !ifp->vlan)
 			continue;
-		mtu = dp->mtu_set[i] ? RXP_MIN(ifp->mtu, parent->mtu) : dp_if_auto_mtu(dp, (int)i);
+		mtu = dp_if_mtu(dp, (int)i);
 		if (mtu == ifp->mtu || rxp_router_set_mtu(r, (int)i, mtu))
 			continue;
-		fprintf(stderr, "rxpath: %s: mtu %u, with %s's\n", ifp->name, mtu, parent->name);
+		fprintf(stderr, "rxpath: %s: mtu %u (%s, the port its frames leave by, has %u)\n",
+			ifp->name, mtu, parent->name, parent->mtu);
 		dp_host_mirror(dp, (int)i, &(struct dp_cmd){ .kind = DP_CMD_MTU, .where = "mtu" });
 	}
 }
@@ -412,7 +415,7 @@ bool dp_cmd_inverse(struct dp *dp, const struct dp_cmd *c, struct dp_cmd *inv)
 	case DP_CMD_MTU:
 		if (!ifp)
 			return false;
-		inv->mtu = dp->mtu_set[ifidx] ? ifp->mtu : 0;
+		inv->mtu = dp->mtu_set[ifidx] ? dp->mtu_cfg[ifidx] : 0;
 		return true;
 	case DP_CMD_REDIRECTS:
 		if (!ifp)
@@ -510,7 +513,13 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 		}
 		if (c->undo && !c->kernel && rt && rt->origin == RXP_ROUTE_KERNEL)
 			return 0;	/* a reload taking back its route finds the kernel's: it stays */
-		if (rt && !route_del_matches(r, rt, c, ifidx)) {
+		/*
+		 * via/dev name the route to delete; a reload's or take-back's delete is
+		 * of the prefix whatever it holds now, and an address's own routes are
+		 * refused below with their reason
+		 */
+		if (rt && !c->undo && !rxp_router_route_of_addr(r, c->family, c->addr, c->plen) &&
+		    !route_del_matches(r, rt, c, ifidx)) {
 			const struct rxp_nexthop *nh = &r->nh[rt->nh];
 			char gw[INET6_ADDRSTRLEN] = "", has[80];
 
@@ -586,21 +595,16 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 	case DP_CMD_MTU: {
 		const struct rxp_l3if *ifp = &r->ifs[ifidx];
 		struct rxp_port *port = &dp->ports[ifp->port];
-		uint32_t max = if_max_mtu(dp, ifp->vlan), parent = parent_mtu(r, ifp), dev, mtu;
+		uint32_t max = if_max_mtu(dp, ifp->vlan), dev, mtu;
+		bool was_set = dp->mtu_set[ifidx];
+		uint32_t was_cfg = dp->mtu_cfg[ifidx];
 
 		/* the device's as it is now (it may have changed; mtu_follow notices that on its own) */
 		if (rxp_port_device_mtu(port, &dev))
 			dev = port->mtu;
 		/* 0: the default */
-		mtu = c->mtu ? c->mtu : dp_if_auto_mtu(dp, ifidx);
+		mtu = c->mtu ? c->mtu : dp_if_default_mtu(dp, ifp->port, ifp->vlan);
 
-		if (mtu > parent) {
-			snprintf(err, errlen, "%s: mtu %u: larger than the %u-byte MTU of %s, the port its "
-				 "VLAN's frames leave by; raise that first (port set %s mtu %u)", c->where,
-				 mtu, parent, r->ifs[r->port_if[ifp->port]].name,
-				 r->ifs[r->port_if[ifp->port]].name, mtu);
-			return -EINVAL;
-		}
 		if (mtu > max) {
 			snprintf(err, errlen, "%s: mtu %u: larger than the %u bytes a %u-byte frame carries; raise --max-frame",
 				 c->where, mtu, max, dp->pool->max_frame);
@@ -614,12 +618,24 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 				 mtu);
 			return -EINVAL;
 		}
-		ret = rxp_router_set_mtu(r, ifidx, mtu);
-		if (!ret)
-			dp->mtu_set[ifidx] = c->mtu != 0;	/* else it follows the device's */
-		if (!ret && !ifp->vlan)
+		/* else it follows the device's; a VLAN sub-port's stays within its port's either way */
+		dp->mtu_set[ifidx] = c->mtu != 0;
+		dp->mtu_cfg[ifidx] = c->mtu;
+		ret = rxp_router_set_mtu(r, ifidx, dp_if_mtu(dp, ifidx));
+		if (ret) {
+			dp->mtu_set[ifidx] = was_set;
+			dp->mtu_cfg[ifidx] = was_cfg;
+			break;
+		}
+		if (!ifp->vlan)
 			vlans_follow(dp, ifidx);
-		if (!ret && mtu < RXP_IP6_MIN_MTU) {
+		if (ifp->mtu < mtu) {
+			/* as a Linux VLAN device's: held to the port's (Linux refuses it; a reload's order must not matter) */
+			snprintf(err, errlen, "warning: %s: mtu %u held to %u, the MTU of %s, the port %s's "
+				 "frames leave by, until that is raised", c->where, mtu, ifp->mtu,
+				 r->ifs[r->port_if[ifp->port]].name, ifp->name);
+			fprintf(stderr, "rxpath: %s\n", err);
+		} else if (mtu < RXP_IP6_MIN_MTU) {
 			/* taken, with a warning for the log and for whoever asked (ctl) */
 			snprintf(err, errlen, "warning: %s: mtu %u is below the %u bytes every IPv6 link "
 				 "carries (RFC 8200 5): IPv6 packets over %u bytes leaving %s are answered "

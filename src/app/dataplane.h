@@ -136,6 +136,7 @@ struct dp {
 	struct dp_worker *workers;	/* workers 1..n_workers-1 */
 	bool idle_spin;			/* from the config: never sleep */
 	bool mtu_set[RXP_IFS_MAX];	/* per interface: MTU configured; else it follows the device's */
+	uint32_t mtu_cfg[RXP_IFS_MAX];	/* ... the MTU configured (a VLAN sub-port's held to its port's) */
 	/*
 	 * The kernel's routes (sync kernel) a configured route for the same
 	 * prefix has replaced: each comes back when that one goes.
@@ -263,8 +264,11 @@ void dp_idle_after_clock(struct dp *dp, unsigned w, struct dp_idle *idle, uint64
  */
 uint32_t dp_if_default_mtu(const struct dp *dp, uint16_t port, uint16_t vlan);
 
-/* Router interface @ifidx's MTU unless configured: the default, within its port's interface's for a VLAN sub-port. */
-uint32_t dp_if_auto_mtu(const struct dp *dp, int ifidx);
+/*
+ * Router interface @ifidx's MTU: the configured one, else the default; for a
+ * VLAN sub-port within its port interface's, as a Linux VLAN device's.
+ */
+uint32_t dp_if_mtu(const struct dp *dp, int ifidx);
 
 /* ---- ports whose device goes away or comes back (dp_ports.c) ---- */
 

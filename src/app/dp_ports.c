@@ -23,18 +23,17 @@ static void mtu_follow(struct dp *dp, struct rxp_port *port)
 		return;
 	for (unsigned i = 0; i < r->n_ifs; i++) {
 		const struct rxp_l3if *ifp = &r->ifs[i];
-		uint32_t mtu = dp_if_auto_mtu(dp, (int)i);
+		uint32_t mtu;
 
 		if (ifp->port != port->id)
 			continue;
-		if (dp->mtu_set[i]) {
-			if (ifp->mtu > port->mtu)
-				fprintf(stderr, "rxpath: port %s: the MTU of %s is now %u, below %s's configured %u: "
-					"the kernel drops larger packets unseen; lower it (port set %s mtu %u) or "
-					"raise the device's (ip link set dev %s mtu %u)\n", port->name, port->dev,
-					port->mtu, ifp->name, ifp->mtu, ifp->name, port->mtu, port->dev, ifp->mtu);
-			continue;
-		}
+		/* the port's interface comes first (the lower index): its VLANs' stay within it */
+		mtu = dp_if_mtu(dp, (int)i);
+		if (dp->mtu_set[i] && !ifp->vlan && ifp->mtu > port->mtu)
+			fprintf(stderr, "rxpath: port %s: the MTU of %s is now %u, below %s's configured %u: "
+				"the kernel drops larger packets unseen; lower it (port set %s mtu %u) or "
+				"raise the device's (ip link set dev %s mtu %u)\n", port->name, port->dev,
+				port->mtu, ifp->name, ifp->mtu, ifp->name, port->mtu, port->dev, ifp->mtu);
 		if (ifp->mtu == mtu || rxp_router_set_mtu(r, (int)i, mtu))
 			continue;
 		fprintf(stderr, "rxpath: port %s: the MTU of %s went from %u to %u; %s follows: mtu %u\n",

@@ -377,6 +377,12 @@ static int route_del(struct rxp_router *r, uint8_t family, const uint8_t *prefix
 	return 0;
 }
 
+bool rxp_router_route_of_addr(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
+			      uint8_t plen)
+{
+	return route_is_local(r, family, prefix, plen) || route_is_connected(r, family, prefix, plen);
+}
+
 int rxp_router_del_route(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
 			 uint8_t plen)
 {

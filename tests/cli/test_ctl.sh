@@ -228,6 +228,13 @@ check ra_off_ctl ctl port set sim1 ra off
 check ra_off_not_shown bash -c '! grep -q "router advertisements on" <<<"$1"' _ "$(ctl show ports)"
 err=$(ctl port set sim0 redirects maybe 2>&1)
 check redirects_bad_value grep -q "'maybe': expected 'on' or 'off' after 'redirects'" <<<"$err"
+# A route the file no longer has goes at reload even when ctl changed its gateway since
+echo 'route add 46.0.0.0/8 via 10.0.1.2' >>"$TMP/router.conf"
+reload
+ctl route add 46.0.0.0/8 via 10.0.1.9 >/dev/null
+sed -i '/^route add 46.0.0.0/d' "$TMP/router.conf"
+reload
+check reload_route_changed_by_ctl_removed bash -c '! grep -q "^46.0.0.0/8" <<<"$1"' _ "$(ctl show routes 46.0.0.0/8)"
 # A line that parses but cannot be applied yet (its gateway's subnet is not there) is
 # reported, nothing changes, and the next reload, when the address it needs has come, takes both.
 echo 'route add 43.0.0.0/8 via 10.0.77.1' >>"$TMP/router.conf"
@@ -433,6 +440,12 @@ wait_ctl
 out=$(ctl show ports)
 check ctl_show_ports_vlan_addresses grep -A1 -q '^p0.7: vlan 7 on p0' <<<"$out"
 check ctl_show_ports_vlan_inet grep -q '^    inet 10.0.7.1/24' <<<"$(sed -n '/^p0.7:/,$p' <<<"$out")"
+# its MTU is held to its port's while that is lower, and comes back with it
+ctl port set p0.7 mtu 1500 >/dev/null
+ctl port set p0 mtu 1400 >/dev/null
+check ctl_vlan_mtu_held grep -q '^p0.7: vlan 7 on p0, mtu 1400' <<<"$(ctl show ports)"
+ctl port set p0 mtu 1500 >/dev/null
+check ctl_vlan_mtu_back grep -q '^p0.7: vlan 7 on p0, mtu 1500' <<<"$(ctl show ports)"
 kill -TERM $pid; wait $pid
 
 # A receive sink whose file gains an address and settings becomes a router with all of them
