@@ -712,9 +712,11 @@ static void print_results(const struct veth_lab *lab, const struct veth_opts *o,
 		if (lab->rxpath_cpu >= 0)
 			printf("CPUs: sender on CPU %d, rxpath on CPU %d; the kernel forwards "
 			       "in softirq on the sender's CPU\n\n", lab->sender_cpu, lab->rxpath_cpu);
+		else if (lab->sender_cpu >= 0)
+			printf("CPUs: sender on CPU %d; rxpath not pinned (one CPU, or no taskset)\n\n",
+			       lab->sender_cpu);
 		else
-			printf("CPUs: not pinned (one CPU, or no taskset): sender and forwarder share "
-			       "the machine\n\n");
+			printf("CPUs: not pinned: sender and forwarder share the machine\n\n");
 		printf("%-15s %12s %12s %12s %8s %12s\n", "path", "pps", "min", "max", "ratio",
 		       "sent pps");
 		for (int p = 0; p < N_PATHS; p++)
@@ -731,7 +733,7 @@ static void print_results(const struct veth_lab *lab, const struct veth_opts *o,
 		       p ? "," : "", path_names[p], FRAME_SIZE, med[p], lo[p], hi[p],
 		       med[p] > 0 ? (hi[p] - lo[p]) / 2 / med[p] * 100 : 0,
 		       med[PATH_KERNEL] > 0 ? med[p] / med[PATH_KERNEL] : 0, smed[p], o->reps,
-		       o->duration, lab->rxpath_cpu >= 0 ? lab->sender_cpu : -1, lab->rxpath_cpu,
+		       o->duration, lab->sender_cpu, lab->rxpath_cpu,
 		       o->sink_stack ? "stack" : "xdp");
 	printf("\n]\n");
 }

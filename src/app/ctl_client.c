@@ -22,7 +22,7 @@ static void usage(FILE *out)
 		"\n"
 		"  show ports | stats | drops | routes [PREFIX|ADDRESS|kernel] | neigh | pool\n"
 		"  addr add|del ADDRESS/LENGTH dev PORT\n"
-		"  route add PREFIX [via GATEWAY] [dev PORT]      route del PREFIX\n"
+		"  route add|del PREFIX [via GATEWAY] [dev PORT]  (del with them: only a route that has them)\n"
 		"  route add PREFIX blackhole|unreachable|prohibit\n"
 		"  neigh add ADDRESS lladdr MAC dev PORT          neigh del ADDRESS dev PORT\n"
 		"  port set PORT mtu N                            icmp ratelimit N [burst N]\n"

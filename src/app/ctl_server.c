@@ -637,7 +637,7 @@ static const char help_text[] =
 	"  show ports | stats | drops | routes [PREFIX|ADDRESS] | neigh | pool\n"
 	"  addr add|del ADDRESS/LENGTH dev PORT\n"
 	"  route add PREFIX [via GATEWAY] [dev PORT]  |  route add PREFIX blackhole|unreachable|prohibit\n"
-	"  route del PREFIX    (PREFIX may be default)\n"
+	"  route del PREFIX [via GATEWAY] [dev PORT]    (PREFIX may be default)\n"
 	"  neigh add ADDRESS lladdr MAC dev PORT\n"
 	"  neigh del ADDRESS dev PORT\n"
 	"  port set PORT mtu N\n"

@@ -23,10 +23,11 @@
 #include <linux/if_packet.h>
 #include <net/if.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include "veth_sender.h"
 
-#define SLOT_SIZE 128		/* tpacket2_hdr and a frame of up to 120 bytes */
+#define SLOT_SIZE 128		/* tpacket2_hdr, its sockaddr_ll room, and a frame of up to 96 bytes */
 #define BLOCK_SIZE 4096
 #define BLOCKS 64		/* 2048 slots: several veth rings' worth in flight */
 #define SLOTS (BLOCKS * (BLOCK_SIZE / SLOT_SIZE))
@@ -137,7 +138,8 @@ static _Noreturn void blast(int fd, uint8_t *ring)
 pid_t veth_sender_start(const char *netns, const char *dev, const uint8_t *frame, size_t len,
 			int cpu, const char *log, char *err, size_t errlen)
 {
-	pid_t pid;
+	pid_t pid, parent = getpid();
+	sigset_t stop, old;
 
 	if (len < 14 || len > SLOT_SIZE - DATA_OFF) {
 		snprintf(err, errlen, "sender: a frame of %zu bytes (14 to %zu)", len,
@@ -145,23 +147,41 @@ pid_t veth_sender_start(const char *netns, const char *dev, const uint8_t *frame
 		return -1;
 	}
 	fflush(NULL);
+	/* a stop signal waits until the child has its own handlers: none is lost between */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stop, &old);
 	pid = fork();
 	if (pid < 0) {
 		snprintf(err, errlen, "cannot start the sender: fork: %s", strerror(errno));
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		return -1;
 	}
 	if (pid == 0) {
 		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 		uint8_t *ring;
 
 		/* SIGTERM and Ctrl-C end it; the caller's handlers are not its own */
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		/* nor does it outlive the caller (killed, say), flooding on alone */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		if (getppid() != parent)
+			_exit(1);
+		/* nothing of the caller's output stays open in it (a pipe would not end) */
+		if (null >= 0) {
+			dup2(null, STDIN_FILENO);
+			dup2(null, STDOUT_FILENO);
+		}
 		if (fd >= 0)
 			dup2(fd, STDERR_FILENO);
 		enter(netns, cpu);
 		fd = open_ring(dev, frame, len, &ring);
 		blast(fd, ring);
 	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	return pid;
 }

@@ -9,7 +9,7 @@
 /*
  * The benchmark lab's sender: a child process that enters network namespace
  * @netns, pins itself to @cpu (-1: not pinned) and sends @frame (@len bytes,
- * 14..120) out of @dev from a PACKET_TX_RING with the qdisc bypassed, as
+ * 14..96) out of @dev from a PACKET_TX_RING with the qdisc bypassed, as
  * fast as the kernel takes it, until it is sent SIGTERM. A full socket or
  * device queue (EAGAIN, ENOBUFS) is waited out, not given up on; any other
  * error is written to @log and the child exits 1. Returns its pid, or -1

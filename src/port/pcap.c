@@ -109,7 +109,7 @@ static rxp_noinline void warn_skip(struct pcapport *pp, const struct pcap_pkthdr
 	if (pp->n_warned > PCAPPORT_WARN_MAX)
 		return;
 	if (pp->n_warned++ == PCAPPORT_WARN_MAX) {
-		fprintf(stderr, "rxpath: port %s: pcap in=%s: more frames skipped; counted, not reported\n",
+		fprintf(stderr, "rxpath: port %s: pcap in=%s: more frames dropped; counted, not reported\n",
 			pp->port_name, pp->in_path);
 		return;
 	}
