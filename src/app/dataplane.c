@@ -629,7 +629,7 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 		}
 		if (!ifp->vlan)
 			vlans_follow(dp, ifidx);
-		if (ifp->mtu < mtu) {
+		if (c->mtu && ifp->mtu < mtu) {
 			/* as a Linux VLAN device's: held to the port's (Linux refuses it; a reload's order must not matter) */
 			snprintf(err, errlen, "warning: %s: mtu %u held to %u, the MTU of %s, the port %s's "
 				 "frames leave by, until that is raised", c->where, mtu, ifp->mtu,
