@@ -554,6 +554,12 @@ static void timer_one(void *arg, struct rxp_neigh *n)
 	switch (n->state) {
 	case RXP_NEIGH_INCOMPLETE:
 		if (c->give_up) {
+			/*
+			 * The inputs are done and no answer can come: what time would
+			 * bring happens now, the requests left, then the failure.
+			 */
+			while (n->probes < RXP_NEIGH_PROBES)
+				solicit(st, n);
 			c->dropped += n->n_held;
 			fail(st, n);
 		} else if (st->now_ns >= n->deadline_ns) {

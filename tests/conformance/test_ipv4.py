@@ -291,6 +291,9 @@ check("unresolved_quote_as_received", len(errs) == 2 and all(bytes(e[ICMP].paylo
       [bytes(e[ICMP].payload)[:28].hex() for e in errs])
 check("unresolved_drop_reason", res.drops().get("neigh_unresolved") == 2, res.drops())
 check("unresolved_run_ends", res.rc == 0, res.stderr)
+# asked a bounded number of times first: 3 requests, then the failure
+asked = [p for p in res.sent("p1") if ARP in p and p[ARP].op == 1 and p[ARP].pdst == "10.0.2.4"]
+check("unresolved_retried_3_times", len(asked) == 3, len(asked))
 
 # --- hold queue is bounded ---
 many = [udp("10.7.0.%d" % (i % 4 + 1)) for i in range(4)] + [udp("10.6.0.1") for _ in range(10)]

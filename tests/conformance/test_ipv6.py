@@ -404,7 +404,7 @@ check("unresolved_address_unreachable", len(errs) == 2 and all(icmp6(e)[:2] == b
 check("unresolved_quote_as_received", len(errs) == 2 and all(icmp6(e)[8:8 + len(l3(o))] == l3(o) for e, o in zip(errs, sent)),
       [icmp6(e)[8:48].hex() for e in errs])
 check("unresolved_drop_reason", res.drops().get("neigh_unresolved") == 2, res.drops())
-check("unresolved_solicited", len(of_type(res, "p1", 135)) >= 1, len(of_type(res, "p1", 135)))
+check("unresolved_solicited", len(of_type(res, "p1", 135)) == 3, len(of_type(res, "p1", 135)))
 
 # --- scope and martians: never forwarded, never answered ---
 cases = [
