@@ -40,6 +40,7 @@
 	X(IP4_MARTIAN_SRC, "ip4_martian_source", "source is 0/8, 127/8, multicast or broadcast, or one of the router's own addresses") \
 	X(IP4_MARTIAN_DST, "ip4_martian_destination", "destination is 0/8 or 127/8") \
 	X(IP4_BCAST,      "ip4_broadcast",     "limited or directed broadcast, or a connected subnet's own number (its obsolete form, RFC 1812 4.2.3.1): not forwarded; the link's own go to the port's host path when it has one, else nothing here takes them") \
+	X(IP4_LINK_LOCAL, "ip4_link_local",    "IPv4 link-local (169.254/16) source or destination: not forwarded, whatever the routes say (RFC 3927 2.7)") \
 	X(IP4_MCAST,      "ip4_multicast",     "multicast is not forwarded; link-local groups (224.0.0.0/24) go to the port's host path when it has one") \
 	X(TTL_EXCEEDED,   "ttl_exceeded",      "TTL or hop limit would reach 0 (Time Exceeded sent)") \
 	X(NO_ROUTE,       "no_route",          "no route to the destination (Destination Unreachable sent)") \

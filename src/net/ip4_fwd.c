@@ -113,11 +113,12 @@ void rxp_ip4_fragment(struct rxp_stack *st, struct rxp_pkt *pkt, uint16_t ifidx,
 
 /*
  * First octets that need a closer look, as a source or as a destination:
- * 0/8, 127/8, 224/4 (multicast) and 240/4 (reserved, and the broadcast).
- * A byte each: two loads test a source and a destination.
+ * 0/8, 127/8, 169/8 (for 169.254/16, link-local), 224/4 (multicast) and
+ * 240/4 (reserved, and the broadcast). A byte each: two loads test a
+ * source and a destination.
  */
 static const uint8_t special_first_octet[256] = {
-	[0] = 1, [127] = 1,
+	[0] = 1, [127] = 1, [169] = 1,
 	[224] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 	[240] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 };
@@ -241,6 +242,11 @@ static rxp_always_inline void route_nh(struct rxp_stack *st, struct rxp_pkt *pkt
 	}
 	if (rxp_unlikely((d >> 24) == 0 || (d >> 24) == 127 || (d >> 28) == 0xf)) {
 		rxp_drop(st, pkt, RXP_DROP_IP4_MARTIAN_DST);
+		return;
+	}
+	/* IPv4 link-local stays on its link, whatever the routes say (RFC 3927 2.7) */
+	if (rxp_unlikely(((d >> 16) == 0xa9fe || (ntohl(src) >> 16) == 0xa9fe) && nh != RXP_NH_LOCAL)) {
+		rxp_drop(st, pkt, RXP_DROP_IP4_LINK_LOCAL);
 		return;
 	}
 	if (nh == RXP_LPM_NO_ROUTE) {

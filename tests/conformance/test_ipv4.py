@@ -450,6 +450,16 @@ cases = [
 for name, frame, reason in cases:
     res = run(BASE, {"p0": [frame]})
     check(name, not res.sent("p1") and not icmp_errors(res) and res.drops().get(reason) == 1, (res.drops(), res.sent("p0")))
+# IPv4 link-local stays on its link whatever the routes say (RFC 3927 2.7); 169.1/16 is not link-local
+cfg = BASE + ["route add 169.254.0.0/16 via 10.0.2.2", "route add 169.1.0.0/16 via 10.0.2.2",
+              "addr add 169.254.7.1/24 dev p0"]
+res = run(cfg, {"p0": [udp("169.254.1.1"), udp("10.9.1.1", src="169.254.9.9"), udp("169.1.2.3"),
+                       Ether(dst=R0, src=H1) / IP(src="169.254.7.9", dst="169.254.7.1") / ICMP(type=8, id=1, seq=1)]})
+fwd = [p for p in res.sent("p1") if IP in p]
+check("ip4_link_local_not_forwarded", [p[IP].dst for p in fwd] == ["169.1.2.3"] and
+      res.drops().get("ip4_link_local") == 2 and not icmp_errors(res), ([p.summary() for p in fwd], res.drops()))
+check("ip4_link_local_own_address_answered", any(ICMP in p and p[ICMP].type == 0 and p[IP].src == "169.254.7.1"
+                                                 for p in res.sent("p0")), res.sent("p0"))
 badsum = udp("10.9.1.1")
 badsum[IP].chksum = 0x1234
 res = run(BASE, {"p0": [badsum]})
