@@ -29,7 +29,7 @@
 	X(IP6_TRUNCATED,  "ip6_truncated",     "frame too short for an IPv6 header") \
 	X(IP6_VERSION,    "ip6_bad_version",   "IPv6 EtherType but version is not 6") \
 	X(IP6_LEN,        "ip6_bad_length",    "IPv6 payload length past the frame") \
-	X(L4_TRUNCATED,   "l4_truncated",      "packet ends inside its UDP or TCP header") \
+	X(L4_TRUNCATED,   "l4_truncated",      "packet ends inside its UDP or TCP header, or (to the router) inside an IPv6 extension header or one of its options") \
 	X(UDP_LEN,        "udp_bad_length",    "UDP length below 8 or past the IP payload") \
 	X(TCP_OFFSET,     "tcp_bad_offset",    "TCP data offset below 5 words or past the IP payload") \
 	X(NO_BUFFER,      "no_buffer",         "no free buffer to copy the frame into (copy mode)") \
