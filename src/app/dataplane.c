@@ -297,7 +297,7 @@ static uint32_t parent_mtu(const struct rxp_router *r, const struct rxp_l3if *if
 uint32_t dp_if_mtu(const struct dp *dp, int ifidx)
 {
 	const struct rxp_l3if *ifp = &dp->router->ifs[ifidx];
-	uint32_t mtu = dp->mtu_set[ifidx] ? dp->mtu_cfg[ifidx] :
+	uint32_t mtu = dp->mtu_cfg[ifidx] ? dp->mtu_cfg[ifidx] :
 		       dp_if_default_mtu(dp, ifp->port, ifp->vlan);
 
 	return RXP_MIN(mtu, parent_mtu(dp->router, ifp));
@@ -415,7 +415,7 @@ bool dp_cmd_inverse(struct dp *dp, const struct dp_cmd *c, struct dp_cmd *inv)
 	case DP_CMD_MTU:
 		if (!ifp)
 			return false;
-		inv->mtu = dp->mtu_set[ifidx] ? dp->mtu_cfg[ifidx] : 0;
+		inv->mtu = dp->mtu_cfg[ifidx];
 		return true;
 	case DP_CMD_REDIRECTS:
 		if (!ifp)
@@ -596,7 +596,6 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 		const struct rxp_l3if *ifp = &r->ifs[ifidx];
 		struct rxp_port *port = &dp->ports[ifp->port];
 		uint32_t max = if_max_mtu(dp, ifp->vlan), dev, mtu;
-		bool was_set = dp->mtu_set[ifidx];
 		uint32_t was_cfg = dp->mtu_cfg[ifidx];
 
 		/* the device's as it is now (it may have changed; mtu_follow notices that on its own) */
@@ -618,12 +617,10 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 				 mtu);
 			return -EINVAL;
 		}
-		/* else it follows the device's; a VLAN sub-port's stays within its port's either way */
-		dp->mtu_set[ifidx] = c->mtu != 0;
+		/* 0: it follows the device's; a VLAN sub-port's stays within its port's either way */
 		dp->mtu_cfg[ifidx] = c->mtu;
 		ret = rxp_router_set_mtu(r, ifidx, dp_if_mtu(dp, ifidx));
 		if (ret) {
-			dp->mtu_set[ifidx] = was_set;
 			dp->mtu_cfg[ifidx] = was_cfg;
 			break;
 		}

@@ -135,8 +135,8 @@ struct dp {
 	unsigned n_workers;
 	struct dp_worker *workers;	/* workers 1..n_workers-1 */
 	bool idle_spin;			/* from the config: never sleep */
-	bool mtu_set[RXP_IFS_MAX];	/* per interface: MTU configured; else it follows the device's */
-	uint32_t mtu_cfg[RXP_IFS_MAX];	/* ... the MTU configured (a VLAN sub-port's held to its port's) */
+	/* per interface: the MTU configured, or 0 to follow the device's (a VLAN sub-port's held to its port's) */
+	uint32_t mtu_cfg[RXP_IFS_MAX];
 	/*
 	 * The kernel's routes (sync kernel) a configured route for the same
 	 * prefix has replaced: each comes back when that one goes.

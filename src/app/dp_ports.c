@@ -29,7 +29,7 @@ static void mtu_follow(struct dp *dp, struct rxp_port *port)
 			continue;
 		/* the port's interface comes first (the lower index): its VLANs' stay within it */
 		mtu = dp_if_mtu(dp, (int)i);
-		if (dp->mtu_set[i] && !ifp->vlan && ifp->mtu > port->mtu)
+		if (dp->mtu_cfg[i] && !ifp->vlan && ifp->mtu > port->mtu)
 			fprintf(stderr, "rxpath: port %s: the MTU of %s is now %u, below %s's configured %u: "
 				"the kernel drops larger packets unseen; lower it (port set %s mtu %u) or "
 				"raise the device's (ip link set dev %s mtu %u)\n", port->name, port->dev,
