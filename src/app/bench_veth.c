@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <rxpath/args.h>
+#include <rxpath/csum.h>
 #include "bench_veth.h"
 #include "fmt.h"
 #include "veth_sender.h"
@@ -279,17 +280,6 @@ static int lab_up(struct veth_lab *lab, const struct veth_opts *o, char *err, si
 	       sh(NULL, 0, err, errlen, "ip -n %s link set r1 up", lab->ns[NS_R]) ? -1 : 0;
 }
 
-static uint16_t ip_checksum(const uint8_t *h, size_t len)
-{
-	uint32_t sum = 0;
-
-	for (size_t i = 0; i < len; i += 2)
-		sum += (uint32_t)h[i] << 8 | h[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
 /*
  * The frame h1 sends: 60 bytes (64 with FCS) to h2, UDP to the discard
  * port, every byte fixed so that the sender only hands it to the kernel.
@@ -320,9 +310,8 @@ static int build_frame(const struct veth_lab *lab, const char *dst_mac, uint8_t 
 	ip[8] = 64;				/* TTL */
 	ip[9] = 17;				/* UDP */
 	memcpy(ip + 12, (const uint8_t[]){ 10, 0, 1, 2, 10, 0, 2, 2 }, 8);
-	csum = ip_checksum(ip, 20);
-	ip[10] = (uint8_t)(csum >> 8);
-	ip[11] = (uint8_t)csum;
+	csum = rxp_csum(ip, 20);		/* in memory order: stored as is */
+	memcpy(ip + 10, &csum, 2);
 	udp[0] = 0x04;				/* source port 1024 */
 	udp[3] = 9;				/* discard */
 	udp[5] = FRAME_SIZE - 4 - 34;		/* UDP length */
