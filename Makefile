@@ -33,12 +33,13 @@ endif
 
 CFLAGS ?= -g
 CFLAGS += -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra -Wshadow -Wstrict-prototypes \
-	  -Wmissing-prototypes -Iinclude -MMD -MP $(HARDEN) $(EXTRA_CFLAGS)
+	  -Wmissing-prototypes -Iinclude -Isrc -MMD -MP $(HARDEN) $(EXTRA_CFLAGS)
 LDLIBS := -lxdp -lbpf -lpcap -lmnl -lmicrohttpd -lpthread -lm
 LDFLAGS += $(LDSAN) $(HARDEN_LD)
 
-LIB_SRC := $(wildcard src/core/*.c src/port/*.c src/fib/*.c src/net/*.c src/ctl/*.c)
-APP_SRC := $(wildcard src/app/*.c)
+# the library: every layer but the program and its benchmarks (README, "Layout")
+LIB_SRC := $(wildcard src/core/*.c src/port/*.c src/fib/*.c src/net/*.c src/engine/*.c src/ctl/*.c)
+APP_SRC := $(wildcard src/app/*.c src/bench/*.c)
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -134,11 +135,10 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= rx config
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS := -g -O1 -fno-omit-frame-pointer -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow \
-	-Wstrict-prototypes -Wmissing-prototypes -Iinclude -Isrc/app -Isrc/net -MMD -MP \
+	-Wstrict-prototypes -Wmissing-prototypes -Iinclude -Isrc -MMD -MP \
 	-fsanitize=fuzzer-no-link $(FUZZ_SAN)
-# the app code the harnesses drive (the parser, dp_open) is not in librxpath.a:
-# one archive of both, so the linker takes only the objects they need
-FUZZ_OBJ := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(LIB_SRC) $(filter-out src/app/main.c,$(APP_SRC)))
+# the harnesses link the library like any other program (the parser, the engine are in it)
+FUZZ_OBJ := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(LIB_SRC))
 FUZZ_BIN := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 # fuzz_rx opens every buffer the router allocates (bytes past a received frame are poisoned)
 FUZZ_LDFLAGS_rx := -Wl,--wrap=rxp_local_alloc

@@ -63,9 +63,19 @@ struct rxp_xstat {
 
 #define RXP_XSTATS_MAX 16
 
+/* A capability a driver needs after set-up (the rest may be dropped), and why. */
+struct rxp_port_cap {
+	int cap;		/* CAP_* number; a list ends with why == NULL */
+	const char *why;
+};
+
 struct rxp_port_ops {
 	const char *driver;
 	const char *args_help;	/* one line: the keys the driver takes */
+	/* Optional: adjusts the shared pool's layout to what the device needs (AF_XDP's UMEM). */
+	void (*pool_config)(struct rxp_pool_config *cfg);
+	/* Optional: the capabilities a running port still needs, ended by { 0, NULL }. */
+	const struct rxp_port_cap *keep_caps;
 
 	/* Sets up port->priv and queues. Returns 0 or -errno with @err explained. */
 	int (*open)(struct rxp_port *port, struct rxp_args *args, char *err, size_t errlen);
@@ -136,6 +146,9 @@ const struct rxp_port_ops *rxp_port_driver(const char *name);
 
 /* Returns a comma-separated list of the drivers built in. */
 const char *rxp_port_drivers(void);
+
+/* Returns the driver a port spec ("afxdp:dev=eth0") names, or NULL. */
+const struct rxp_port_ops *rxp_port_driver_of_spec(const char *spec);
 
 /*
  * Opens port @name from @spec ("driver:key=value,...") on @pool.

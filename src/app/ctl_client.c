@@ -9,8 +9,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "ctl_client.h"
-#include "ctl_server.h"
-#include "rxpath/sbuf.h"
+#include "ctl/ctl_server.h"
+#include "core/sbuf.h"
 
 static void usage(FILE *out)
 {

@@ -21,7 +21,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 #include "doctor.h"
-#include "rxpath/xdp_features.h"
+#include "port/xdp_features.h"
 
 #define BPF_FS_MAGIC_NUMBER 0xcafe4a11
 #define CAP_NET_ADMIN_BIT 12

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdio.h>
 #include <string.h>
-#include "bench.h"
+#include "bench/bench.h"
 #include "ctl_client.h"
 #include "doctor.h"
 #include "run.h"

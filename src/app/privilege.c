@@ -20,7 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 #include "privilege.h"
-#include "rxpath/afxdp.h"
 
 #define PRIV_SIGNAL (SIGRTMIN + 6)	/* no other part of rxpath uses real-time signals */
 #define PRIV_WAIT_MS 2000		/* for the other threads to answer */
@@ -47,9 +46,9 @@ static struct {
 
 static uint64_t dropped_caps;
 
-bool priv_cap_dropped(int cap)
+uint64_t priv_caps_dropped(void)
 {
-	return cap >= 0 && cap < PRIV_CAPS_MAX && (dropped_caps >> cap & 1);
+	return dropped_caps;
 }
 
 static const char *cap_name(int cap, char *buf, size_t len)
@@ -125,7 +124,7 @@ static void add_why(struct priv_plan *plan, int cap, const char *why)
 
 void priv_plan(const struct dp_config *cfg, uint64_t extra, struct priv_plan *plan)
 {
-	bool afxdp = false, host[DP_PORTS_MAX] = { false };
+	bool host[DP_PORTS_MAX] = { false };
 	char hosts[PRIV_WHY_LEN] = "";
 	unsigned n_hosts = 0;
 
@@ -135,17 +134,12 @@ void priv_plan(const struct dp_config *cfg, uint64_t extra, struct priv_plan *pl
 		plan->keep = PRIV_KEEP_ALL;
 		return;
 	}
-	for (unsigned i = 0; i < cfg->n_ports; i++)
-		afxdp |= rxp_afxdp_spec(cfg->ports[i].spec);
-	if (afxdp) {
-		/*
-		 * At exit libxdp looks the attached program up by its id
-		 * (BPF_PROG_GET_FD_BY_ID: CAP_SYS_ADMIN, which also covers
-		 * CAP_BPF for a dispatcher it must reload) and detaches it
-		 * over rtnetlink (CAP_NET_ADMIN).
-		 */
-		add_why(plan, CAP_NET_ADMIN, "XDP program removal at exit");
-		add_why(plan, CAP_SYS_ADMIN, "libxdp looks the XDP program up by id at exit");
+	/* what each driver needs while its ports run (AF_XDP: removing its program at exit) */
+	for (unsigned i = 0; i < cfg->n_ports; i++) {
+		const struct rxp_port_ops *ops = rxp_port_driver_of_spec(cfg->ports[i].spec);
+
+		for (const struct rxp_port_cap *k = ops ? ops->keep_caps : NULL; k && k->why; k++)
+			add_why(plan, k->cap, k->why);
 	}
 	/* a TAP's addresses and MTU follow its port's while running: rtnetlink, CAP_NET_ADMIN */
 	for (unsigned i = 0; i < cfg->n_cmds; i++) {

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "dataplane.h"
+#include "engine/dataplane.h"
 
 #define PRIV_CAPS_MAX 64	/* capability numbers fit a 64-bit mask */
 #define PRIV_KEEP_ALL UINT64_MAX
@@ -50,7 +50,7 @@ void priv_plan(const struct dp_config *cfg, uint64_t extra, struct priv_plan *pl
  */
 int priv_drop(const struct priv_plan *plan, char *line, size_t len);
 
-/* Returns true when capability @cap was given up by priv_drop(). */
-bool priv_cap_dropped(int cap);
+/* Returns the capabilities priv_drop() gave up: bit N for capability N. */
+uint64_t priv_caps_dropped(void);
 
 #endif

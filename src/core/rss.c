@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <string.h>
-#include "rxpath/rss.h"
+#include "rss.h"
 
 const uint8_t rxp_rss_default_key[RXP_RSS_KEY_LEN] = {
 	0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67,

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "rxpath/sbuf.h"
+#include "sbuf.h"
 
 /* Makes room for @more bytes and the NUL. Returns 0 or -ENOMEM. */
 static int reserve(struct rxp_sbuf *sb, size_t more)

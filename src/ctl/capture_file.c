@@ -21,8 +21,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "rxpath/capture_file.h"
-#include "rxpath/pcapng.h"
+#include "capture_file.h"
+#include "pcapng.h"
 
 #define STAGE_BYTES (1u << 20)	/* more than the largest block (snap length 262144) */
 #define IDLE_NS 1000000L	/* writer's sleep when the ring is empty */

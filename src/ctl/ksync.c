@@ -25,7 +25,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
-#include "rxpath/ksync.h"
+#include "ksync.h"
 #include "rxpath/proto.h"
 
 #define NAME_MAX_LEN 32

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
-#include "rxpath/pcapng.h"
+#include "pcapng.h"
 
 #define PAD4(n) (((n) + 3u) & ~(size_t)3u)
 #define TRAILER_LEN 4u		/* the block's total length, repeated at its end */

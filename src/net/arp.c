@@ -2,7 +2,7 @@
 /* ARP (RFC 826) for Ethernet and IPv4: answer for our addresses, learn, resolve. */
 #include <arpa/inet.h>
 #include <string.h>
-#include "rxpath/host.h"
+#include "host.h"
 #include "route.h"
 
 #define ARP_LEN 28

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
-#include "rxpath/capture.h"
+#include "capture.h"
 
 #define REC_ALIGN 8u
 #define REC_HDR ((uint32_t)sizeof(struct rxp_capture_rec))

@@ -3,7 +3,7 @@
 #include <arpa/inet.h>
 #include <string.h>
 #include "rxpath/csum.h"
-#include "rxpath/host.h"
+#include "host.h"
 #include "route.h"
 
 #define ICMP_HLEN 8

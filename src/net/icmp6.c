@@ -2,7 +2,7 @@
 /* ICMPv6 (RFC 4443): echo reply, the errors a router sends, and the demux to ND. */
 #include <string.h>
 #include "rxpath/csum.h"
-#include "rxpath/host.h"
+#include "host.h"
 #include "route.h"
 
 #define ICMP6_HLEN 8u

@@ -8,7 +8,7 @@
 #include <limits.h>
 #include <string.h>
 #include "rxpath/csum.h"
-#include "rxpath/host.h"
+#include "host.h"
 #include "l4.h"
 #include "route.h"
 

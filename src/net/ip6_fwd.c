@@ -7,7 +7,7 @@
  */
 #include <limits.h>
 #include <string.h>
-#include "rxpath/host.h"
+#include "host.h"
 #include "l4.h"
 #include "route.h"
 

@@ -21,7 +21,7 @@
  */
 #include <arpa/inet.h>
 #include "rxpath/csum.h"
-#include "rxpath/host.h"
+#include "host.h"
 #include "l4.h"
 #include "route.h"
 

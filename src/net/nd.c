@@ -7,7 +7,7 @@
  * validated and taken, but not acted on.
  */
 #include <string.h>
-#include "rxpath/host.h"
+#include "host.h"
 #include "route.h"
 
 #define ND_RS 133

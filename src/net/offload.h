@@ -5,7 +5,7 @@
 
 #include <string.h>
 #include "rxpath/csum.h"
-#include "rxpath/host.h"
+#include "host.h"
 #include "route.h"
 
 #define RXP_TCP_F_FIN 0x01

@@ -12,7 +12,7 @@
  * worker may take a solicitation.
  */
 #include <string.h>
-#include "rxpath/host.h"
+#include "host.h"
 #include "route.h"
 
 #define ND_RA 134

@@ -3,8 +3,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/random.h>
-#include "rxpath/capture.h"
-#include "rxpath/host.h"
+#include "capture.h"
+#include "host.h"
 #include "eth.h"
 #include "ip4.h"
 #include "ip6.h"

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Egress: packets gathered per port during a poll, sent with one tx_burst each. */
 #include <string.h>
-#include "rxpath/capture.h"
-#include "rxpath/host.h"
+#include "capture.h"
+#include "host.h"
 #include "route.h"
 
 static void flush_port(struct rxp_stack *st, unsigned port)

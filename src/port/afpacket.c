@@ -51,7 +51,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include "rxpath/afpacket.h"
+#include "afpacket.h"
 
 #define AFP_KEYS "dev, queues, mac, blocks, blocksize, txring, bypass"
 #define AFP_BLOCKS_DEFAULT 32u

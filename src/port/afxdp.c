@@ -45,6 +45,7 @@
  * up again is reported, not reopened: that takes a restart.
  */
 #include <errno.h>
+#include <linux/capability.h>
 #include <net/if.h>
 #include <linux/ethtool.h>
 #include <linux/if_link.h>
@@ -64,8 +65,8 @@
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 #include <xdp/xsk.h>
-#include "rxpath/afxdp.h"
-#include "rxpath/xdp_features.h"
+#include "afxdp.h"
+#include "xdp_features.h"
 #include "rxpath/port.h"
 
 #define AFXDP_RING_SIZE 1024u	/* fill, rx, tx, completion: 2 ring-fulls per port in the kernel */
@@ -155,16 +156,23 @@ static pthread_mutex_t umems_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct afxdp_umem *umems;
 static struct afxdp_port *ports;
 
-void rxp_afxdp_pool_config(struct rxp_pool_config *cfg)
+/* The pool is the UMEM: XDP_PACKET_HEADROOM before each frame, power-of-two buffers. */
+static void afxdp_pool_config(struct rxp_pool_config *cfg)
 {
 	cfg->headroom = RXP_AFXDP_HEADROOM;
 	cfg->pow2_sized = true;
 }
 
-bool rxp_afxdp_spec(const char *spec)
-{
-	return !strncmp(spec, "afxdp", 5) && (spec[5] == ':' || spec[5] == '\0');
-}
+/*
+ * At exit libxdp looks the attached program up by its id
+ * (BPF_PROG_GET_FD_BY_ID: CAP_SYS_ADMIN, which also covers CAP_BPF for a
+ * dispatcher it must reload) and detaches it over rtnetlink (CAP_NET_ADMIN).
+ */
+static const struct rxp_port_cap afxdp_keep_caps[] = {
+	{ CAP_NET_ADMIN, "XDP program removal at exit" },
+	{ CAP_SYS_ADMIN, "libxdp looks the XDP program up by id at exit" },
+	{ 0, NULL },
+};
 
 /* ---- errors in context ---- */
 
@@ -1159,6 +1167,8 @@ static int afxdp_wait_fd(struct rxp_queue *q)
 const struct rxp_port_ops rxp_afxdp_ops = {
 	.driver = "afxdp",
 	.args_help = AFXDP_KEYS,
+	.pool_config = afxdp_pool_config,
+	.keep_caps = afxdp_keep_caps,
 	.open = afxdp_open,
 	.rx_burst = afxdp_rx_burst,
 	.tx_burst = afxdp_tx_burst,

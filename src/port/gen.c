@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "rxpath/csum.h"
-#include "rxpath/gen.h"
+#include "gen.h"
 #include "rxpath/port.h"
-#include "rxpath/rss.h"
+#include "core/rss.h"
 #include "rxpath/proto.h"
 
 #define SCHED_MIN 4096u

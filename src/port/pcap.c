@@ -27,7 +27,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "rxpath/pcap_port.h"
+#include "pcap_port.h"
 
 #define PCAPPORT_KEYS "in, out, mac"
 #define PCAPPORT_SNAPLEN 65535

@@ -35,6 +35,18 @@ const char *rxp_port_drivers(void)
 	       ", afxdp";
 }
 
+const struct rxp_port_ops *rxp_port_driver_of_spec(const char *spec)
+{
+	char driver[32];
+	size_t dlen = strcspn(spec, ":");
+
+	if (dlen == 0 || dlen >= sizeof(driver))
+		return NULL;
+	memcpy(driver, spec, dlen);
+	driver[dlen] = '\0';
+	return rxp_port_driver(driver);
+}
+
 int rxp_port_open(struct rxp_port *port, uint16_t id, const char *name, const char *spec,
 		  struct rxp_pool *pool, char *err, size_t errlen)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "rxpath/sim.h"
+#include "sim.h"
 
 /*
  * An RX ring of 256 (as virtio-net's and e1000's default): the device

@@ -14,7 +14,7 @@
 #include <sys/ioctl.h>
 #include <time.h>
 #include "rxpath/proto.h"
-#include "rxpath/tap.h"
+#include "tap.h"
 #include "nl.h"
 
 #define TUN_DEV "/dev/net/tun"

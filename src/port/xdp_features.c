@@ -10,7 +10,7 @@
 #include <linux/if_link.h>
 #include <string.h>
 #include <time.h>
-#include "rxpath/xdp_features.h"
+#include "xdp_features.h"
 #include "nl.h"
 
 /* linux/netdev.h (uapi), which Debian 12's kernel headers predate */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer harness for the command language (src/app/config.c). The input
+ * libFuzzer harness for the command language (src/ctl/config.c). The input
  * is a config file: its lines go one by one to config_apply_line() on a
  * fresh dp_config, then the whole input, as a file, to config_apply_file()
  * on another. It checks, and aborts on a violation:
@@ -19,7 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "config.h"
+#include "ctl/config.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

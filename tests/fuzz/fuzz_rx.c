@@ -35,12 +35,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "config.h"
-#include "dataplane.h"
-#include "route.h"
-#include "rxpath/capture.h"
+#include "ctl/config.h"
+#include "engine/dataplane.h"
+#include "net/route.h"
+#include "net/capture.h"
 #include "rxpath/csum.h"
-#include "rxpath/sim.h"
+#include "port/sim.h"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of packet capture (include/rxpath/capture.h,
- * include/rxpath/capture_file.h, include/rxpath/pcapng.h): a router stack
+ * Unit tests of packet capture (src/net/capture.h,
+ * src/ctl/capture_file.h, src/ctl/pcapng.h): a router stack
  * with two fake ports forwards and drops hand-built frames (broken ones
  * included) while a capture writes a pcapng file; the test reads the file
  * back with a parser of its own (block structure, interfaces, direction,
@@ -18,10 +18,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "rxpath/capture.h"
-#include "rxpath/capture_file.h"
+#include "net/capture.h"
+#include "ctl/capture_file.h"
 #include "rxpath/csum.h"
-#include "rxpath/pcapng.h"
+#include "ctl/pcapng.h"
 #include "rxpath/port.h"
 #include "rxpath/proto.h"
 #include "rxpath/router.h"

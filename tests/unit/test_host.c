@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the host path (include/rxpath/host.h): GRO toward the host
+ * Unit tests of the host path (src/net/host.h): GRO toward the host
  * and GSO from it. Frames go through the real stack (a router with the
  * port's addresses, local delivery, the host hook); a SOCK_SEQPACKET
  * socketpair stands in for the TAP (one frame with its vnet header per
@@ -23,7 +23,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "rxpath/csum.h"
-#include "rxpath/host.h"
+#include "net/host.h"
 #include "rxpath/proto.h"
 #include "rxpath/router.h"
 #include "check.h"

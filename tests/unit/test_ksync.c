@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Tests of kernel sync (include/rxpath/ksync.h) against a real kernel: the
+ * Tests of kernel sync (src/ctl/ksync.h) against a real kernel: the
  * program moves into a fresh network namespace, makes interfaces there and
  * changes routes and neighbours with `ip`, then checks the command-language
  * lines ksync hands to its apply callback. Needs root; otherwise it prints
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "rxpath/ksync.h"
+#include "ctl/ksync.h"
 #include "check.h"
 
 #define MAX_LINES 4096

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "rxpath/pcap_port.h"
+#include "port/pcap_port.h"
 #include "rxpath/port.h"
 #include "check.h"
 

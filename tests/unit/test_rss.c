@@ -3,8 +3,8 @@
 #include <arpa/inet.h>
 #include <string.h>
 #include "check.h"
-#include "rxpath/gen.h"
-#include "rxpath/rss.h"
+#include "port/gen.h"
+#include "core/rss.h"
 
 struct vector4 {
 	const char *src, *dst;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the simulated NIC through the port API (include/rxpath/port.h,
- * include/rxpath/sim.h): RX burst bounds, finite sources, zero-copy frame
+ * src/port/sim.h): RX burst bounds, finite sources, zero-copy frame
  * placement, batched refill and buffer shortage, TX with completion, a
  * full ring and a stalled peer, the device thread, pcap replay, and
  * argument errors. Every test closes its port and then audits the pool:
@@ -17,7 +17,7 @@
 #include "rxpath/csum.h"
 #include "rxpath/port.h"
 #include "rxpath/proto.h"
-#include "rxpath/sim.h"
+#include "port/sim.h"
 #include "check.h"
 
 #define ERR_LEN 256

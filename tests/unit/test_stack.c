@@ -16,7 +16,7 @@
 #include "rxpath/csum.h"
 #include "rxpath/port.h"
 #include "rxpath/proto.h"
-#include "rxpath/sim.h"
+#include "port/sim.h"
 #include "rxpath/stack.h"
 #include "check.h"
 

@@ -15,10 +15,10 @@
  * reported with its number, the offending word and what was expected, and
  * nothing is applied.
  */
-#ifndef RXPATH_APP_CONFIG_H
-#define RXPATH_APP_CONFIG_H
+#ifndef RXPATH_CTL_CONFIG_H
+#define RXPATH_CTL_CONFIG_H
 
-#include "dataplane.h"
+#include "engine/dataplane.h"
 
 /*
  * Applies one line to @cfg. @where names the source ("-e 2", "rxpath.conf:3")
@@ -29,5 +29,14 @@ int config_apply_line(struct dp_config *cfg, const char *line, const char *where
 
 /* Applies every line of @path; all or nothing. Returns 0 or -errno with @err. */
 int config_apply_file(struct dp_config *cfg, const char *path, char *err, size_t errlen);
+
+/*
+ * Applies one receive-path option shared by run and bench (--handoff,
+ * --prefetch, --copy, --copybreak, --rx-offset, --buffers, --max-frame,
+ * --budget, --pool, --hugepages). Returns 1 if @name was one, 0 if not,
+ * -EINVAL with @err if its value is bad.
+ */
+int apply_rx_option(struct dp_config *cfg, const char *name, const char *value, char *err,
+		    size_t errlen);
 
 #endif

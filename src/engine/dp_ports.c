@@ -30,14 +30,14 @@ static void mtu_follow(struct dp *dp, struct rxp_port *port)
 		/* the port's interface comes first (the lower index): its VLANs' stay within it */
 		mtu = dp_if_mtu(dp, (int)i);
 		if (dp->mtu_cfg[i] && !ifp->vlan && ifp->mtu > port->mtu)
-			fprintf(stderr, "rxpath: port %s: the MTU of %s is now %u, below %s's configured %u: "
-				"the kernel drops larger packets unseen; lower it (port set %s mtu %u) or "
-				"raise the device's (ip link set dev %s mtu %u)\n", port->name, port->dev,
-				port->mtu, ifp->name, ifp->mtu, ifp->name, port->mtu, port->dev, ifp->mtu);
+			dp_log(dp, "port %s: the MTU of %s is now %u, below %s's configured %u: "
+			       "the kernel drops larger packets unseen; lower it (port set %s mtu %u) or "
+			       "raise the device's (ip link set dev %s mtu %u)", port->name, port->dev,
+			       port->mtu, ifp->name, ifp->mtu, ifp->name, port->mtu, port->dev, ifp->mtu);
 		if (ifp->mtu == mtu || rxp_router_set_mtu(r, (int)i, mtu))
 			continue;
-		fprintf(stderr, "rxpath: port %s: the MTU of %s went from %u to %u; %s follows: mtu %u\n",
-			port->name, port->dev, old, port->mtu, ifp->name, mtu);
+		dp_log(dp, "port %s: the MTU of %s went from %u to %u; %s follows: mtu %u",
+		       port->name, port->dev, old, port->mtu, ifp->name, mtu);
 		dp_host_mirror(dp, (int)i, &(struct dp_cmd){ .kind = DP_CMD_MTU, .where = "mtu" });
 	}
 }
@@ -64,16 +64,17 @@ void dp_ports_check(struct dp *dp, uint64_t now_ns)
 		case RXP_PORT_GONE:
 			/* the neighbour table is shared: worker 0's stack empties it for all */
 			dropped = rxp_stack_port_down(&dp->stack, port->id);
-			fprintf(stderr, "rxpath: port %s: %s; port down, other ports keep running",
-				port->name, msg);
 			if (dropped)
-				fprintf(stderr, " (%llu packets waiting for a neighbour there dropped)",
-					(unsigned long long)dropped);
-			fputc('\n', stderr);
+				dp_log(dp, "port %s: %s; port down, other ports keep running "
+				       "(%llu packets waiting for a neighbour there dropped)", port->name,
+				       msg, (unsigned long long)dropped);
+			else
+				dp_log(dp, "port %s: %s; port down, other ports keep running",
+				       port->name, msg);
 			break;
 		case RXP_PORT_BACK:
 		case RXP_PORT_NOTE:
-			fprintf(stderr, "rxpath: port %s: %s\n", port->name, msg);
+			dp_log(dp, "port %s: %s", port->name, msg);
 			break;
 		}
 		if (port->dev[0] && !port->down)

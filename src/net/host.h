@@ -29,7 +29,7 @@
 #include "rxpath/proto.h"
 #include "rxpath/router.h"
 #include "rxpath/stack.h"
-#include "rxpath/tap.h"
+#include "port/tap.h"
 
 #define RXP_HOST_HOLD RXP_BURST_MAX	/* packets held for the host between two flushes */
 #define RXP_HOST_SEGS_MAX 64u		/* segments coalesced into one super-packet at most */

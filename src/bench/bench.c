@@ -19,9 +19,9 @@
 #include "bench_l3fwd.h"
 #include "bench_lpm.h"
 #include "bench_veth.h"
-#include "dataplane.h"
-#include "fmt.h"
-#include "run.h"
+#include "engine/dataplane.h"
+#include "core/fmt.h"
+#include "ctl/config.h"
 
 #define SIZES_MAX 8
 #define REPS_MAX 101
@@ -120,6 +120,7 @@ static int parse_sizes(const char *text, struct bench_opts *o)
 static void config_for(enum bench_config c, struct dp_config *cfg)
 {
 	dp_config_default(cfg);
+	cfg->log = fmt_log_stderr;
 	cfg->pool.n_bufs = DP_BUFS_PER_PORT + RXP_POOL_CACHE_MAX;
 	switch (c) {
 	case CFG_ALL_ON:

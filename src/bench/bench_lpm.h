@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* rxpath bench lpm: the IPv4 and IPv6 longest-prefix-match tables under load. */
-#ifndef RXPATH_APP_BENCH_LPM_H
-#define RXPATH_APP_BENCH_LPM_H
+#ifndef RXPATH_BENCH_BENCH_LPM_H
+#define RXPATH_BENCH_BENCH_LPM_H
 
 /*
  * Runs the LPM microbenchmark; @argv[0] is the subcommand name ("lpm").

@@ -8,10 +8,10 @@
  * "text COMMAND" or "json COMMAND"; the reply is "ok" or "error" on the
  * first line, then the report or the message.
  */
-#ifndef RXPATH_APP_CTL_SERVER_H
-#define RXPATH_APP_CTL_SERVER_H
+#ifndef RXPATH_CTL_CTL_SERVER_H
+#define RXPATH_CTL_CTL_SERVER_H
 
-#include "control.h"
+#include "engine/control.h"
 
 #define CTL_SOCKET_DEFAULT "/run/rxpath/rxpath.sock"
 #define CTL_REQUEST_MAX 1100	/* a request: a config line (1024) and the format word */

@@ -21,7 +21,7 @@
 #include "rxpath/lpm4.h"
 #include "rxpath/lpm6.h"
 #include "bench_lpm.h"
-#include "fmt.h"
+#include "core/fmt.h"
 
 #define REPS_MAX 51
 #define PREFIXES4_MAX (1u << 22)

@@ -565,3 +565,68 @@ int config_apply_file(struct dp_config *cfg, const char *path, char *err, size_t
 	fclose(f);
 	return ret;
 }
+
+int apply_rx_option(struct dp_config *cfg, const char *name, const char *value, char *err,
+		    size_t errlen)
+{
+	uint64_t n;
+
+	if (!strcmp(name, "handoff")) {
+		if (!strcmp(value, "list"))
+			cfg->tuning.handoff = RXP_HANDOFF_LIST;
+		else if (!strcmp(value, "packet") || !strcmp(value, "per-packet"))
+			cfg->tuning.handoff = RXP_HANDOFF_PACKET;
+		else
+			goto bad;
+	} else if (!strcmp(name, "prefetch")) {
+		if (rxp_parse_u64(value, 0, 2, &n))
+			goto bad;
+		cfg->tuning.prefetch_lines = (uint8_t)n;
+	} else if (!strcmp(name, "copy")) {
+		cfg->tuning.copy = true;
+	} else if (!strcmp(name, "copybreak")) {
+		if (rxp_parse_u64(value, 0, UINT16_MAX, &n))
+			goto bad;
+		cfg->tuning.copy = true;
+		cfg->tuning.copybreak = (uint16_t)n;
+	} else if (!strcmp(name, "rx-offset")) {
+		if (rxp_parse_u64(value, 0, 2, &n) || n == 1)
+			goto bad;
+		cfg->pool.rx_offset = (uint8_t)n;
+	} else if (!strcmp(name, "buffers")) {
+		if (!strcmp(value, "precise"))
+			cfg->pool.page_sized = false;
+		else if (!strcmp(value, "page"))
+			cfg->pool.page_sized = true;
+		else
+			goto bad;
+	} else if (!strcmp(name, "max-frame")) {
+		if (rxp_parse_u64(value, 60, RXP_FRAME_MAX, &n))
+			goto bad;
+		cfg->pool.max_frame = (uint32_t)n;
+	} else if (!strcmp(name, "budget")) {
+		if (rxp_parse_u64(value, 1, RXP_BURST_MAX, &n))
+			goto bad;
+		cfg->tuning.budget = (uint16_t)n;
+	} else if (!strcmp(name, "pool")) {
+		if (rxp_parse_u64(value, 64, 1u << 24, &n))
+			goto bad;
+		cfg->pool.n_bufs = (uint32_t)n;
+	} else if (!strcmp(name, "hugepages")) {
+		cfg->pool.hugepages = true;
+	} else {
+		return 0;
+	}
+	return 1;
+bad:
+	snprintf(err, errlen, "--%s %s: expected %s", name, value,
+		 !strcmp(name, "handoff")   ? "list or packet" :
+		 !strcmp(name, "prefetch")  ? "0, 1 or 2" :
+		 !strcmp(name, "copybreak") ? "a byte count from 0 to 65535" :
+		 !strcmp(name, "rx-offset") ? "0 or 2" :
+		 !strcmp(name, "buffers")   ? "precise or page" :
+		 !strcmp(name, "max-frame") ? "a frame size from 60 to 9216" :
+		 !strcmp(name, "budget")    ? "a packet count from 1 to 256" :
+					      "a buffer count from 64 to 16777216");
+	return -EINVAL;
+}

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef RXPATH_APP_VETH_SENDER_H
-#define RXPATH_APP_VETH_SENDER_H
+#ifndef RXPATH_BENCH_VETH_SENDER_H
+#define RXPATH_BENCH_VETH_SENDER_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef RXPATH_APP_BENCH_VETH_H
-#define RXPATH_APP_BENCH_VETH_H
+#ifndef RXPATH_BENCH_BENCH_VETH_H
+#define RXPATH_BENCH_BENCH_VETH_H
 
 /*
  * rxpath bench veth: h1 -- r -- h2 over veth in network namespaces; packets/s

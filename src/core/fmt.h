@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Human-readable numbers, a monotonic clock, and the arithmetic of the program's reports. */
-#ifndef RXPATH_APP_FMT_H
-#define RXPATH_APP_FMT_H
+#ifndef RXPATH_CORE_FMT_H
+#define RXPATH_CORE_FMT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -21,5 +21,8 @@ int parse_seconds(const char *text, double min, double max, double *out);
 /* Writes the median, minimum and maximum of @n (1..101) samples. */
 void summarize_samples(const double *samples, unsigned n, double *median, double *min,
 		       double *max);
+
+/* Prints @line on stderr as "rxpath: LINE": the engine's log for the program and the benchmarks. */
+void fmt_log_stderr(const char *line);
 
 #endif

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* One worker's datapath: a buffer pool, its cache, the ports, the router and the stack. */
-#ifndef RXPATH_APP_DATAPLANE_H
-#define RXPATH_APP_DATAPLANE_H
+#ifndef RXPATH_ENGINE_DATAPLANE_H
+#define RXPATH_ENGINE_DATAPLANE_H
 
 #include <stdio.h>
-#include "rxpath/host.h"
+#include "net/host.h"
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -71,7 +71,15 @@ struct dp_cmd {
 	char host_name[RXP_TAP_NAME_MAX];	/* empty: the default name */
 };
 
+/*
+ * Where the engine tells what happened while it runs (a port went down, a
+ * command's warning): one line, without a trailing newline. The engine
+ * prints nothing itself; NULL: such lines are not told.
+ */
+typedef void (*dp_log_fn)(const char *line);
+
 struct dp_config {
+	dp_log_fn log;
 	unsigned n_workers;		/* polling threads; 0 or 1: one, the caller's */
 	bool idle_spin;			/* --idle spin: workers poll on when idle, never sleep */
 	struct rxp_pool_config pool;	/* n_bufs 0: DP_BUFS_PER_PORT per port + a cache */
@@ -135,6 +143,8 @@ struct dp {
 	unsigned n_workers;
 	struct dp_worker *workers;	/* workers 1..n_workers-1 */
 	bool idle_spin;			/* from the config: never sleep */
+	dp_log_fn log;			/* from the config */
+	uint64_t caps_dropped;		/* bit N: the program gave up capability N after set-up (for messages) */
 	/* per interface: the MTU configured, or 0 to follow the device's (a VLAN sub-port's held to its port's) */
 	uint32_t mtu_cfg[RXP_IFS_MAX];
 	/*
@@ -164,6 +174,15 @@ struct dp {
 static inline struct rxp_stack *dp_stack(struct dp *dp, unsigned w)
 {
 	return w ? &dp->workers[w - 1].stack : &dp->stack;
+}
+
+/* Tells @fmt's line through the config's log function (nothing without one). */
+void dp_log(const struct dp *dp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Returns the name of the port whose id is @id, or "?". */
+static inline const char *dp_port_name(const struct dp *dp, uint16_t id)
+{
+	return id < dp->n_ports ? dp->ports[id].name : "?";
 }
 
 /* Returns worker @w's buffer cache. */
@@ -344,9 +363,6 @@ void dp_hosts_close(struct dp *dp);
  * in its struct rxp_host_stats. Returns how many: 0 without a host path.
  */
 unsigned dp_host_counters(const struct dp *dp, uint16_t port, struct rxp_xstat *out, unsigned max);
-
-/* Prints the host paths' counters: text lines, or a ',"host":[...]' JSON member. */
-void dp_host_print(const struct dp *dp, FILE *out, bool json);
 
 /*
  * Stops the ports, returns every buffer and checks that the pool has them all.

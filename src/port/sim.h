@@ -12,7 +12,7 @@
 #define RXPATH_SIM_H
 
 #include "rxpath/port.h"
-#include "rxpath/gen.h"
+#include "gen.h"
 
 /* Called by the device for every frame it transmits (from the device thread in thread mode). */
 typedef void (*rxp_sim_tx_hook)(void *ctx, const uint8_t *frame, uint16_t len);

@@ -6,11 +6,11 @@
  * counters that no one is writing. Names are listed in docs/metrics.md and
  * do not change.
  */
-#ifndef RXPATH_APP_METRICS_H
-#define RXPATH_APP_METRICS_H
+#ifndef RXPATH_CTL_METRICS_H
+#define RXPATH_CTL_METRICS_H
 
 #include <sys/socket.h>
-#include "control.h"
+#include "engine/control.h"
 
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 #define METRICS_LISTEN_HELP "PORT, IPV4:PORT, [IPV6]:PORT or localhost:PORT (e.g. 9417, 127.0.0.1:9417, [::1]:9417)"

@@ -6,13 +6,13 @@
  * a packet and a report reads counters that no one is writing. The poll
  * loop pays one relaxed atomic load each time it looks at the clock.
  */
-#ifndef RXPATH_APP_CONTROL_H
-#define RXPATH_APP_CONTROL_H
+#ifndef RXPATH_ENGINE_CONTROL_H
+#define RXPATH_ENGINE_CONTROL_H
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include "dataplane.h"
-#include "rxpath/sbuf.h"
+#include "core/sbuf.h"
 
 /* Work for the datapath thread: fills @out, returns 0 or -errno. */
 typedef int (*control_fn)(struct dp *dp, void *arg, struct rxp_sbuf *out);

@@ -17,13 +17,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "rxpath/capture_file.h"
+#include "ctl/capture_file.h"
 #include "bench_l3fwd.h"
-#include "config.h"
-#include "dataplane.h"
-#include "fmt.h"
-#include "run.h"
-#include "workers.h"
+#include "ctl/config.h"
+#include "engine/dataplane.h"
+#include "core/fmt.h"
+#include "engine/workers.h"
 
 #define CASES_MAX 4
 #define WORKER_COUNTS_MAX 8
@@ -248,6 +247,7 @@ static int build_case(struct l3fwd_case *c, const struct l3fwd_opts *o, char *er
 	bool v6 = !strcmp(c->proto, "udp6");
 
 	dp_config_default(&c->cfg);
+	c->cfg.log = fmt_log_stderr;
 	c->cfg.tuning.handoff = o->per_packet ? RXP_HANDOFF_PACKET : RXP_HANDOFF_LIST;
 	c->cfg.tuning.budget = (uint16_t)o->budget;
 	c->cfg.n_workers = c->workers;

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "dataplane.h"
-#include "rxpath/afxdp.h"
 #include "rxpath/proto.h"
 #include "workers.h"
 
@@ -33,6 +33,19 @@ uint32_t dp_if_default_mtu(const struct dp *dp, uint16_t port, uint16_t vlan)
 	uint32_t dev = dp->ports[port].mtu;
 
 	return RXP_MIN(dev ? dev : IP_MTU_DEFAULT, if_max_mtu(dp, vlan));
+}
+
+void dp_log(const struct dp *dp, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	if (!dp->log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	dp->log(line);
 }
 
 void dp_config_default(struct dp_config *cfg)
@@ -262,7 +275,7 @@ static void shadowed_restore(struct dp *dp, const struct dp_cmd *c, char *err, s
 	k = dp->shadowed[i];
 	dp->shadowed[i] = dp->shadowed[--dp->n_shadowed];
 	if (dp_apply_cmd(dp, &k, err, errlen))
-		fprintf(stderr, "rxpath: %s\n", err);
+		dp_log(dp, "%s", err);
 	err[0] = '\0';
 }
 
@@ -305,7 +318,7 @@ uint32_t dp_if_mtu(const struct dp *dp, int ifidx)
 
 /*
  * The MTU of port interface @ifidx changed: its VLAN sub-ports follow, each
- * within it (said on stderr, and to the host paths); one configured above
+ * within it (told through dp_log(), and to the host paths); one configured above
  * it gets its own back when the port's is raised again.
  */
 static void vlans_follow(struct dp *dp, int ifidx)
@@ -322,8 +335,7 @@ static void vlans_follow(struct dp *dp, int ifidx)
 		mtu = dp_if_mtu(dp, (int)i);
 		if (mtu == ifp->mtu || rxp_router_set_mtu(r, (int)i, mtu))
 			continue;
-		fprintf(stderr, "rxpath: %s: mtu %u (%s, the port its frames leave by, has %u)\n",
-			ifp->name, mtu, parent->name, parent->mtu);
+		dp_log(dp, "%s: mtu %u (%s, the port its frames leave by, has %u)", ifp->name, mtu, parent->name, parent->mtu);
 		dp_host_mirror(dp, (int)i, &(struct dp_cmd){ .kind = DP_CMD_MTU, .where = "mtu" });
 	}
 }
@@ -631,7 +643,7 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 			snprintf(err, errlen, "warning: %s: mtu %u held to %u, the MTU of %s, the port %s's "
 				 "frames leave by, until that is raised", c->where, mtu, ifp->mtu,
 				 r->ifs[r->port_if[ifp->port]].name, ifp->name);
-			fprintf(stderr, "rxpath: %s\n", err);
+			dp_log(dp, "%s", err);
 		} else if (mtu < RXP_IP6_MIN_MTU) {
 			/* taken, with a warning for the log and for whoever asked (ctl) */
 			snprintf(err, errlen, "warning: %s: mtu %u is below the %u bytes every IPv6 link "
@@ -639,7 +651,7 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 				 "with Packet Too Big, which hosts ignore below %u (RFC 8201); keep %u or "
 				 "more where IPv6 is routed", c->where, mtu, RXP_IP6_MIN_MTU, mtu,
 				 c->dev, RXP_IP6_MIN_MTU, RXP_IP6_MIN_MTU);
-			fprintf(stderr, "rxpath: %s\n", err);
+			dp_log(dp, "%s", err);
 		}
 		break;
 	}
@@ -904,6 +916,7 @@ int dp_open(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen
 	int ret;
 
 	memset(dp, 0, sizeof(*dp));
+	dp->log = cfg->log;
 	dp->n_workers = RXP_MAX(cfg->n_workers, 1u);
 	dp->idle_spin = cfg->idle_spin;
 	dp_idle_init(&dp->idle);	/* without its eventfd worker 0 never sleeps */
@@ -920,10 +933,13 @@ int dp_open(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen
 		pcfg.n_bufs = DP_BUFS_PER_PORT * RXP_MAX(queues, 1u) +
 			      RXP_POOL_CACHE_MAX * dp->n_workers;
 	}
-	/* the pool is the AF_XDP UMEM: XDP headroom before frames, power-of-two buffers */
-	for (unsigned i = 0; i < cfg->n_ports; i++)
-		if (rxp_afxdp_spec(cfg->ports[i].spec))
-			rxp_afxdp_pool_config(&pcfg);
+	/* a driver may need a layout of its own (AF_XDP: the pool is its UMEM) */
+	for (unsigned i = 0; i < cfg->n_ports; i++) {
+		const struct rxp_port_ops *ops = rxp_port_driver_of_spec(cfg->ports[i].spec);
+
+		if (ops && ops->pool_config)
+			ops->pool_config(&pcfg);
+	}
 	dp->pool = rxp_pool_create(&pcfg, err, errlen);
 	if (!dp->pool)
 		return -errno;
@@ -958,10 +974,10 @@ int dp_open(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen
 			if (memcmp(dp->ports[k].mac, m, 6))
 				continue;
 			/* allowed on separate links, but rarely meant: a default MAC met a mac= */
-			fprintf(stderr, "rxpath: warning: ports %s and %s have the same MAC "
-				"%02x:%02x:%02x:%02x:%02x:%02x, and so the same IPv6 link-local address; "
-				"give one of them another with mac=\n", dp->ports[k].name, port->name,
-				m[0], m[1], m[2], m[3], m[4], m[5]);
+			dp_log(dp, "warning: ports %s and %s have the same MAC "
+			       "%02x:%02x:%02x:%02x:%02x:%02x, and so the same IPv6 link-local address; "
+			       "give one of them another with mac=", dp->ports[k].name, port->name,
+			       m[0], m[1], m[2], m[3], m[4], m[5]);
 		}
 	}
 	ret = open_workers(dp, cfg, err, errlen);

@@ -11,8 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 #include "dataplane.h"
-#include "fmt.h"
-#include "privilege.h"
 
 int dp_host_apply(struct dp *dp, int ifidx, const struct dp_cmd *c, char *err, size_t errlen)
 {
@@ -47,7 +45,7 @@ int dp_host_apply(struct dp *dp, int ifidx, const struct dp_cmd *c, char *err, s
 	snprintf(hc.name, sizeof(hc.name), "%s", c->host_name);
 	hc.gro = c->host_gro;
 	ret = rxp_host_open(&h, dp->router, ifidx, &hc, herr, sizeof(herr));
-	if (ret == -EPERM && priv_cap_dropped(CAP_NET_ADMIN)) {
+	if (ret == -EPERM && (dp->caps_dropped >> CAP_NET_ADMIN & 1)) {
 		snprintf(err, errlen, "%s: host path of %s: rxpath gave up CAP_NET_ADMIN after set-up, as no port had a host path then; "
 			 "put 'port set %s host on' in the config, or start rxpath with --keep-caps net_admin",
 			 c->where, ifp->name, ifp->name);
@@ -98,22 +96,13 @@ void dp_host_mirror(struct dp *dp, int ifidx, const struct dp_cmd *c)
 		return;
 	}
 	if (ret)
-		fprintf(stderr, "rxpath: %s: the router took it, but its host path did not: %s\n",
-			c->where, err);
+		dp_log(dp, "%s: the router took it, but its host path did not: %s", c->where, err);
 }
 
 void dp_hosts_close(struct dp *dp)
 {
 	for (unsigned p = 0; p < RXP_STACK_PORTS_MAX; p++)
 		rxp_host_close(&dp->stack, dp->stack.host[p]);
-}
-
-static const char *port_name(const struct dp *dp, uint16_t id)
-{
-	for (unsigned i = 0; i < dp->n_ports; i++)
-		if (dp->ports[i].id == id)
-			return dp->ports[i].name;
-	return "?";
 }
 
 #define HOST_FIELDS(X) \
@@ -132,66 +121,4 @@ unsigned dp_host_counters(const struct dp *dp, uint16_t port, struct rxp_xstat *
 	HOST_FIELDS(X)
 #undef X
 	return n;
-}
-
-static void print_json(const struct dp *dp, FILE *out)
-{
-	bool first = true;
-
-	fprintf(out, ",\"host\":[");
-	for (unsigned p = 0; p < RXP_STACK_PORTS_MAX; p++) {
-		const struct rxp_host *h = dp->stack.host[p];
-		struct rxp_xstat xs[RXP_XSTATS_MAX];
-		unsigned n = dp_host_counters(dp, (uint16_t)p, xs, RXP_XSTATS_MAX);
-
-		if (!h)
-			continue;
-		fprintf(out, "%s{\"port\":\"%s\",\"tap\":\"%s\",\"gro\":%s", first ? "" : ",",
-			port_name(dp, h->port), h->tap.name, h->gro ? "true" : "false");
-		for (unsigned k = 0; k < n; k++)
-			fprintf(out, ",\"%s\":%" PRIu64, xs[k].name, xs[k].value);
-		fprintf(out, "}");
-		first = false;
-	}
-	fprintf(out, "]");
-}
-
-static void print_text(const struct dp *dp, FILE *out)
-{
-	char a[32], b[32], c[32], d[32], e[32], f[32], g[32];
-
-	for (unsigned p = 0; p < RXP_STACK_PORTS_MAX; p++) {
-		const struct rxp_host *h = dp->stack.host[p];
-		const struct rxp_host_stats *s;
-
-		if (!h)
-			continue;
-		s = &h->stats;
-		fprintf(out, "  host %-8s TAP %s, GRO %s: to host %s packets (%s bytes) in %s writes; "
-			"GRO made %s super-packets of %s merged segments; bad TCP checksums %s\n",
-			port_name(dp, h->port), h->tap.name, h->gro ? "on" : "off",
-			fmt_count(a, sizeof(a), s->to_host_packets), fmt_count(b, sizeof(b), s->to_host_bytes),
-			fmt_count(c, sizeof(c), s->writes), fmt_count(d, sizeof(d), s->gro_super),
-			fmt_count(e, sizeof(e), s->gro_merged), fmt_count(f, sizeof(f), s->csum_bad));
-		fprintf(out, "  %-13s from host %s frames, sent as %s packets; GSO cut %s super-packets "
-			"into %s segments; checksums completed %s\n", "",
-			fmt_count(a, sizeof(a), s->from_host_frames),
-			fmt_count(b, sizeof(b), s->from_host_packets), fmt_count(c, sizeof(c), s->gso_frames),
-			fmt_count(d, sizeof(d), s->gso_segments), fmt_count(e, sizeof(e), s->csum_completed));
-		if (s->write_errors || s->read_errors || s->bad_frames || s->no_buffer)
-			fprintf(out, "  %-13s errors: TAP writes %s, reads %s; bad frames from the host %s; "
-				"no buffer %s\n", "", fmt_count(a, sizeof(a), s->write_errors),
-				fmt_count(b, sizeof(b), s->read_errors), fmt_count(c, sizeof(c), s->bad_frames),
-				fmt_count(g, sizeof(g), s->no_buffer));
-	}
-}
-
-void dp_host_print(const struct dp *dp, FILE *out, bool json)
-{
-	if (!dp->stack.host_ports)
-		return;
-	if (json)
-		print_json(dp, out);
-	else
-		print_text(dp, out);
 }

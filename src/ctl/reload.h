@@ -4,10 +4,10 @@
  * compared with what the previous load asked for, and only the difference
  * is applied, like control-socket changes: deletions first, then additions.
  */
-#ifndef RXPATH_APP_RELOAD_H
-#define RXPATH_APP_RELOAD_H
+#ifndef RXPATH_CTL_RELOAD_H
+#define RXPATH_CTL_RELOAD_H
 
-#include "dataplane.h"
+#include "engine/dataplane.h"
 
 /*
  * Computes the commands that turn @old's router state into @new's, in the

@@ -39,7 +39,7 @@
 #include <rxpath/args.h>
 #include <rxpath/csum.h>
 #include "bench_veth.h"
-#include "fmt.h"
+#include "core/fmt.h"
 #include "veth_sender.h"
 #include "xdp_sink.h"
 

@@ -8,18 +8,7 @@
 #ifndef RXPATH_AFXDP_H
 #define RXPATH_AFXDP_H
 
-#include "rxpath/pool.h"
-
 /* Bytes the kernel keeps free before every frame it writes (XDP_PACKET_HEADROOM). */
 #define RXP_AFXDP_HEADROOM 256u
-
-/*
- * Adjusts a pool configuration so the pool can be an AF_XDP UMEM: headroom
- * of XDP_PACKET_HEADROOM before each frame and power-of-two buffers.
- */
-void rxp_afxdp_pool_config(struct rxp_pool_config *cfg);
-
-/* Returns true when @spec ("driver:args") names the afxdp driver. */
-bool rxp_afxdp_spec(const char *spec);
 
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* rxpath bench: the seed A/B matrix on sim ports. */
-#ifndef RXPATH_APP_BENCH_H
-#define RXPATH_APP_BENCH_H
+#ifndef RXPATH_BENCH_BENCH_H
+#define RXPATH_BENCH_BENCH_H
 
 #include <stdbool.h>
 #include <stdint.h>

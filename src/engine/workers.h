@@ -7,8 +7,8 @@
  * routers with a control thread and workers do), so that no packet sees
  * the tables half changed.
  */
-#ifndef RXPATH_APP_WORKERS_H
-#define RXPATH_APP_WORKERS_H
+#ifndef RXPATH_ENGINE_WORKERS_H
+#define RXPATH_ENGINE_WORKERS_H
 
 #include "dataplane.h"
 

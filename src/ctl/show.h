@@ -4,11 +4,11 @@
  * neigh, pool; as text or JSON. Each runs on the datapath thread (through
  * the mailbox), so it reads counters and tables no one is changing.
  */
-#ifndef RXPATH_APP_SHOW_H
-#define RXPATH_APP_SHOW_H
+#ifndef RXPATH_CTL_SHOW_H
+#define RXPATH_CTL_SHOW_H
 
-#include "dataplane.h"
-#include "rxpath/sbuf.h"
+#include "engine/dataplane.h"
+#include "core/sbuf.h"
 
 struct show_request {
 	const struct dp_config *cfg;	/* the ports as configured: their specs */

@@ -19,9 +19,9 @@
 #include "config.h"
 #include "ctl_server.h"
 #include "reload.h"
-#include "rxpath/capture_file.h"
-#include "rxpath/host.h"
-#include "rxpath/ksync.h"
+#include "capture_file.h"
+#include "net/host.h"
+#include "ksync.h"
 #include "show.h"
 
 #define CLIENT_TIMEOUT_S 2	/* a client that stops reading the answer is dropped */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef RXPATH_APP_XDP_SINK_H
-#define RXPATH_APP_XDP_SINK_H
+#ifndef RXPATH_BENCH_XDP_SINK_H
+#define RXPATH_BENCH_XDP_SINK_H
 
 #include <stddef.h>
 

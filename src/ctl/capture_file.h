@@ -17,7 +17,7 @@
 #ifndef RXPATH_CAPTURE_FILE_H
 #define RXPATH_CAPTURE_FILE_H
 
-#include "rxpath/capture.h"
+#include "net/capture.h"
 #include "rxpath/stack.h"
 
 #define RXP_CAPTURE_FILE_ALL_PORTS (-1)

@@ -78,3 +78,8 @@ void summarize_samples(const double *samples, unsigned n, double *median, double
 	*min = s[0];
 	*max = s[n - 1];
 }
+
+void fmt_log_stderr(const char *line)
+{
+	fprintf(stderr, "rxpath: %s\n", line);
+}
