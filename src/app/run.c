@@ -9,16 +9,15 @@
 #include "ctl/config.h"
 #include "engine/control.h"
 #include "ctl/ctl_server.h"
+#include "engine/loop.h"
 #include "engine/workers.h"
+#include "core/clock.h"
 #include "core/fmt.h"
 #include "ctl/metrics.h"
 #include "privilege.h"
 #include "report.h"
 #include "run.h"
 #include "port/pcap_port.h"
-
-/* Polls between two looks at the clock: the clock is never read per packet. */
-#define POLLS_PER_CLOCK_READ 64u
 
 static volatile sig_atomic_t stop_requested;
 
@@ -82,34 +81,48 @@ static void usage(FILE *out)
 		CTL_SOCKET_DEFAULT, RXP_BURST_MAX, DP_BUFS_PER_PORT, RXP_POOL_CACHE_MAX);
 }
 
-/* The poll loop: poll every queue; look at the clock once every POLLS_PER_CLOCK_READ rounds. */
+/* What the run does at each clock read of worker 0's poll loop. */
+struct run_turn {
+	struct dp *dp;
+	struct control *ctl;
+	const struct run_opts *o;
+	struct port_snap snap[DP_PORTS_MAX];
+	double start, last;	/* seconds: the loop's start, the last live line */
+};
+
+/* The loop's hook: the mailbox, the live lines and a stop signal. Returns false to stop. */
+static bool run_at_clock(void *arg, uint64_t now_ns)
+{
+	struct run_turn *t = arg;
+	double now = (double)now_ns * 1e-9;
+
+	control_service(t->ctl);
+	if (t->o->interval > 0 && now - t->last >= t->o->interval) {
+		report_interval(t->dp, t->snap, t->last, now, t->start, t->o->json);
+		t->last = now;
+	}
+	return !stop_requested;
+}
+
+/* Runs worker 0's poll loop until a signal, --duration or the end of the inputs. Returns the seconds it ran. */
 static double run_loop(struct dp *dp, struct control *ctl, const struct run_opts *o)
 {
-	struct port_snap snap[DP_PORTS_MAX] = { 0 };
-	double start = now_seconds(), last = start, now = start;
-	unsigned rounds = 0;
+	struct run_turn t = { .dp = dp, .ctl = ctl, .o = o };
+	const struct dp_loop loop = {
+		.duration_ns = (uint64_t)(o->duration * 1e9),
+		.until_finished = true,
+		.sleep_when_idle = true,
+		.at_clock = run_at_clock,
+		.ctx = &t,
+	};
+	double now;
 
-	while (!stop_requested) {
-		dp->idle.frames |= dp_poll(dp);
-		if (++rounds % POLLS_PER_CLOCK_READ)
-			continue;
-		now = now_seconds();
-		dp->idle.frames |= dp_tick(dp, (uint64_t)(now * 1e9));
-		control_service(ctl);
-		if (o->interval > 0 && now - last >= o->interval) {
-			report_interval(dp, snap, last, now, start, o->json);
-			last = now;
-		}
-		if (o->duration > 0 && now - start >= o->duration)
-			break;
-		if (dp_finished(dp))
-			break;
-		dp_idle_after_clock(dp, 0, &dp->idle, (uint64_t)(now * 1e9));
-	}
-	now = now_seconds();
-	if (o->interval > 0 && now - last > 0.001)
-		report_interval(dp, snap, last, now, start, o->json);
-	return now - start;
+	t.start = t.last = rxp_clock_seconds();
+	dp_loop_run(dp, 0, &loop);
+	now = rxp_clock_seconds();
+	if (o->interval > 0 && now - t.last > 0.001)
+		report_interval(dp, t.snap, t.last, now, t.start, o->json);
+	return now - t.start;
 }
 
 int cmd_run(int argc, char **argv)

@@ -19,7 +19,7 @@
 #include "bench_l3fwd.h"
 #include "bench_lpm.h"
 #include "bench_veth.h"
-#include "engine/dataplane.h"
+#include "engine/loop.h"
 #include "core/fmt.h"
 #include "ctl/config.h"
 

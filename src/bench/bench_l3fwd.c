@@ -22,6 +22,7 @@
 #include "ctl/config.h"
 #include "engine/dataplane.h"
 #include "core/fmt.h"
+#include "engine/loop.h"
 #include "engine/workers.h"
 
 #define CASES_MAX 4
@@ -133,10 +134,10 @@ static uint64_t tx_packets(const struct rxp_port *port)
 static double measure_workers(struct l3fwd_case *c, const struct l3fwd_opts *o)
 {
 	struct rxp_port *out = &c->dp.ports[1];
+	const struct dp_loop warm = { .duration_ns = (uint64_t)(RXP_MAX(0.02, o->duration * 0.1) * 1e9) };
+	const struct dp_loop run = { .duration_ns = (uint64_t)(o->duration * 1e9) };
 	int cpus[DP_WORKERS_MAX];
-	double t0, t = 0, warm = RXP_MAX(0.02, o->duration * 0.1);
-	unsigned rounds = 0;
-	uint64_t n0;
+	uint64_t n0, ns;
 	char err[256];
 
 	if (dp_workers_start(&c->dp, cpus, err, sizeof(err))) {
@@ -144,25 +145,12 @@ static double measure_workers(struct l3fwd_case *c, const struct l3fwd_opts *o)
 		dp_workers_stop(&c->dp);	/* gives this thread its CPUs back */
 		return 0;
 	}
-	t0 = now_seconds();
-	do {
-		for (unsigned i = 0; i < 64; i++)
-			dp_poll(&c->dp);
-		t = now_seconds();
-		dp_tick(&c->dp, (uint64_t)(t * 1e9));
-	} while (t - t0 < warm);
+	dp_loop_run(&c->dp, 0, &warm);
 	n0 = tx_packets(out);
-	t0 = now_seconds();
-	do {
-		dp_poll(&c->dp);
-		if (++rounds % 64)
-			continue;
-		t = now_seconds();
-		dp_tick(&c->dp, (uint64_t)(t * 1e9));
-	} while (t - t0 < o->duration);
+	ns = dp_loop_run(&c->dp, 0, &run);
 	n0 = tx_packets(out) - n0;
 	dp_workers_stop(&c->dp);
-	return (double)n0 / (t - t0) / 1e6;
+	return (double)n0 / ((double)ns * 1e-9) / 1e6;
 }
 
 static double measure(struct l3fwd_case *c, const struct l3fwd_opts *o, double *cpu_ns)

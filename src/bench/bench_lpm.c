@@ -21,6 +21,7 @@
 #include "rxpath/lpm4.h"
 #include "rxpath/lpm6.h"
 #include "bench_lpm.h"
+#include "core/clock.h"
 #include "core/fmt.h"
 
 #define REPS_MAX 51
@@ -302,7 +303,7 @@ static int bench4(const struct lpm_opts *o, struct lpm_row *rows, bool tty)
 	if (!lpm)
 		return -errno;
 	progress("ipv4", 0, o->prefixes4, tty);
-	t0 = now_seconds();
+	t0 = rxp_clock_seconds();
 	/* random prefixes repeat now and then (a replace): go on until there are N */
 	while (rxp_lpm4_count(lpm) < o->prefixes4) {
 		uint32_t prefix;
@@ -315,7 +316,7 @@ static int bench4(const struct lpm_opts *o, struct lpm_row *rows, bool tty)
 		if (tty && made % 65536 == 0)
 			progress("ipv4", rxp_lpm4_count(lpm), o->prefixes4, tty);
 	}
-	rows[0].build_s = now_seconds() - t0;
+	rows[0].build_s = rxp_clock_seconds() - t0;
 	progress_done(tty);
 	rows[0].rss_delta = statm_resident() - rss0;
 	rows[0].bytes = rxp_lpm4_memory(lpm, &resident);
@@ -338,14 +339,14 @@ static int bench4(const struct lpm_opts *o, struct lpm_row *rows, bool tty)
 			uint64_t sum = 0, hit = 0;
 			double t;
 
-			t0 = now_seconds();
+			t0 = rxp_clock_seconds();
 			if (mode == MODE_SINGLE)
 				sum = pass4_single(lpm, addrs, n, &hit);
 			else if (mode == MODE_BULK)
 				sum = pass4_bulk(lpm, addrs, nhs, n, o->burst);
 			else
 				sum = pass4_floor(lpm, addrs, n, o->burst);
-			t = (now_seconds() - t0) * 1e9 / n;
+			t = (rxp_clock_seconds() - t0) * 1e9 / n;
 			sink ^= sum;
 			if (rep == 0) {
 				if (mode == MODE_SINGLE)
@@ -497,7 +498,7 @@ static int bench6(const struct lpm_opts *o, struct lpm_row *rows, bool tty)
 	for (uint32_t i = 0; i < n_holders; i++)
 		holders[i] = gen_holder();
 	progress("ipv6", 0, o->prefixes6, tty);
-	t0 = now_seconds();
+	t0 = rxp_clock_seconds();
 	while (rxp_lpm6_count(lpm) < o->prefixes6) {
 		struct route6 r = gen_route6(&holders[rnd_below(n_holders)]);
 		uint32_t before = rxp_lpm6_count(lpm);
@@ -512,7 +513,7 @@ static int bench6(const struct lpm_opts *o, struct lpm_row *rows, bool tty)
 		if (tty && n_routes % 16384 == 0)
 			progress("ipv6", n_routes, o->prefixes6, tty);
 	}
-	rows[0].build_s = now_seconds() - t0;
+	rows[0].build_s = rxp_clock_seconds() - t0;
 	progress_done(tty);
 	rows[0].rss_delta = statm_resident() - rss0;
 	rows[0].bytes = rxp_lpm6_memory(lpm, &resident);
@@ -542,7 +543,7 @@ static int bench6(const struct lpm_opts *o, struct lpm_row *rows, bool tty)
 			uint64_t sum = 0, hit = 0;
 			double t;
 
-			t0 = now_seconds();
+			t0 = rxp_clock_seconds();
 			if (is_bulk) {
 				for (uint32_t i = 0; i < n; i += o->burst) {
 					unsigned m = RXP_MIN(o->burst, n - i);
@@ -564,7 +565,7 @@ static int bench6(const struct lpm_opts *o, struct lpm_row *rows, bool tty)
 					}
 				}
 			}
-			t = (now_seconds() - t0) * 1e9 / n;
+			t = (rxp_clock_seconds() - t0) * 1e9 / n;
 			sink ^= sum;
 			if (rep == 0) {
 				if (!is_bulk)

@@ -39,6 +39,7 @@
 #include <rxpath/args.h>
 #include <rxpath/csum.h>
 #include "bench_veth.h"
+#include "core/clock.h"
 #include "core/fmt.h"
 #include "veth_sender.h"
 #include "xdp_sink.h"
@@ -115,10 +116,10 @@ static void usage(FILE *out)
 /* Sleeps @s seconds in short steps; -1 as soon as a stop signal came. */
 static int nap(double s)
 {
-	double end = now_seconds() + s;
+	double end = rxp_clock_seconds() + s;
 
 	while (!stop_signal) {
-		double left = end - now_seconds();
+		double left = end - rxp_clock_seconds();
 		struct timespec ts;
 
 		if (left <= 0)
@@ -196,12 +197,12 @@ static int read_counter(const struct veth_lab *lab, int ns, const char *dev, con
 			uint64_t *v, double *t, char *err, size_t errlen)
 {
 	char out[64];
-	double t0 = now_seconds();
+	double t0 = rxp_clock_seconds();
 
 	if (sh(out, sizeof(out), err, errlen, "ip netns exec %s cat /sys/class/net/%s/statistics/%s",
 	       lab->ns[ns], dev, name))
 		return -1;
-	*t = (t0 + now_seconds()) / 2;
+	*t = (t0 + rxp_clock_seconds()) / 2;
 	if (rxp_parse_u64(out, 0, UINT64_MAX, v)) {
 		snprintf(err, errlen, "%s %s %s: not a counter: '%s'", lab->ns[ns], dev, name, out);
 		return -1;
@@ -364,7 +365,7 @@ static pid_t spawn(char *const argv[], const char *out, const char *errlog, char
 /* Waits up to @timeout s for @pid; its wait status, or -1 if it is still running. */
 static int wait_for(pid_t pid, double timeout)
 {
-	double end = now_seconds() + timeout;
+	double end = rxp_clock_seconds() + timeout;
 	int st;
 
 	for (;;) {
@@ -374,7 +375,7 @@ static int wait_for(pid_t pid, double timeout)
 			return st;
 		if (r < 0 && errno != EINTR)
 			return -1;
-		if (now_seconds() > end)
+		if (rxp_clock_seconds() > end)
 			return -1;
 		usleep(10000);
 	}
@@ -552,9 +553,9 @@ static int kernel_forwarding(struct veth_lab *lab, bool on, char *err, size_t er
  */
 static int warmup_ping(struct veth_lab *lab, const char *path, char *err, size_t errlen)
 {
-	double end = now_seconds() + START_TIMEOUT_S;
+	double end = rxp_clock_seconds() + START_TIMEOUT_S;
 
-	while (!stop_signal && now_seconds() < end) {
+	while (!stop_signal && rxp_clock_seconds() < end) {
 		if (rxpath_alive(lab, err, errlen))
 			return -1;
 		if (!sh(NULL, 0, err, errlen, "ip netns exec %s ping -n -q -c 1 -W 1 10.0.2.2",

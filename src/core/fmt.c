@@ -38,14 +38,6 @@ char *fmt_count(char *buf, size_t len, uint64_t n)
 	return buf;
 }
 
-double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 int parse_seconds(const char *text, double min, double max, double *out)
 {
 	char *end;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Human-readable numbers, a monotonic clock, and the arithmetic of the program's reports. */
+/* Human-readable numbers and the arithmetic of the program's reports. */
 #ifndef RXPATH_CORE_FMT_H
 #define RXPATH_CORE_FMT_H
 
@@ -11,9 +11,6 @@ char *fmt_si(char *buf, size_t len, double value, const char *unit);
 
 /* Writes @n with thousands separators ("1,234,567"). Returns @buf. */
 char *fmt_count(char *buf, size_t len, uint64_t n);
-
-/* Returns seconds on the monotonic clock. */
-double now_seconds(void);
 
 /* Parses a number of seconds from @min to @max. Returns 0 or -EINVAL. */
 int parse_seconds(const char *text, double min, double max, double *out);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "core/clock.h"
 #include "dataplane.h"
 #include "rxpath/proto.h"
 #include "workers.h"
@@ -689,14 +690,6 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 	return ret;
 }
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int open_router(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen)
 {
 	struct rxp_router *r;
@@ -990,7 +983,7 @@ int dp_open(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen
 	}
 	{
 		struct rxp_pool_cache *caches[DP_WORKERS_MAX];
-		uint64_t now = monotonic_ns();
+		uint64_t now = rxp_clock_ns();
 
 		for (unsigned w = 0; w < dp->n_workers; w++) {
 			caches[w] = dp_cache(dp, w);
@@ -1072,7 +1065,7 @@ bool dp_finished(struct dp *dp)
 
 void dp_settle(struct dp *dp)
 {
-	uint64_t deadline = monotonic_ns() + 100000000ull;
+	uint64_t deadline = rxp_clock_ns() + 100000000ull;
 	bool idle;
 
 	if (dp->router)
@@ -1098,38 +1091,7 @@ void dp_settle(struct dp *dp)
 				idle &= port->ops->tx_idle(&port->queues[q]);
 			}
 		}
-	} while (!idle && monotonic_ns() < deadline);
-}
-
-static double mono_seconds(void)
-{
-	return (double)monotonic_ns() * 1e-9;
-}
-
-double dp_measure_mpps(struct dp *dp, const uint64_t *counter, double seconds)
-{
-	const unsigned polls_per_clock_read = 64;
-	double t0, t = 0, warm = RXP_MAX(0.02, seconds * 0.1);
-	unsigned rounds = 0;
-	uint64_t start;
-
-	/* warm-up: fill the rings and caches, fault in the pages, train the branches */
-	t0 = mono_seconds();
-	do {
-		for (unsigned i = 0; i < polls_per_clock_read; i++)
-			dp_poll(dp);
-		dp_tick(dp, monotonic_ns());
-	} while (mono_seconds() - t0 < warm);
-	start = *counter;
-	t0 = mono_seconds();
-	do {
-		dp_poll(dp);
-		if (++rounds % polls_per_clock_read)
-			continue;
-		t = mono_seconds();
-		dp_tick(dp, (uint64_t)(t * 1e9));
-	} while (t - t0 < seconds);
-	return (double)(*counter - start) / (t - t0) / 1e6;
+	} while (!idle && rxp_clock_ns() < deadline);
 }
 
 long dp_close(struct dp *dp)

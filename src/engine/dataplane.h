@@ -333,13 +333,6 @@ bool dp_finished(struct dp *dp);
  */
 void dp_settle(struct dp *dp);
 
-/*
- * Runs the datapath for a short warm-up, then for @seconds, and returns
- * the rate at which *@counter grew, in millions per second. The clock is
- * read once every 64 rounds of polls.
- */
-double dp_measure_mpps(struct dp *dp, const uint64_t *counter, double seconds);
-
 /* ---- host paths (dp_host.c) ---- */
 
 /*

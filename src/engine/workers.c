@@ -3,25 +3,14 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
+#include "loop.h"
 #include "workers.h"
-
-/* Polls between two looks at the clock, as in the run loop. */
-#define POLLS_PER_CLOCK_READ 64u
 
 static inline void cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	__builtin_ia32_pause();
 #endif
-}
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /*
@@ -32,7 +21,7 @@ static uint64_t monotonic_ns(void)
  * takes a worker that is about to poll for one that waits (a count of
  * those waiting could not tell the two apart).
  */
-static void park(struct dp *dp, struct dp_worker *wk)
+void dp_barrier_park(struct dp *dp, struct dp_worker *wk)
 {
 	while (atomic_load(&dp->barrier)) {
 		unsigned round = atomic_load(&dp->barrier_round);
@@ -46,24 +35,10 @@ static void park(struct dp *dp, struct dp_worker *wk)
 static void *worker_main(void *arg)
 {
 	struct dp_worker *wk = arg;
-	struct dp *dp = wk->dp;
-	struct rxp_stack *st = &wk->stack;
-	unsigned rounds = 0;
+	const struct dp_loop loop = { .sleep_when_idle = true };
 
-	while (!atomic_load_explicit(&dp->stopping, memory_order_relaxed)) {
-		uint64_t now;
-
-		wk->idle.frames |= dp_poll_worker(dp, wk->id);
-		/* one load of a line no one writes while forwarding: it stays in this core's cache */
-		if (rxp_unlikely(atomic_load_explicit(&dp->barrier, memory_order_acquire)))
-			park(dp, wk);
-		if (++rounds % POLLS_PER_CLOCK_READ)
-			continue;
-		now = monotonic_ns();
-		rxp_stack_tick(st, now);
-		dp_idle_after_clock(dp, wk->id, &wk->idle, now);
-	}
-	rxp_stack_flush(st);
+	dp_loop_run(wk->dp, wk->id, &loop);
+	rxp_stack_flush(&wk->stack);
 	return NULL;
 }
 

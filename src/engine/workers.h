@@ -25,6 +25,9 @@ void dp_workers_stop(struct dp *dp);
 /* Worker 0: waits until every other worker stands between two polls. */
 void dp_barrier_enter(struct dp *dp);
 
+/* Worker @wk, between two polls: waits while worker 0 holds the barrier (dp_loop_run). */
+void dp_barrier_park(struct dp *dp, struct dp_worker *wk);
+
 /* Worker 0: lets them go on. */
 void dp_barrier_exit(struct dp *dp);
 
