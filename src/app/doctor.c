@@ -9,18 +9,16 @@
 #include <errno.h>
 #include <linux/ethtool.h>
 #include <linux/if_link.h>
-#include <linux/sockios.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/statfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 #include "doctor.h"
+#include "port/netdev.h"
 #include "port/xdp_features.h"
 
 #define BPF_FS_MAGIC_NUMBER 0xcafe4a11
@@ -138,32 +136,6 @@ static void check_bpffs(struct verdicts *v)
 	    ok ? NULL : "mount -t bpf bpf /sys/fs/bpf");
 }
 
-static int ethtool_value(int fd, const char *ifname, uint32_t cmd, uint32_t *out)
-{
-	struct ethtool_value ev = { .cmd = cmd };
-	struct ifreq ifr;
-
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = (char *)&ev;
-	if (ioctl(fd, SIOCETHTOOL, &ifr))
-		return -errno;
-	*out = ev.data;
-	return 0;
-}
-
-static unsigned count_queues(const char *ifname, const char *kind)
-{
-	char path[256];
-	unsigned n = 0;
-
-	for (;; n++) {
-		snprintf(path, sizeof(path), "/sys/class/net/%s/queues/%s-%u", ifname, kind, n);
-		if (access(path, F_OK))
-			return n;
-	}
-}
-
 /* Drivers known to take native XDP, and those with AF_XDP zero-copy, for kernels that cannot say. */
 static const char *const native_xdp[] = { "veth", "virtio_net", "ixgbe", "i40e", "ice", "igb", "igc",
 					  "mlx4_en", "mlx5_core", "bnxt_en", "ena", "stmmac", "tun",
@@ -179,23 +151,6 @@ static bool listed(const char *const *list, const char *name)
 	return false;
 }
 
-/* Reads the number in /sys/class/net/@ifname/@attr; 0 when there is none. */
-static unsigned sysfs_uint(const char *ifname, const char *attr)
-{
-	char path[256];
-	unsigned val = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", ifname, attr);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%u", &val) != 1)
-		val = 0;
-	fclose(f);
-	return val;
-}
-
 /*
  * The name of veth @ifname's peer into @peer, when it is in this network
  * namespace: the interface its iflink names, if that one's iflink names
@@ -203,10 +158,11 @@ static unsigned sysfs_uint(const char *ifname, const char *attr)
  */
 static bool veth_peer_here(const char *ifname, unsigned ifindex, char peer[IF_NAMESIZE])
 {
-	unsigned link = sysfs_uint(ifname, "iflink");
+	uint32_t link = 0, back = 0;
 
-	return link && link != ifindex && if_indextoname(link, peer) &&
-	       sysfs_uint(peer, "iflink") == ifindex;
+	return !rxp_netdev_sysfs_u32(ifname, "iflink", &link) && link && link != ifindex &&
+	       !rxp_netdev_ifname(link, peer) && !rxp_netdev_sysfs_u32(peer, "iflink", &back) &&
+	       back == ifindex;
 }
 
 /*
@@ -232,7 +188,7 @@ static void check_veth_peer(struct verdicts *v, int fd, const char *ifname, unsi
 		return;
 	}
 	for (size_t i = 0; i < sizeof(offl) / sizeof(offl[0]); i++) {
-		if (ethtool_value(fd, peer, offl[i].cmd, &val) || !val)
+		if (rxp_netdev_ethtool_value(fd, peer, offl[i].cmd, &val) || !val)
 			continue;
 		on = true;
 		snprintf(line, sizeof(line), "interface %s: its veth peer %s has %s on; it then sends packets XDP cannot take",
@@ -249,12 +205,11 @@ static void check_veth_peer(struct verdicts *v, int fd, const char *ifname, unsi
 
 static void check_iface(struct verdicts *v, const char *ifname)
 {
-	struct ethtool_drvinfo info = { .cmd = ETHTOOL_GDRVINFO };
-	struct ifreq ifr;
-	char line[256], fix[256];
-	unsigned ifindex = if_nametoindex(ifname);
-	struct bpf_xdp_query_opts qopts = { .sz = sizeof(qopts) };
+	char line[256], fix[256], driver[32];
+	int ret = rxp_netdev_ifindex(ifname);
+	unsigned ifindex = ret > 0 ? (unsigned)ret : 0;
 	uint32_t prog_id = 0, flags = 0;
+	uint8_t attach_mode = 0;
 	uint64_t features = 0;
 	bool native, zc;
 	const char *source;
@@ -265,18 +220,15 @@ static void check_iface(struct verdicts *v, const char *ifname)
 		say(v, "fail", line, "ip link show lists the interfaces (in this network namespace)");
 		return;
 	}
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	fd = rxp_netdev_socket();
 	if (fd < 0) {
 		say(v, "warn", "cannot ask the interface (socket failed)", NULL);
 		return;
 	}
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = (char *)&info;
-	if (ioctl(fd, SIOCETHTOOL, &ifr))
-		snprintf(info.driver, sizeof(info.driver), "unknown");
+	if (rxp_netdev_driver(fd, ifname, driver, sizeof(driver)))
+		snprintf(driver, sizeof(driver), "unknown");
 	snprintf(line, sizeof(line), "interface %s: driver %s, %u RX and %u TX queues", ifname,
-		 info.driver, count_queues(ifname, "rx"), count_queues(ifname, "tx"));
+		 driver, rxp_netdev_sysfs_queues(ifname, "rx"), rxp_netdev_sysfs_queues(ifname, "tx"));
 	say(v, "ok", line, NULL);
 
 	/* what the driver declares (Linux 6.3), else what drivers are known to do */
@@ -285,17 +237,17 @@ static void check_iface(struct verdicts *v, const char *ifname)
 		zc = features & RXP_XDP_ACT_XSK_ZEROCOPY;
 		source = "as the driver declares it";
 	} else {
-		native = listed(native_xdp, info.driver);
-		zc = listed(zerocopy, info.driver);
+		native = listed(native_xdp, driver);
+		zc = listed(zerocopy, driver);
 		source = "known of the driver (this kernel cannot say)";
 	}
 	if (native) {
 		snprintf(line, sizeof(line), "interface %s: native XDP with redirect to AF_XDP (driver %s, %s)",
-			 ifname, info.driver, source);
+			 ifname, driver, source);
 		say(v, "ok", line, NULL);
 	} else {
 		snprintf(line, sizeof(line), "interface %s: driver %s takes no native XDP redirect (%s); generic (skb) mode works everywhere, slower",
-			 ifname, info.driver, source);
+			 ifname, driver, source);
 		say(v, "warn", line, "port add p0 afxdp:dev=IFACE,mode=skb (or afpacket:dev=IFACE)");
 	}
 	snprintf(line, sizeof(line), "interface %s: AF_XDP zero-copy %s (%s)", ifname,
@@ -304,7 +256,7 @@ static void check_iface(struct verdicts *v, const char *ifname)
 	    zc ? NULL : "nothing to fix: rxpath uses copy mode (zerocopy=auto)");
 
 	/* a NIC that strips VLAN tags does so before XDP runs: the frames reach AF_XDP untagged */
-	if (strcmp(info.driver, "veth") && !ethtool_value(fd, ifname, ETHTOOL_GFLAGS, &flags) &&
+	if (strcmp(driver, "veth") && !rxp_netdev_ethtool_value(fd, ifname, ETHTOOL_GFLAGS, &flags) &&
 	    (flags & ETH_FLAG_RXVLAN)) {
 		snprintf(line, sizeof(line), "interface %s: receive VLAN offload is on: the device takes VLAN tags off before XDP, so VLAN sub-ports on an afxdp port see no tagged frames",
 			 ifname);
@@ -312,7 +264,7 @@ static void check_iface(struct verdicts *v, const char *ifname)
 			 ifname);
 		say(v, "warn", line, fix);
 	}
-	if (!strcmp(info.driver, "veth")) {
+	if (!strcmp(driver, "veth")) {
 		check_veth_peer(v, fd, ifname, ifindex);
 		/* measured on the veth lab: docs/performance.md */
 		snprintf(line, sizeof(line),
@@ -324,8 +276,8 @@ static void check_iface(struct verdicts *v, const char *ifname)
 	}
 	close(fd);
 
-	if (!bpf_xdp_query((int)ifindex, 0, &qopts) && (prog_id = qopts.prog_id)) {
-		const char *off = rxp_xdp_detach_words(qopts.attach_mode);
+	if (!rxp_netdev_xdp_prog(ifindex, &prog_id, &attach_mode) && prog_id) {
+		const char *off = rxp_xdp_detach_words(attach_mode);
 		struct bpf_prog_info pinfo;
 		uint32_t len = sizeof(pinfo);
 		int pfd = bpf_prog_get_fd_by_id(prog_id);

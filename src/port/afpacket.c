@@ -47,11 +47,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include "afpacket.h"
+#include "netdev.h"
 
 #define AFP_KEYS "dev, queues, mac, blocks, blocksize, txring, bypass"
 #define AFP_BLOCKS_DEFAULT 32u
@@ -550,26 +550,27 @@ static int set_int(int fd, int level, int opt, int val)
 static int read_iface(struct afp_port *ap, struct rxp_port *port, bool mac_given, char *err,
 		      size_t errlen)
 {
-	struct ifreq ifr;
+	uint8_t mac[6];
+	uint16_t type;
+	int ret;
 
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ap->dev);
-	if (ioctl(ap->fd, SIOCGIFHWADDR, &ifr))
-		return step_err(errno, err, errlen, "SIOCGIFHWADDR", "cannot read the interface's address");
-	if (ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER) {
+	ret = rxp_netdev_hwaddr(ap->fd, ap->dev, mac, &type);
+	if (ret)
+		return step_err(-ret, err, errlen, "SIOCGIFHWADDR", "cannot read the interface's address");
+	if (type != ARPHRD_ETHER) {
 		snprintf(err, errlen, "afpacket: dev=%s is not an Ethernet interface (link type %u); rxpath routes Ethernet frames only",
-			 ap->dev, ifr.ifr_hwaddr.sa_family);
+			 ap->dev, type);
 		return -EINVAL;
 	}
 	if (!mac_given)
-		memcpy(port->mac, ifr.ifr_hwaddr.sa_data, 6);
-	if (ioctl(ap->fd, SIOCGIFMTU, &ifr))
-		return step_err(errno, err, errlen, "SIOCGIFMTU", "cannot read the interface's MTU");
-	port->mtu = (uint32_t)ifr.ifr_mtu;
+		memcpy(port->mac, mac, 6);
+	ret = rxp_netdev_mtu(ap->fd, ap->dev, &port->mtu);
+	if (ret)
+		return step_err(-ret, err, errlen, "SIOCGIFMTU", "cannot read the interface's MTU");
 	if (port->mtu + 18 > ap->max_frame && ap->queue == 0)
 		fprintf(stderr, "rxpath: port %s: afpacket dev=%s: MTU %u allows frames longer than the %u-byte maximum frame; those are dropped (use --max-frame %u)\n",
 			port->name, ap->dev, port->mtu, ap->max_frame, port->mtu + 18);
-	if (ap->queue == 0 && !ioctl(ap->fd, SIOCGIFFLAGS, &ifr) && !(ifr.ifr_flags & IFF_UP))
+	if (ap->queue == 0 && rxp_netdev_is_up(ap->fd, ap->dev) == 0)
 		fprintf(stderr, "rxpath: port %s: afpacket dev=%s is down; nothing is received until `ip link set %s up`\n",
 			port->name, ap->dev, ap->dev);
 	return 0;
@@ -798,9 +799,9 @@ static int afp_open(struct rxp_port *port, struct rxp_args *args, char *err, siz
 			 rxp_pow2_roundup(port->pool->max_frame + 256u));
 		return -EINVAL;
 	}
-	ifindex = if_nametoindex(dev);
-	if (!ifindex) {
-		e = errno ? errno : ENODEV;
+	ret = rxp_netdev_ifindex(dev);
+	if (ret < 0) {
+		e = -ret;
 		if (e == ENODEV || e == ENXIO)
 			snprintf(err, errlen, "afpacket: dev=%s: no such interface in this network namespace (ip link show lists them)",
 				 dev);
@@ -808,6 +809,7 @@ static int afp_open(struct rxp_port *port, struct rxp_args *args, char *err, siz
 			step_err(e, err, errlen, "if_nametoindex", NULL);
 		return -e;
 	}
+	ifindex = (unsigned)ret;
 
 	{
 		size_t len = RXP_ALIGN_UP(sizeof(*adev) + n_queues * sizeof(adev->q[0]),
@@ -910,9 +912,11 @@ static int afp_check(struct rxp_port *port, char *msg, size_t msglen)
 			 ap->dev);
 		return RXP_PORT_GONE;
 	}
-	ifindex = if_nametoindex(ap->dev);
-	if (!ifindex || ifindex == ap->failed_ifindex)
+	ret = rxp_netdev_ifindex(ap->dev);
+	if (ret <= 0 || (unsigned)ret == ap->failed_ifindex)
 		return RXP_PORT_SAME;
+	ifindex = (unsigned)ret;
+	ret = 0;
 	/* the port keeps its MAC: the stack and the neighbours know it; promiscuous mode takes it */
 	for (unsigned i = 0; i < dev->n_queues && !ret; i++)
 		ret = sock_open(&dev->q[i], port, ifindex, dev->q[i].rx_blocks,

@@ -47,16 +47,13 @@
 #include <errno.h>
 #include <linux/capability.h>
 #include <net/if.h>
-#include <linux/ethtool.h>
 #include <linux/if_link.h>
 #include <linux/if_xdp.h>
-#include <linux/sockios.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -66,6 +63,7 @@
 #include <xdp/libxdp.h>
 #include <xdp/xsk.h>
 #include "afxdp.h"
+#include "netdev.h"
 #include "xdp_features.h"
 #include "rxpath/port.h"
 
@@ -601,18 +599,19 @@ static int afxdp_check(struct rxp_port *port, char *msg, size_t msglen)
 {
 	struct afxdp_port *ap = port->priv;
 	char name[IF_NAMESIZE];
-	int ifindex;
+	int ifindex, ret;
 
 	if (!ap->gone) {
-		if (if_indextoname((unsigned)ap->ifindex, name) || (errno != ENXIO && errno != ENODEV))
+		ret = rxp_netdev_ifname((unsigned)ap->ifindex, name);
+		if (ret != -ENXIO && ret != -ENODEV)
 			return link_check(port, msg, msglen);
 		ap->gone = true;
 		snprintf(msg, msglen, "interface %s is gone (deleted or moved to another namespace)",
 			 ap->dev);
 		return RXP_PORT_GONE;
 	}
-	ifindex = (int)if_nametoindex(ap->dev);
-	if (!ifindex || ifindex == ap->noted_ifindex)
+	ifindex = rxp_netdev_ifindex(ap->dev);
+	if (ifindex <= 0 || ifindex == ap->noted_ifindex)
 		return RXP_PORT_SAME;
 	ap->noted_ifindex = ifindex;
 	snprintf(msg, msglen, "interface %s is back (ifindex %d), but AF_XDP ports are not reopened while running; restart rxpath to use it",
@@ -642,36 +641,19 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 static int read_iface(struct rxp_port *port, struct afxdp_port *ap, bool want_mac,
 		      uint32_t *n_dev_queues)
 {
-	struct ethtool_drvinfo info = { .cmd = ETHTOOL_GDRVINFO };
-	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
-	struct ifreq ifr;
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int fd = rxp_netdev_socket();
 	int ret = 0;
 
 	if (fd < 0)
-		return -errno;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ap->dev);
-	if (want_mac) {
-		if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0) {
-			ret = -errno;
-			goto out;
-		}
-		memcpy(port->mac, ifr.ifr_hwaddr.sa_data, 6);
-	}
-	if (ioctl(fd, SIOCGIFMTU, &ifr) < 0) {
-		ret = -errno;
+		return fd;
+	if (want_mac && (ret = rxp_netdev_hwaddr(fd, ap->dev, port->mac, NULL)))
 		goto out;
-	}
-	port->mtu = (uint32_t)ifr.ifr_mtu;
-	snprintf(ap->driver, sizeof(ap->driver), "%s", "unknown driver");
-	ifr.ifr_data = (void *)&info;
-	if (!ioctl(fd, SIOCETHTOOL, &ifr))
-		snprintf(ap->driver, sizeof(ap->driver), "%s", info.driver);
-	*n_dev_queues = 1;
-	ifr.ifr_data = (void *)&ch;
-	if (!ioctl(fd, SIOCETHTOOL, &ifr))
-		*n_dev_queues = RXP_MAX(RXP_MAX(ch.rx_count, ch.combined_count), 1u);
+	if ((ret = rxp_netdev_mtu(fd, ap->dev, &port->mtu)))
+		goto out;
+	if (rxp_netdev_driver(fd, ap->dev, ap->driver, sizeof(ap->driver)))
+		snprintf(ap->driver, sizeof(ap->driver), "%s", "unknown driver");
+	if (rxp_netdev_rx_channels(fd, ap->dev, n_dev_queues) || !*n_dev_queues)
+		*n_dev_queues = 1;
 out:
 	close(fd);
 	return ret;
@@ -866,39 +848,6 @@ static void port_leave(struct afxdp_port *ap)
 	pthread_mutex_unlock(&umems_lock);
 }
 
-/* Reads /sys/class/net/DEV/NAME into @buf (one line, no newline). Returns 0 or -1. */
-static int sysfs_read(const char *dev, const char *name, char *buf, size_t len)
-{
-	char path[128];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", dev, name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (!fgets(buf, (int)len, f)) {
-		fclose(f);
-		return -1;
-	}
-	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
-}
-
-static int sysfs_write(const char *dev, const char *name, const char *value)
-{
-	char path[128];
-	FILE *f;
-	int ret;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", dev, name);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	ret = fputs(value, f) < 0;
-	return fclose(f) || ret ? -1 : 0;
-}
-
 /*
  * Coalescing (coalesce=, and busypoll=, which needs it: preferred busy
  * polling keeps the device's NAPI with the polling socket only while its
@@ -911,29 +860,29 @@ static void napi_defer_set(struct afxdp_port *ap)
 {
 	const char *failed = NULL;
 	char timeout[24];
+	int ret;
 
 	snprintf(timeout, sizeof(timeout), "%u", ap->coalesce_us * 1000u);
-	if (sysfs_read(ap->dev, "napi_defer_hard_irqs", ap->saved_defer_irqs,
-		       sizeof(ap->saved_defer_irqs)) ||
-	    sysfs_read(ap->dev, "gro_flush_timeout", ap->saved_flush_timeout,
-		       sizeof(ap->saved_flush_timeout)))
+	if ((ret = rxp_netdev_sysfs_read(ap->dev, "napi_defer_hard_irqs", ap->saved_defer_irqs,
+					 sizeof(ap->saved_defer_irqs))) ||
+	    (ret = rxp_netdev_sysfs_read(ap->dev, "gro_flush_timeout", ap->saved_flush_timeout,
+					 sizeof(ap->saved_flush_timeout))))
 		failed = "read";
-	else if (sysfs_write(ap->dev, "napi_defer_hard_irqs", AFXDP_NAPI_DEFER_IRQS))
+	else if ((ret = rxp_netdev_sysfs_write(ap->dev, "napi_defer_hard_irqs",
+					       AFXDP_NAPI_DEFER_IRQS)))
 		failed = "set";
-	else if (sysfs_write(ap->dev, "gro_flush_timeout", timeout))
+	else if ((ret = rxp_netdev_sysfs_write(ap->dev, "gro_flush_timeout", timeout)))
 		failed = "set";
 	if (!failed)
 		return;
-	int saved_errno = errno;
-
 	/* nothing half-changed: the first setting goes back to what it was */
 	if (ap->saved_defer_irqs[0])
-		sysfs_write(ap->dev, "napi_defer_hard_irqs", ap->saved_defer_irqs);
+		rxp_netdev_sysfs_write(ap->dev, "napi_defer_hard_irqs", ap->saved_defer_irqs);
 	fprintf(stderr,
 		"afxdp %s: cannot %s the device's NAPI settings for coalescing (%s); the kernel "
 		"polls it in softirq a frame at a time. Fix: echo %s > /sys/class/net/%s/napi_defer_hard_irqs; "
 		"echo %s > /sys/class/net/%s/gro_flush_timeout\n",
-		ap->dev, failed, strerror(saved_errno), AFXDP_NAPI_DEFER_IRQS, ap->dev,
+		ap->dev, failed, strerror(-ret), AFXDP_NAPI_DEFER_IRQS, ap->dev,
 		timeout, ap->dev);
 	ap->saved_defer_irqs[0] = ap->saved_flush_timeout[0] = '\0';
 }
@@ -941,9 +890,9 @@ static void napi_defer_set(struct afxdp_port *ap)
 static void napi_defer_restore(struct afxdp_port *ap)
 {
 	if (ap->saved_defer_irqs[0])
-		sysfs_write(ap->dev, "napi_defer_hard_irqs", ap->saved_defer_irqs);
+		rxp_netdev_sysfs_write(ap->dev, "napi_defer_hard_irqs", ap->saved_defer_irqs);
 	if (ap->saved_flush_timeout[0])
-		sysfs_write(ap->dev, "gro_flush_timeout", ap->saved_flush_timeout);
+		rxp_netdev_sysfs_write(ap->dev, "gro_flush_timeout", ap->saved_flush_timeout);
 	ap->saved_defer_irqs[0] = ap->saved_flush_timeout[0] = '\0';
 }
 
@@ -979,8 +928,9 @@ static int afxdp_open(struct rxp_port *port, struct rxp_args *args, char *err, s
 {
 	const char *dev, *mode, *zerocopy, *other;
 	uint32_t n_queues = 1, n_dev_queues = 1, busypoll_us = 0, coalesce_us = 0;
-	struct bpf_xdp_query_opts qopts = { .sz = sizeof(qopts) };
 	struct afxdp_port *ap;
+	uint32_t prog_id = 0;
+	uint8_t attach_mode;
 	bool mac_given;
 	int ret;
 
@@ -1023,12 +973,13 @@ static int afxdp_open(struct rxp_port *port, struct rxp_args *args, char *err, s
 	/* busy polling needs its interrupts deferred: coalescing comes with it */
 	ap->coalesce_us = rxp_args_get(args, "coalesce") || !busypoll_us ? coalesce_us
 									 : AFXDP_COALESCE_DEFAULT_US;
-	ap->ifindex = (int)if_nametoindex(dev);
-	if (!ap->ifindex) {
+	ret = rxp_netdev_ifindex(dev);
+	if (ret < 0) {
 		snprintf(err, errlen, "dev=%s: no such interface (ip link shows the interfaces)", dev);
 		ret = -ENODEV;
 		goto err_close;
 	}
+	ap->ifindex = ret;
 	ap->name = port->name;
 	other = port_enter(ap);
 	if (other) {
@@ -1062,12 +1013,12 @@ static int afxdp_open(struct rxp_port *port, struct rxp_args *args, char *err, s
 	libxdp_set_print(libxdp_quiet);
 	libbpf_set_print(libbpf_quiet);
 	/* leave the interface as we found it: we do not replace someone else's program */
-	if (!bpf_xdp_query(ap->ifindex, 0, &qopts) && qopts.prog_id) {
-		const char *off = rxp_xdp_detach_words(qopts.attach_mode);
+	if (!rxp_netdev_xdp_prog((unsigned)ap->ifindex, &prog_id, &attach_mode) && prog_id) {
+		const char *off = rxp_xdp_detach_words(attach_mode);
 
 		snprintf(err, errlen,
 			 "dev=%s already has an XDP program (id %u); remove it first (ip link set dev %s %s, or xdp-loader unload %s --all)",
-			 dev, qopts.prog_id, dev, off, dev);
+			 dev, prog_id, dev, off, dev);
 		ret = -EEXIST;
 		goto err_close;
 	}

@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
-#include <net/if.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <unistd.h>
 #include "rxpath/port.h"
+#include "netdev.h"
 
 extern const struct rxp_port_ops rxp_sim_ops;
 extern const struct rxp_port_ops rxp_pcap_ops;
@@ -140,24 +138,22 @@ enum rxp_port_event rxp_port_check(struct rxp_port *port, char *msg, size_t msgl
 
 int rxp_port_device_mtu(const struct rxp_port *port, uint32_t *mtu)
 {
-	struct ifreq ifr;
-	int fd, ret = 0;
+	uint32_t dev_mtu;
+	int fd, ret;
 
 	if (!port->dev[0])
 		return -EOPNOTSUPP;
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	fd = rxp_netdev_socket();
 	if (fd < 0)
-		return -errno;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", port->dev);
-	if (ioctl(fd, SIOCGIFMTU, &ifr))
-		ret = -errno;
-	else if (ifr.ifr_mtu <= 0)
-		ret = -EINVAL;
-	else
-		*mtu = (uint32_t)ifr.ifr_mtu;
+		return fd;
+	ret = rxp_netdev_mtu(fd, port->dev, &dev_mtu);
 	close(fd);
-	return ret;
+	if (ret)
+		return ret;
+	if (dev_mtu == 0)
+		return -EINVAL;
+	*mtu = dev_mtu;
+	return 0;
 }
 
 int rxp_port_refresh_mtu(struct rxp_port *port)

@@ -15,13 +15,14 @@
 #include <time.h>
 #include "rxpath/proto.h"
 #include "tap.h"
+#include "netdev.h"
 #include "nl.h"
 
 #define TUN_DEV "/dev/net/tun"
 
 bool rxp_tap_name_taken(const char *name)
 {
-	return if_nametoindex(name) != 0;
+	return rxp_netdev_ifindex(name) > 0;
 }
 
 void rxp_tap_attach_fd(struct rxp_tap *tap, int fd)
@@ -48,24 +49,6 @@ static int step_err(int e, const char *name, const char *step, const char *hint,
 	return -e;
 }
 
-/* Writes @value to /proc/sys/net/@proto/conf/@dev/@key. Returns 0 or -errno. */
-static int conf_sysctl(const char *proto, const char *dev, const char *key, const char *value)
-{
-	char path[96];
-	ssize_t n;
-	int fd, e = 0;
-
-	snprintf(path, sizeof(path), "/proc/sys/net/%s/conf/%s/%s", proto, dev, key);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, value, strlen(value));
-	if (n < 0)
-		e = -errno;
-	close(fd);
-	return e;
-}
-
 /*
  * Before the link is up, or its link-local address would wait out DAD (no
  * IPv6: nothing to do); and the kernel there is the router's host part: it
@@ -73,9 +56,9 @@ static int conf_sysctl(const char *proto, const char *dev, const char *key, cons
  */
 static void ipv6_settings(const char *dev)
 {
-	conf_sysctl("ipv6", dev, "accept_dad", "0");
-	conf_sysctl("ipv6", dev, "router_solicitations", "0");
-	conf_sysctl("ipv6", dev, "accept_ra", "0");
+	rxp_netdev_conf_write("ipv6", dev, "accept_dad", "0");
+	rxp_netdev_conf_write("ipv6", dev, "router_solicitations", "0");
+	rxp_netdev_conf_write("ipv6", dev, "accept_ra", "0");
 }
 
 /* RTM_NEWLINK: MAC (NULL: unchanged), MTU and, with @up, the up flag in one request. Returns 0 or -errno. */
@@ -326,14 +309,15 @@ int rxp_tap_open(struct rxp_tap *tap, const struct rxp_tap_config *cfg, char *er
 	if (ret < 0)
 		return ret;
 	tap->fd = ret;
-	tap->ifindex = if_nametoindex(cfg->name);
-	if (!tap->ifindex) {
-		ret = step_err(errno, cfg->name, "if_nametoindex", NULL, err, errlen);
+	ret = rxp_netdev_ifindex(cfg->name);
+	if (ret < 0) {
+		ret = step_err(-ret, cfg->name, "if_nametoindex", NULL, err, errlen);
 		goto err;
 	}
+	tap->ifindex = (unsigned)ret;
 	ipv6_settings(cfg->name);
 	/* deleting an address must not take the others of its subnet along (rxpath keeps them) */
-	conf_sysctl("ipv4", cfg->name, "promote_secondaries", "1");
+	rxp_netdev_conf_write("ipv4", cfg->name, "promote_secondaries", "1");
 	nl = rxp_nl_open(NETLINK_ROUTE);
 	if (!nl) {
 		ret = step_err(errno, cfg->name, "rtnetlink socket", NULL, err, errlen);
