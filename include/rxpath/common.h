@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Small shared definitions: cache-line size, branch hints, prefetch. */
+/* Small shared definitions: cache-line size, port limits, branch hints, prefetch. */
 #ifndef RXPATH_COMMON_H
 #define RXPATH_COMMON_H
 
@@ -8,6 +8,10 @@
 #include <stdbool.h>
 
 #define RXP_CACHE_LINE 64u
+
+/* Port limits that the tables (fib) size themselves by as well as the drivers. */
+#define RXP_PORT_NAME_MAX 16
+#define RXP_PORTS_MAX 64	/* port ids are below this */
 
 #define rxp_likely(x)   __builtin_expect(!!(x), 1)
 #define rxp_unlikely(x) __builtin_expect(!!(x), 0)

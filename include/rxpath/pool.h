@@ -51,12 +51,22 @@ struct rxp_pool {
 };
 
 /* Counters in the spirit of the kernel's page_pool stats. */
+/*
+ * The pool's counters, one entry each: field, Prometheus name, help. The
+ * struct, `show stats`, the metrics and the run's JSON summary read them.
+ */
+#define RXP_POOL_COUNTERS(X) \
+	X(alloc_fast, "rxpath_pool_alloc_fast_total", "Buffers allocated from the worker's cache.") \
+	X(alloc_slow, "rxpath_pool_alloc_slow_total", "Cache refills from the pool's shared ring.") \
+	X(alloc_empty, "rxpath_pool_alloc_empty_total", \
+	  "Allocations that found the cache and the ring empty.") \
+	X(recycle_cached, "rxpath_pool_recycle_cached_total", "Buffers freed into the worker's cache.") \
+	X(recycle_ring, "rxpath_pool_recycle_ring_total", "Freed buffers spilled to the shared ring.")
+
 struct rxp_pool_stats {
-	uint64_t alloc_fast;	 /* served from the cache */
-	uint64_t alloc_slow;	 /* cache refilled from the shared ring (per refill) */
-	uint64_t alloc_empty;	 /* a request found the cache and the ring empty */
-	uint64_t recycle_cached; /* freed into the cache */
-	uint64_t recycle_ring;	 /* freed buffers spilled to the shared ring (per buffer) */
+#define RXP_X(field, metric, help) uint64_t field;
+	RXP_POOL_COUNTERS(RXP_X)
+#undef RXP_X
 };
 
 struct rxp_pool_cache {

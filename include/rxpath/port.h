@@ -12,25 +12,34 @@
 #include "rxpath/args.h"
 #include "rxpath/pool.h"
 
-#define RXP_PORT_NAME_MAX 16
 #define RXP_QUEUES_MAX 64
-#define RXP_PORTS_MAX 64	/* port ids are below this */
 
 struct rxp_port;
 struct rxp_queue;
 
 /* Per-queue driver counters: touched only by the thread that polls the queue. */
+/*
+ * A queue's counters, one entry each: field, Prometheus name, help. The
+ * struct, `show stats` and the metrics read them.
+ */
+#define RXP_QUEUE_COUNTERS(X) \
+	X(rx_packets, "rxpath_rx_packets_total", "Frames received.") \
+	X(rx_bytes, "rxpath_rx_bytes_total", "Bytes received, without FCS.") \
+	X(rx_polls, "rxpath_rx_polls_total", "Receive polls (rx_burst calls).") \
+	X(rx_nonempty, "rxpath_rx_nonempty_polls_total", "Receive polls that returned frames.") \
+	X(rx_no_buffer, "rxpath_rx_no_buffer_total", \
+	  "RX ring refills cut short because the pool was empty.") \
+	X(rx_dropped, "rxpath_rx_dropped_total", \
+	  "Frames received, then dropped by the stack (any reason).") \
+	X(tx_packets, "rxpath_tx_packets_total", "Frames queued for transmit.") \
+	X(tx_bytes, "rxpath_tx_bytes_total", "Bytes queued for transmit, without FCS.") \
+	X(tx_ring_full, "rxpath_tx_ring_full_total", "Frames the transmit ring could not take.") \
+	X(tx_completed, "rxpath_tx_completed_total", "Transmitted buffers returned to the pool.")
+
 struct rxp_queue_stats {
-	uint64_t rx_packets;
-	uint64_t rx_bytes;
-	uint64_t rx_polls;	/* rx_burst calls */
-	uint64_t rx_nonempty;	/* rx_burst calls that returned packets */
-	uint64_t rx_no_buffer;	/* refills cut short: the pool was empty */
-	uint64_t rx_dropped;	/* received, then dropped by the stack (any reason) */
-	uint64_t tx_packets;
-	uint64_t tx_bytes;
-	uint64_t tx_ring_full;	/* packets tx_burst could not take */
-	uint64_t tx_completed;	/* buffers returned to the pool after transmit */
+#define RXP_X(field, metric, help) uint64_t field;
+	RXP_QUEUE_COUNTERS(RXP_X)
+#undef RXP_X
 };
 
 /*
@@ -76,6 +85,7 @@ struct rxp_port_ops {
 	void (*pool_config)(struct rxp_pool_config *cfg);
 	/* Optional: the capabilities a running port still needs, ended by { 0, NULL }. */
 	const struct rxp_port_cap *keep_caps;
+	bool kernel_dev;	/* its ports are the kernel interface their dev= names (kernel sync mirrors it) */
 
 	/* Sets up port->priv and queues. Returns 0 or -errno with @err explained. */
 	int (*open)(struct rxp_port *port, struct rxp_args *args, char *err, size_t errlen);
@@ -149,6 +159,12 @@ const char *rxp_port_drivers(void);
 
 /* Returns the driver a port spec ("afxdp:dev=eth0") names, or NULL. */
 const struct rxp_port_ops *rxp_port_driver_of_spec(const char *spec);
+
+/*
+ * Writes to @ifname the kernel interface behind a port spec: its dev= for a
+ * driver whose ports are kernel interfaces. Returns false for other specs.
+ */
+bool rxp_port_spec_kernel_if(const char *spec, char *ifname, size_t len);
 
 /*
  * Opens port @name from @spec ("driver:key=value,...") on @pool.

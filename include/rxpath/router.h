@@ -10,21 +10,18 @@
 
 #include <arpa/inet.h>
 #include <pthread.h>
+#include <string.h>
 #include "rxpath/common.h"
 #include "rxpath/lpm4.h"
 #include "rxpath/lpm6.h"
 #include "rxpath/neigh.h"
-#include "rxpath/port.h"
-#include "rxpath/stack.h"
 
 #define RXP_IFS_MAX 64
 #define RXP_IF_ADDRS 8
 /* a set over twice the size of the addresses and broadcasts there can be (3 per address) */
 #define RXP_SRC4_SET_BITS 12
 #define RXP_SRC4_SET_SLOTS (1u << RXP_SRC4_SET_BITS)
-#define RXP_ICMP_RATE_DEFAULT 1000.0	/* ICMP errors per second */
-#define RXP_ICMP_BURST_DEFAULT 50.0
-#define RXP_NH_MAX RXP_STACK_NH_MAX
+#define RXP_NH_MAX 4096		/* next hops (a power of two: the stack masks ids by it) */
 #define RXP_NH_LOCAL 0		/* next hop id of the router's own addresses */
 #define RXP_NEIGH_MAX_DEFAULT 4096
 
@@ -57,24 +54,12 @@ struct rxp_l3if {
 	uint32_t mtu;		/* IP MTU */
 	uint8_t mac[6];
 	bool no_redirects;	/* `port set NAME redirects off` */
-	bool ra;		/* `port set NAME ra on`: sends Router Advertisements */
-	uint8_t ra_initial;	/* of the first, quicker ones, sent so far */
-	uint64_t ra_next_ns, ra_last_ns;	/* the next one due; the last one sent (0: none) */
+	bool ra;		/* `port set NAME ra on`: sends Router Advertisements (timers: net) */
 	uint8_t n_addr4, n_addr6;
 	uint32_t addr4[RXP_IF_ADDRS];	/* network order */
 	uint8_t plen4[RXP_IF_ADDRS];
 	uint8_t addr6[RXP_IF_ADDRS][16];	/* [0] is the EUI-64 link-local address */
 	uint8_t plen6[RXP_IF_ADDRS];
-};
-
-/* ICMP error rate limit: a token bucket shared by all interfaces. */
-struct rxp_ratelimit {
-	double rate;		/* tokens per second */
-	double burst;		/* bucket size */
-	double tokens;
-	uint64_t last_ns;
-	pthread_spinlock_t lock;	/* taken only when several workers share the router */
-	bool shared;
 };
 
 /* One installed route, as configured (the FIB itself only answers longest-match lookups). */
@@ -110,9 +95,7 @@ struct rxp_router {
 	 */
 	bool shared;
 	pthread_spinlock_t neigh_lock;
-	struct rxp_ratelimit icmp_limit;
 	uint64_t neigh_reachable_ns;	/* a learned neighbour lasts this long unconfirmed */
-	uint64_t ra_rng;	/* PRNG state for the Router Advertisement intervals */
 	bool no_source_route;	/* `ip source-route off`: source routes through us are dropped */
 	uint64_t bcast4_low6;	/* bit n: a broadcast below ends in n (its low 6 bits) */
 	uint64_t src4_low6;	/* bit n: an address in src4_set ends in n */
@@ -344,8 +327,5 @@ static inline uint32_t rxp_router_any_addr4(const struct rxp_router *r)
  * when there are several). Returns 0 or -errno.
  */
 int rxp_router_set_workers(struct rxp_router *r, unsigned n_workers);
-
-/* Takes one token from the ICMP limiter at time @now_ns. Returns true when allowed. */
-bool rxp_ratelimit_take(struct rxp_ratelimit *rl, uint64_t now_ns);
 
 #endif

@@ -9,9 +9,11 @@
 #ifndef RXPATH_STACK_H
 #define RXPATH_STACK_H
 
+#include <pthread.h>
 #include "rxpath/common.h"
 #include "rxpath/pool.h"
 #include "rxpath/port.h"
+#include "rxpath/router.h"
 
 #define RXP_BURST_MAX 256u	/* largest poll budget */
 #define RXP_BUDGET_DEFAULT 64u	/* NAPI's weight */
@@ -147,11 +149,14 @@ struct rxp_rx_tuning {
 struct rxp_rx_tuning rxp_rx_tuning_default(void);
 
 #define RXP_STACK_PORTS_MAX RXP_PORTS_MAX
-#define RXP_STACK_IFS_MAX 64	/* interfaces (ports and VLAN sub-ports): RXP_IFS_MAX */
+#define RXP_STACK_IFS_MAX RXP_IFS_MAX	/* interfaces (ports and VLAN sub-ports) */
 #define RXP_TXV_MAX 128		/* packets gathered per egress port before a tx_burst */
-#define RXP_STACK_NH_MAX 4096	/* next hops with a cached neighbour (the router's RXP_NH_MAX) */
+#define RXP_STACK_NH_MAX RXP_NH_MAX	/* next hops with a cached neighbour: all of the router's */
+_Static_assert(!(RXP_STACK_NH_MAX & (RXP_STACK_NH_MAX - 1)), "ip4_fwd.c masks next hop ids");
 
-struct rxp_router;
+#define RXP_ICMP_RATE_DEFAULT 1000.0	/* ICMP errors per second */
+#define RXP_ICMP_BURST_DEFAULT 50.0
+
 struct rxp_neigh;
 struct rxp_capture;
 struct rxp_host;
@@ -205,6 +210,34 @@ struct rxp_reasm {
 	struct rxp_pkt *frags[RXP_REASM_FRAGS];
 };
 
+/* ICMP error rate limit: a token bucket shared by all interfaces (net/ratelimit.c). */
+struct rxp_ratelimit {
+	double rate;		/* tokens per second */
+	double burst;		/* bucket size */
+	double tokens;
+	uint64_t last_ns;
+	pthread_spinlock_t lock;	/* taken only when several workers' stacks share it */
+	bool shared;
+};
+
+/* The Router Advertisement timers of one interface (net/ra.c). */
+struct rxp_ra_timer {
+	uint8_t initial;	/* of the first, quicker ones, sent so far */
+	uint64_t next_ns, last_ns;	/* the next one due; the last one sent (0: none) */
+};
+
+/*
+ * What the stacks of all workers share, as they share the router's tables:
+ * the first worker's stack holds it, the others point to it
+ * (rxp_stack_share()). Only slow paths touch it: the ICMP error limiter
+ * under its own lock, the advertisement timers under the neighbour lock.
+ */
+struct rxp_stack_shared {
+	struct rxp_ratelimit icmp_limit;
+	uint64_t ra_rng;	/* PRNG state for the Router Advertisement intervals */
+	struct rxp_ra_timer ra[RXP_STACK_IFS_MAX];	/* by interface index */
+};
+
 /* Packets gathered for one egress port during a poll. */
 struct rxp_txv {
 	uint16_t n;
@@ -217,7 +250,7 @@ struct rxp_stack {
 	struct rxp_router *router;	/* NULL: a host sink that takes every valid packet */
 	struct rxp_capture *capture;	/* packet capture (include/rxpath/capture.h); NULL: off */
 	bool timer_owner;		/* runs the neighbour timers (one worker of several does) */
-	unsigned neigh_lock_depth;	/* this worker's nesting of the neighbour lock (net/route.h) */
+	unsigned neigh_lock_depth;	/* this worker's nesting of the neighbour lock (net/out.h) */
 	uint64_t now_ns;		/* the poll loop's clock, updated between polls */
 	uint64_t next_tick_ns;
 	uint64_t tx_pending;		/* bit per port with packets in txv */
@@ -236,6 +269,9 @@ struct rxp_stack {
 	struct rxp_ncache_entry ncache[RXP_NCACHE_SIZE];	/* on-link neighbours */
 	struct rxp_reasm reasm[RXP_REASM_DATAGRAMS];	/* fragments to the router (net/reasm.c) */
 	uint32_t reasm_held;		/* fragment buffers those hold */
+	/* slow paths only, after what the fast path reads: */
+	struct rxp_stack_shared *shared;	/* &own, or the first worker's (rxp_stack_share) */
+	struct rxp_stack_shared own;		/* what shared points to in the first worker */
 };
 
 /* Prepares a stack context owned by one worker. Returns 0 or -EINVAL. */
@@ -246,8 +282,25 @@ int rxp_stack_init(struct rxp_stack *st, const struct rxp_rx_tuning *tuning,
 int rxp_stack_add_port(struct rxp_stack *st, uint16_t id, const uint8_t mac[6],
 		       struct rxp_queue *txq);
 
+/*
+ * Makes @st, another worker's stack, share @first's ICMP error limiter and
+ * advertisement timers (which then takes a lock on the error path), until
+ * rxp_stack_close(@first). Call it before either runs. Returns 0, -EINVAL
+ * (@first shares another's) or -errno.
+ */
+int rxp_stack_share(struct rxp_stack *st, struct rxp_stack *first);
+
 /* Makes the stack a router over @router's tables (NULL: a host sink). */
 void rxp_stack_set_router(struct rxp_stack *st, struct rxp_router *router);
+
+/*
+ * Sets the ICMP error rate limit (shared by all workers' stacks): @rate
+ * errors per second, in bursts of up to @burst; the bucket starts full.
+ */
+void rxp_stack_set_icmp_rate(struct rxp_stack *st, double rate, double burst);
+
+/* Writes the ICMP error rate limit to *@rate and *@burst. */
+void rxp_stack_icmp_rate(const struct rxp_stack *st, double *rate, double *burst);
 
 /*
  * Turns packet capture on (@cap) or off (NULL). Call it from the thread that

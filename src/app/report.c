@@ -221,6 +221,7 @@ void report_summary_text(struct dp *dp, double elapsed)
 
 void report_summary_json(struct dp *dp, double elapsed)
 {
+	const char *sep;
 	struct dp_totals t;
 	const struct rxp_stack_stats *ss = &t.stack;
 	const struct rxp_pool_stats *ps = &t.pool;
@@ -279,9 +280,10 @@ void report_summary_json(struct dp *dp, double elapsed)
 	       (unsigned long long)ss->redirects, (unsigned long long)ss->router_adverts,
 	       (unsigned long long)ss->neigh_requests);
 	host_print(dp, stdout, true);
-	printf(",\"pool\":{\"alloc_fast\":%llu,\"alloc_slow\":%llu,\"alloc_empty\":%llu,"
-	       "\"recycle_cached\":%llu,\"recycle_ring\":%llu}}\n",
-	       (unsigned long long)ps->alloc_fast, (unsigned long long)ps->alloc_slow,
-	       (unsigned long long)ps->alloc_empty, (unsigned long long)ps->recycle_cached,
-	       (unsigned long long)ps->recycle_ring);
+	printf(",\"pool\":{");
+	sep = "";
+#define X(f, metric, help) printf("%s\"" #f "\":%llu", sep, (unsigned long long)ps->f); sep = ",";
+	RXP_POOL_COUNTERS(X)
+#undef X
+	printf("}}\n");
 }

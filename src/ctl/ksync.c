@@ -26,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 #include "ksync_priv.h"
+#include "core/clock.h"
 
 #define TABLE_MIN_SLOTS 1024u
 #define NH_INDEX_MIN 64u
@@ -43,14 +44,6 @@ static uint8_t err_code(int ret)
 int ks_count_int(uint64_t n)
 {
 	return n > INT32_MAX ? INT32_MAX : (int)n;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- lines ---- */
@@ -323,7 +316,7 @@ void ks_rec_forget(struct rxp_ksync *k, const struct key *key, uint32_t metric)
 
 int rxp_ksync_resync(struct rxp_ksync *k, char *err, size_t errlen)
 {
-	uint64_t start = now_ns(), lines = k->st.lines_add + k->st.lines_del;
+	uint64_t start = rxp_clock_ns(), lines = k->st.lines_add + k->st.lines_del;
 	int ret = 0;
 
 	ks_events_discard(k);
@@ -339,7 +332,7 @@ int rxp_ksync_resync(struct rxp_ksync *k, char *err, size_t errlen)
 	}
 	if (ret) {
 		/* nothing is deleted on a failed dump */
-		k->last_resync_end_ns = now_ns();
+		k->last_resync_end_ns = rxp_clock_ns();
 		k->next_resync_ns = k->last_resync_end_ns + RESYNC_RETRY_NS;
 		return ret;
 	}
@@ -350,7 +343,7 @@ int rxp_ksync_resync(struct rxp_ksync *k, char *err, size_t errlen)
 	k->st.resyncs++;
 	k->st.last_dump = k->dump_skips;
 	ks_add_skips(&k->st.skipped, &k->dump_skips);
-	k->last_resync_end_ns = now_ns();
+	k->last_resync_end_ns = rxp_clock_ns();
 	k->st.last_resync_us = (k->last_resync_end_ns - start) / 1000;
 	k->next_resync_ns = k->last_resync_end_ns + k->interval_ns;
 	if (k->dump_intr)	/* still inconsistent after every attempt: look again soon */
@@ -365,7 +358,7 @@ int rxp_ksync_run(struct rxp_ksync *k, char *err, size_t errlen)
 
 	if (ret < 0)
 		return ret;
-	if (now_ns() >= k->next_resync_ns) {
+	if (rxp_clock_ns() >= k->next_resync_ns) {
 		ret = rxp_ksync_resync(k, err, errlen);
 		if (ret < 0)
 			return ret;
@@ -489,7 +482,7 @@ int rxp_ksync_fd(const struct rxp_ksync *k)
 
 int rxp_ksync_timeout_ms(const struct rxp_ksync *k)
 {
-	uint64_t now = now_ns();
+	uint64_t now = rxp_clock_ns();
 
 	if (now >= k->next_resync_ns)
 		return 0;

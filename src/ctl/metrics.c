@@ -35,24 +35,9 @@ struct counter_def {
 	size_t off;
 };
 
-#define QUEUE_COUNTER(field, name, help) { name, help, offsetof(struct rxp_queue_stats, field) }
-static const struct counter_def queue_counters[] = {
-	QUEUE_COUNTER(rx_packets, "rxpath_rx_packets_total", "Frames received."),
-	QUEUE_COUNTER(rx_bytes, "rxpath_rx_bytes_total", "Bytes received, without FCS."),
-	QUEUE_COUNTER(rx_dropped, "rxpath_rx_dropped_total",
-		      "Frames received, then dropped by the stack (any reason)."),
-	QUEUE_COUNTER(rx_no_buffer, "rxpath_rx_no_buffer_total",
-		      "RX ring refills cut short because the pool was empty."),
-	QUEUE_COUNTER(rx_polls, "rxpath_rx_polls_total", "Receive polls (rx_burst calls)."),
-	QUEUE_COUNTER(rx_nonempty, "rxpath_rx_nonempty_polls_total",
-		      "Receive polls that returned frames."),
-	QUEUE_COUNTER(tx_packets, "rxpath_tx_packets_total", "Frames queued for transmit."),
-	QUEUE_COUNTER(tx_bytes, "rxpath_tx_bytes_total", "Bytes queued for transmit, without FCS."),
-	QUEUE_COUNTER(tx_ring_full, "rxpath_tx_ring_full_total",
-		      "Frames the transmit ring could not take."),
-	QUEUE_COUNTER(tx_completed, "rxpath_tx_completed_total",
-		      "Transmitted buffers returned to the pool."),
-};
+#define COUNTER(type, field, metric, help) { metric, help, offsetof(type, field) },
+#define QUEUE_COUNTER(field, metric, help) COUNTER(struct rxp_queue_stats, field, metric, help)
+static const struct counter_def queue_counters[] = { RXP_QUEUE_COUNTERS(QUEUE_COUNTER) };
 
 #define STACK_COUNTER(field, name, help) { name, help, offsetof(struct rxp_stack_stats, field) }
 static const struct counter_def stack_counters[] = {
@@ -80,19 +65,8 @@ static const struct counter_def stack_counters[] = {
 		      "ARP requests and neighbour solicitations sent."),
 };
 
-#define POOL_COUNTER(field, name, help) { name, help, offsetof(struct rxp_pool_stats, field) }
-static const struct counter_def pool_counters[] = {
-	POOL_COUNTER(alloc_fast, "rxpath_pool_alloc_fast_total",
-		     "Buffers allocated from the worker's cache."),
-	POOL_COUNTER(alloc_slow, "rxpath_pool_alloc_slow_total",
-		     "Cache refills from the pool's shared ring."),
-	POOL_COUNTER(alloc_empty, "rxpath_pool_alloc_empty_total",
-		     "Allocations that found the cache and the ring empty."),
-	POOL_COUNTER(recycle_cached, "rxpath_pool_recycle_cached_total",
-		     "Buffers freed into the worker's cache."),
-	POOL_COUNTER(recycle_ring, "rxpath_pool_recycle_ring_total",
-		     "Freed buffers spilled to the shared ring."),
-};
+#define POOL_COUNTER(field, metric, help) COUNTER(struct rxp_pool_stats, field, metric, help)
+static const struct counter_def pool_counters[] = { RXP_POOL_COUNTERS(POOL_COUNTER) };
 
 static uint64_t counter_at(const void *stats, size_t off)
 {

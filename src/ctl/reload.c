@@ -3,6 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "config.h"
+#include "ctl_server_priv.h"
+#include "engine/control.h"
 #include "reload.h"
 
 /* One entry of a config's end state: the last command about one thing. */
@@ -11,50 +14,6 @@ struct state_entry {
 	unsigned order;		/* position in the config: the later wins */
 	const struct dp_cmd *cmd;
 };
-
-/* Writes what @c is about. Commands about the same thing share a key. */
-static void cmd_key(const struct dp_cmd *c, char *key, size_t len)
-{
-	char hex[33];
-
-	for (unsigned i = 0; i < 16; i++)
-		snprintf(hex + 2 * i, 3, "%02x", c->addr[i]);
-	switch (c->kind) {
-	case DP_CMD_ADDR_ADD:
-	case DP_CMD_ADDR_DEL:
-		snprintf(key, len, "addr %s %s", c->dev, hex);
-		break;
-	case DP_CMD_ROUTE_ADD:
-	case DP_CMD_ROUTE_DEL:
-		snprintf(key, len, "route %u %s/%u", c->family, hex, c->plen);
-		break;
-	case DP_CMD_NEIGH_ADD:
-	case DP_CMD_NEIGH_DEL:
-		snprintf(key, len, "neigh %s %s", c->dev, hex);
-		break;
-	case DP_CMD_MTU:
-		snprintf(key, len, "mtu %s", c->dev);
-		break;
-	case DP_CMD_ICMP_RATE:
-		snprintf(key, len, "icmp");
-		break;
-	case DP_CMD_HOST:
-		snprintf(key, len, "host %s", c->dev);
-		break;
-	case DP_CMD_REDIRECTS:
-		snprintf(key, len, "redirects %s", c->dev);
-		break;
-	case DP_CMD_NEIGH_AGEING:
-		snprintf(key, len, "neigh ageing");
-		break;
-	case DP_CMD_RA:
-		snprintf(key, len, "ra %s", c->dev);
-		break;
-	case DP_CMD_SOURCE_ROUTE:
-		snprintf(key, len, "source-route");
-		break;
-	}
-}
 
 static int entry_cmp(const void *a, const void *b)
 {
@@ -79,7 +38,7 @@ static long end_state(const struct dp_config *cfg, struct state_entry **out)
 	if (!e)
 		return -ENOMEM;
 	for (unsigned i = 0; i < cfg->n_cmds; i++) {
-		cmd_key(&cfg->cmds[i], e[i].key, sizeof(e[i].key));
+		dp_cmd_key(&cfg->cmds[i], e[i].key, sizeof(e[i].key));
 		e[i].order = i;
 		e[i].cmd = &cfg->cmds[i];
 	}
@@ -225,3 +184,155 @@ bool reload_same_ports(const struct dp_config *a, const struct dp_config *b)
 			return false;
 	return true;
 }
+
+/* ---- applying a reload (the control thread, on SIGHUP) ---- */
+
+/*
+ * Applies @diff all or nothing: at the first command that fails, the ones
+ * before it are taken back in the same datapath call, so no packet sees
+ * half of it. Returns true when all took; else says on stderr what failed.
+ */
+static bool reload_apply(struct ctl_server *s, const struct dp_cmd *diff, unsigned n,
+			 unsigned *applied, struct dp_batch *undo)
+{
+	struct rxp_sbuf errors = { 0 }, out = { 0 };
+	struct dp_batch w = { .cmds = diff, .n_cmds = n, .all_or_nothing = true,
+				.want_undo = undo != NULL, .errors = &errors };
+	int ret = n ? control_call(s->cfg.ctl, dp_batch_apply, &w, &out) : 0;
+
+	*applied = w.applied;
+	if (undo) {
+		undo->cmds = w.undo;
+		undo->n_cmds = w.n_undo;
+	}
+	if (ret && ret != -ESHUTDOWN) {
+		fprintf(stderr, "rxpath: reload: failed: %s", errors.data ? errors.data : "(no reason given)\n");
+		if (w.undo_failed)
+			fprintf(stderr, "rxpath: reload: %u of the %u change%s made before could not be taken back (above)\n",
+				w.undo_failed, w.applied, w.applied == 1 ? "" : "s");
+		else
+			fprintf(stderr, "rxpath: reload: nothing changed\n");
+	}
+	rxp_sbuf_free(&errors);
+	rxp_sbuf_free(&out);
+	return !ret;
+}
+
+/*
+ * After the file's changes went in and its `sync kernel` could not start:
+ * takes the changes back with @undo (what reload_apply() handed back: each
+ * thing put back as it ran, ctl's changes included), so the reload changes
+ * nothing, as one that does not parse. The start stopped any sync there
+ * was; it is started again.
+ */
+static void reload_take_back(struct ctl_server *s, const struct dp_batch *undo)
+{
+	const struct dp_config *a = s->cfg.active;
+	struct rxp_sbuf errors = { 0 }, out = { 0 };
+	struct dp_batch w = { .cmds = undo->cmds, .n_cmds = undo->n_cmds, .keep_going = true,
+				.errors = &errors };
+	char err[512];
+	bool whole = true;
+
+	if (w.n_cmds && control_call(s->cfg.ctl, dp_batch_apply, &w, &out)) {
+		fprintf(stderr, "rxpath: reload: %u of the file's %u change%s could not be taken back: %s",
+			w.failed, w.n_cmds, w.n_cmds == 1 ? "" : "s",
+			errors.data ? errors.data : "(no reason given)\n");
+		whole = false;
+	}
+	rxp_sbuf_free(&errors);
+	rxp_sbuf_free(&out);
+	if (a->sync.on) {
+		int ret = ctl_sync_start(s, a->sync.table, a->sync.interval_ms, err, sizeof(err));
+
+		if (ret < 0) {
+			fprintf(stderr, "rxpath: reload: the kernel sync that ran before did not restart: %s\n", err);
+			s->cfg.active->sync.on = false;	/* the next reload tries again */
+			return;
+		}
+	}
+	if (whole)
+		fprintf(stderr, "rxpath: reload: taken back; nothing changed\n");
+}
+
+void ctl_reload(struct ctl_server *s)
+{
+	struct dp_config fresh;
+	struct dp_cmd *diff = NULL;
+	char err[512], where[32];
+	unsigned n_exec = 0, applied;
+	struct dp_batch undo = { 0 };
+	bool sync_changes;
+	long n;
+
+	dp_config_default(&fresh);
+	for (unsigned i = 0; i < s->cfg.n_sources; i++) {
+		const struct config_source *src = &s->cfg.sources[i];
+		int ret;
+
+		if (src->is_file) {
+			ret = config_apply_file(&fresh, src->text, err, sizeof(err));
+		} else {
+			snprintf(where, sizeof(where), "-e %u", ++n_exec);
+			ret = config_apply_line(&fresh, src->text, where, err, sizeof(err));
+		}
+		if (ret) {
+			fprintf(stderr, "rxpath: reload: %s; nothing changed\n", err);
+			goto out;
+		}
+	}
+	if (!reload_same_ports(s->cfg.active, &fresh))
+		fprintf(stderr, "rxpath: reload: ports differ from the running ones; port changes need a restart, the rest is applied\n");
+	n = reload_diff(s->cfg.active, &fresh, &diff);
+	if (n < 0) {
+		fprintf(stderr, "rxpath: reload: out of memory; nothing changed\n");
+		goto out;
+	}
+	/* `sync kernel` added, removed or changed in the file */
+	sync_changes = fresh.sync.on != s->cfg.active->sync.on ||
+		       (fresh.sync.on && (fresh.sync.table != s->cfg.active->sync.table ||
+					  fresh.sync.interval_ms != s->cfg.active->sync.interval_ms));
+	if (sync_changes && fresh.sync.on && !ctl_sync_has_ports(s)) {
+		ctl_sync_no_ports(err, sizeof(err));
+		fprintf(stderr, "rxpath: reload: %s: %s; nothing changed\n", fresh.sync.where, err);
+		goto out;
+	}
+	/* a file that cannot be applied whole changes nothing, as one that does not parse */
+	if (!reload_apply(s, diff, (unsigned)n, &applied, sync_changes && fresh.sync.on ? &undo : NULL))
+		goto out;
+	ctl_sync_after_changes(s, diff, (unsigned)n, NULL);
+	fprintf(stderr, "rxpath: reload: %u change%s applied\n", applied, applied == 1 ? "" : "s");
+	if (sync_changes) {
+		int ret = 0;
+
+		if (!fresh.sync.on)
+			ctl_sync_stop(s);
+		else
+			ret = ctl_sync_start(s, fresh.sync.table, fresh.sync.interval_ms, err, sizeof(err));
+		if (!fresh.sync.on)
+			fprintf(stderr, "rxpath: reload: kernel sync stopped; its routes withdrawn\n");
+		else if (ret < 0)
+			fprintf(stderr, "rxpath: reload: %s: %s\n", fresh.sync.where, err);
+		else
+			fprintf(stderr, "rxpath: reload: mirroring kernel table %u: %d change%s applied\n",
+				fresh.sync.table, ret, ret == 1 ? "" : "s");
+		if (ret < 0) {
+			reload_take_back(s, &undo);
+			goto out;
+		}
+		s->cfg.active->sync = fresh.sync;
+	}
+	fflush(stderr);
+	/* the file is now what later reloads compare with */
+	dp_config_free(s->cfg.active);
+	s->cfg.active->cmds = fresh.cmds;
+	s->cfg.active->n_cmds = fresh.n_cmds;
+	s->cfg.active->cmds_cap = fresh.cmds_cap;
+	fresh.cmds = NULL;
+out:
+	fflush(stderr);
+	free((void *)undo.cmds);
+	free(diff);
+	dp_config_free(&fresh);
+}
+

@@ -153,16 +153,11 @@ static void ports_json(struct dp *dp, const struct dp_config *cfg, struct rxp_sb
 
 /* ---- show stats ---- */
 
-#define QUEUE_FIELDS(X) \
-	X(rx_packets) X(rx_bytes) X(rx_polls) X(rx_nonempty) X(rx_no_buffer) X(rx_dropped) \
-	X(tx_packets) X(tx_bytes) X(tx_ring_full) X(tx_completed)
-
 #define STACK_FIELDS(X) \
 	X(in_packets) X(in_bytes) X(delivered_bytes) X(dropped) X(polls) X(forwarded) \
 	X(fragments) X(local_out) X(local_out_dropped) X(icmp_errors) X(icmp_ratelimited) \
 	X(redirects) X(router_adverts) X(neigh_requests)
 
-#define POOL_FIELDS(X) X(alloc_fast) X(alloc_slow) X(alloc_empty) X(recycle_cached) X(recycle_ring)
 
 static double avg_batch(const struct rxp_queue_stats *s)
 {
@@ -184,8 +179,8 @@ static void stats_text(struct dp *dp, struct rxp_sbuf *o)
 			const struct rxp_queue_stats *s = &p->queues[q].stats;
 
 			rxp_sbuf_printf(o, "port %s queue %u:", p->name, q);
-#define X(f) rxp_sbuf_printf(o, " " #f " %llu", (unsigned long long)s->f);
-			QUEUE_FIELDS(X)
+#define X(f, metric, help) rxp_sbuf_printf(o, " " #f " %llu", (unsigned long long)s->f);
+			RXP_QUEUE_COUNTERS(X)
 #undef X
 			rxp_sbuf_printf(o, " avg_batch %.1f\n", avg_batch(s));
 		}
@@ -224,8 +219,8 @@ static void stats_text(struct dp *dp, struct rxp_sbuf *o)
 				(unsigned long long)ss->delivered[c]);
 	rxp_sbuf_printf(o, "\npool: buffers %u free_in_ring %u in_cache %u", dp->pool->n_bufs,
 			rxp_pool_ring_count(dp->pool), t.in_caches);
-#define X(f) rxp_sbuf_printf(o, " " #f " %llu", (unsigned long long)ps->f);
-	POOL_FIELDS(X)
+#define X(f, metric, help) rxp_sbuf_printf(o, " " #f " %llu", (unsigned long long)ps->f);
+	RXP_POOL_COUNTERS(X)
 #undef X
 	rxp_sbuf_printf(o, "\n");
 }
@@ -249,8 +244,8 @@ static void stats_json(struct dp *dp, struct rxp_sbuf *o)
 			rxp_sbuf_printf(o, "%s{\"port\":", first ? "" : ",");
 			rxp_sbuf_json_str(o, p->name);
 			rxp_sbuf_printf(o, ",\"queue\":%u", q);
-#define X(f) rxp_sbuf_printf(o, ",\"" #f "\":%llu", (unsigned long long)s->f);
-			QUEUE_FIELDS(X)
+#define X(f, metric, help) rxp_sbuf_printf(o, ",\"" #f "\":%llu", (unsigned long long)s->f);
+			RXP_QUEUE_COUNTERS(X)
 #undef X
 			rxp_sbuf_printf(o, ",\"avg_batch\":%.2f}", avg_batch(s));
 			first = false;
@@ -303,8 +298,8 @@ static void stats_json(struct dp *dp, struct rxp_sbuf *o)
 #undef X
 	rxp_sbuf_printf(o, "},\"pool\":{\"buffers\":%u,\"free_in_ring\":%u,\"in_cache\":%u",
 			dp->pool->n_bufs, rxp_pool_ring_count(dp->pool), t.in_caches);
-#define X(f) rxp_sbuf_printf(o, ",\"" #f "\":%llu", (unsigned long long)ps->f);
-	POOL_FIELDS(X)
+#define X(f, metric, help) rxp_sbuf_printf(o, ",\"" #f "\":%llu", (unsigned long long)ps->f);
+	RXP_POOL_COUNTERS(X)
 #undef X
 	rxp_sbuf_printf(o, "}}\n");
 }
@@ -670,8 +665,8 @@ static void pool_out(struct dp *dp, bool json, struct rxp_sbuf *o)
 				p->n_bufs, p->buf_size, p->region_len, p->hugepages ? "true" : "false",
 				p->rx_offset, p->max_frame, in_ring, in_cache,
 				p->n_bufs - in_ring - in_cache);
-#define X(f) rxp_sbuf_printf(o, ",\"" #f "\":%llu", (unsigned long long)ps->f);
-		POOL_FIELDS(X)
+#define X(f, metric, help) rxp_sbuf_printf(o, ",\"" #f "\":%llu", (unsigned long long)ps->f);
+		RXP_POOL_COUNTERS(X)
 #undef X
 		rxp_sbuf_printf(o, "}\n");
 		return;

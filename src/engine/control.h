@@ -63,4 +63,26 @@ void control_stop(struct control *c);
 /* Frees the mailbox; no thread may be calling any more. */
 void control_destroy(struct control *c);
 
+/* Router commands parsed on another thread, applied on the datapath's (dp_batch_apply). */
+struct dp_batch {
+	const struct dp_cmd *cmds;
+	unsigned n_cmds;
+	bool keep_going;	/* report a failure and go on with the rest */
+	bool all_or_nothing;	/* reload: at a failure, take back what went in before it */
+	unsigned applied, failed;
+	unsigned undo_failed;	/* all_or_nothing: what could not be taken back (in errors) */
+	bool want_undo;		/* all_or_nothing: when all went in, hand back what takes it back */
+	struct dp_cmd *undo;	/* ... last first, @n_undo of them (the caller frees it) */
+	unsigned n_undo;
+	struct rxp_sbuf *errors;
+	struct rxp_sbuf *warnings;	/* if not NULL: what was taken with a warning, a line each */
+};
+
+/*
+ * A control_fn: applies the batch @arg (a struct dp_batch) as it asks; a
+ * receive sink becomes a router for it when it adds an address, route or
+ * neighbour. Returns 0, or the first command's -errno (messages in ->errors).
+ */
+int dp_batch_apply(struct dp *dp, void *arg, struct rxp_sbuf *out);
+
 #endif

@@ -45,6 +45,7 @@ enum dp_cmd_kind {
 	DP_CMD_NEIGH_AGEING,	/* neigh ageing SECONDS */
 	DP_CMD_RA,		/* port set NAME ra on|off */
 	DP_CMD_SOURCE_ROUTE,	/* ip source-route on|off */
+	DP_CMD_KINDS
 };
 
 /* One router command, parsed; applied when the datapath opens, or while it runs. */
@@ -232,6 +233,12 @@ int dp_config_add_cmd(struct dp_config *cfg, const struct dp_cmd *cmd);
  */
 bool dp_cmd_inverse(struct dp *dp, const struct dp_cmd *c, struct dp_cmd *inv);
 
+/* Writes what @c is about (reload's diff): commands about one thing share a key. */
+void dp_cmd_key(const struct dp_cmd *c, char *key, size_t len);
+
+/* Returns what a router table's -errno means, for a command's message. */
+const char *dp_cmd_strerror(int ret);
+
 /*
  * Applies one router command to the running tables (datapath thread, between
  * polls). Returns 0 or -errno with @err naming the command's source; on
@@ -276,6 +283,9 @@ static inline unsigned dp_poll(struct dp *dp)
  * DP_IDLE_SLEEP_MS at most (idle.c).
  */
 void dp_idle_after_clock(struct dp *dp, unsigned w, struct dp_idle *idle, uint64_t now_ns);
+
+/* The most an interface's MTU can be (@vlan: a sub-port's tag takes room): what a frame of the pool carries. */
+uint32_t dp_if_max_mtu(const struct dp *dp, uint16_t vlan);
 
 /*
  * An interface's MTU unless configured: its device's, or 1500 for a port

@@ -23,10 +23,6 @@ int rxp_router_init(struct rxp_router *r, uint32_t max_routes4, uint32_t max_rou
 	r->nh[RXP_NH_LOCAL].kind = RXP_NH_KIND_LOCAL;
 	r->n_nh = 1;
 	r->neigh_reachable_ns = RXP_NEIGH_REACHABLE_NS;
-	r->ra_rng = (uint64_t)(uintptr_t)r ^ 0x9e3779b97f4a7c15ull;	/* any nonzero seed */
-	r->icmp_limit.rate = RXP_ICMP_RATE_DEFAULT;
-	r->icmp_limit.burst = RXP_ICMP_BURST_DEFAULT;
-	r->icmp_limit.tokens = RXP_ICMP_BURST_DEFAULT;
 	return 0;
 }
 
@@ -39,8 +35,7 @@ void rxp_router_free(struct rxp_router *r)
 	rxp_neigh_free(&r->neigh);
 	if (r->shared) {
 		pthread_spin_destroy(&r->neigh_lock);
-		pthread_spin_destroy(&r->icmp_limit.lock);
-		r->shared = r->icmp_limit.shared = false;
+		r->shared = false;
 	}
 	free(r->routes);
 	r->routes = NULL;
@@ -799,36 +794,8 @@ int rxp_router_set_workers(struct rxp_router *r, unsigned n_workers)
 	if (n_workers <= 1 || r->shared)
 		return 0;
 	ret = pthread_spin_init(&r->neigh_lock, PTHREAD_PROCESS_PRIVATE);
-	if (!ret)
-		ret = pthread_spin_init(&r->icmp_limit.lock, PTHREAD_PROCESS_PRIVATE);
 	if (ret)
 		return -ret;
-	r->shared = r->icmp_limit.shared = true;
+	r->shared = true;
 	return 0;
-}
-
-static bool ratelimit_take_locked(struct rxp_ratelimit *rl, uint64_t now_ns)
-{
-	if (now_ns > rl->last_ns) {
-		rl->tokens += (double)(now_ns - rl->last_ns) * 1e-9 * rl->rate;
-		if (rl->tokens > rl->burst)
-			rl->tokens = rl->burst;
-		rl->last_ns = now_ns;
-	}
-	if (rl->tokens < 1.0)
-		return false;
-	rl->tokens -= 1.0;
-	return true;
-}
-
-bool rxp_ratelimit_take(struct rxp_ratelimit *rl, uint64_t now_ns)
-{
-	bool ok;
-
-	if (!rl->shared)
-		return ratelimit_take_locked(rl, now_ns);
-	pthread_spin_lock(&rl->lock);
-	ok = ratelimit_take_locked(rl, now_ns);
-	pthread_spin_unlock(&rl->lock);
-	return ok;
 }

@@ -2,8 +2,9 @@
 /* ARP (RFC 826) for Ethernet and IPv4: answer for our addresses, learn, resolve. */
 #include <arpa/inet.h>
 #include <string.h>
+#include "arp.h"
 #include "host.h"
-#include "route.h"
+#include "out.h"
 
 #define ARP_LEN 28
 #define ARP_OP_REQUEST 1

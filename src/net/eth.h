@@ -4,7 +4,7 @@
 #define RXPATH_NET_ETH_H
 
 #include "rxpath/router.h"
-#include "route.h"
+#include "stage.h"
 
 /* Finds the L3 interface of a tagged frame and steps over the tag. */
 static rxp_noinline enum rxp_next rxp_eth_vlan(const struct rxp_stack *st, struct rxp_pkt *pkt,

@@ -19,6 +19,7 @@
  * frame's headers are checked against the frame before use.
  */
 #include "offload.h"
+#include "out.h"
 
 /* Returns a pool buffer for a @len-byte frame to send on @h's port, or NULL (counted). */
 static struct rxp_pkt *frame_alloc(struct rxp_stack *st, struct rxp_host *h, uint32_t len)

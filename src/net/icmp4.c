@@ -4,7 +4,9 @@
 #include <string.h>
 #include "rxpath/csum.h"
 #include "host.h"
-#include "route.h"
+#include "icmp.h"
+#include "ip4_opt.h"
+#include "out.h"
 
 #define ICMP_HLEN 8
 
@@ -40,7 +42,7 @@ static bool icmp4_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 		return false;
 	if (ip[9] == RXP_IPPROTO_ICMP && orig->l3_len >= ihl + 1 && icmp_type_is_error(ip[ihl]))
 		return false;
-	if (!rxp_ratelimit_take(&st->router->icmp_limit, st->now_ns)) {
+	if (!rxp_ratelimit_take(&st->shared->icmp_limit, st->now_ns)) {
 		st->stats.icmp_ratelimited++;
 		return false;
 	}

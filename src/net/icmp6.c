@@ -3,7 +3,10 @@
 #include <string.h>
 #include "rxpath/csum.h"
 #include "host.h"
-#include "route.h"
+#include "icmp.h"
+#include "ip6_addr.h"
+#include "nd.h"
+#include "out.h"
 
 #define ICMP6_HLEN 8u
 
@@ -234,7 +237,7 @@ static void icmp6_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 	if (carries_icmp6_error(ip, orig->l3_len))
 		return;
 	/* (f): rate limited */
-	if (!rxp_ratelimit_take(&st->router->icmp_limit, st->now_ns)) {
+	if (!rxp_ratelimit_take(&st->shared->icmp_limit, st->now_ns)) {
 		st->stats.icmp_ratelimited++;
 		return;
 	}

@@ -9,8 +9,12 @@
 #include <string.h>
 #include "rxpath/csum.h"
 #include "host.h"
-#include "l4.h"
-#include "route.h"
+#include "icmp.h"
+#include "ip4_opt.h"
+#include "ip4_route.h"
+#include "local.h"
+#include "out.h"
+#include "reasm.h"
 
 static void local_deliver4(struct rxp_stack *st, struct rxp_pkt *pkt)
 {

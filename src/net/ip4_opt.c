@@ -10,7 +10,9 @@
 #include <string.h>
 #include <time.h>
 #include "rxpath/csum.h"
-#include "route.h"
+#include "icmp.h"
+#include "ip4_opt.h"
+#include "ip4_route.h"
 
 #define IP4_OPT_EOL 0
 #define IP4_OPT_NOP 1

@@ -8,8 +8,13 @@
 #include <limits.h>
 #include <string.h>
 #include "host.h"
-#include "l4.h"
-#include "route.h"
+#include "icmp.h"
+#include "ip6_addr.h"
+#include "ip6_route.h"
+#include "local.h"
+#include "nd.h"
+#include "out.h"
+#include "reasm.h"
 
 #define ICMP6_RS 133
 #define ICMP6_NS 135

@@ -22,8 +22,12 @@
 #include <arpa/inet.h>
 #include "rxpath/csum.h"
 #include "host.h"
+#include "icmp.h"
 #include "l4.h"
-#include "route.h"
+#include "local.h"
+#include "nd.h"
+#include "out.h"
+#include "reasm.h"
 
 #define TCP_FIN 0x01
 #define TCP_SYN 0x02
@@ -189,7 +193,7 @@ static void tcp_reset(struct rxp_stack *st, const struct rxp_pkt *orig, uint32_t
 		ack = rxp_load_be32(tcp + 4) + occupied;
 		flags |= TCP_ACK;
 	}
-	if (!rxp_ratelimit_take(&st->router->icmp_limit, st->now_ns)) {
+	if (!rxp_ratelimit_take(&st->shared->icmp_limit, st->now_ns)) {
 		st->stats.icmp_ratelimited++;
 		return;
 	}

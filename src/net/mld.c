@@ -16,8 +16,10 @@
  * joining) are not sent: a snooping switch floods groups it has no report
  * for until its querier asks.
  */
-#include "rxpath/csum.h"
-#include "route.h"
+#include "icmp.h"
+#include "ip6_addr.h"
+#include "nd.h"
+#include "out.h"
 
 #define MLD_REPORT_V1	131
 #define MLD_REPORT_V2	143

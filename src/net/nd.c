@@ -8,7 +8,10 @@
  */
 #include <string.h>
 #include "host.h"
-#include "route.h"
+#include "icmp.h"
+#include "ip6_addr.h"
+#include "nd.h"
+#include "out.h"
 
 #define ND_RS 133
 #define ND_RA 134
@@ -275,7 +278,7 @@ void rxp_nd_maybe_redirect(struct rxp_stack *st, struct rxp_pkt *orig, const uin
 	    (memcmp(next, dst, 16) && !rxp_ip6_is_link_local(next)) || !memcmp(src, next, 16) ||
 	    (orig->flags & (RXP_PKT_F_L2_MCAST | RXP_PKT_F_LOCAL_OUT)))
 		return;
-	if (!rxp_ratelimit_take(&st->router->icmp_limit, st->now_ns)) {
+	if (!rxp_ratelimit_take(&st->shared->icmp_limit, st->now_ns)) {
 		st->stats.icmp_ratelimited++;
 		return;
 	}

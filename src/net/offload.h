@@ -6,7 +6,7 @@
 #include <string.h>
 #include "rxpath/csum.h"
 #include "host.h"
-#include "route.h"
+#include "stage.h"
 
 #define RXP_TCP_F_FIN 0x01
 #define RXP_TCP_F_SYN 0x02

@@ -7,13 +7,16 @@
  * intervals, the first few sooner; answers to Router Solicitations; a last
  * one with lifetime 0 when the interface stops advertising.
  *
- * The state lives in the router's interfaces and is changed under the
- * neighbour table's lock: the timer owner sends the periodic ones, any
- * worker may take a solicitation.
+ * Whether an interface advertises is its configuration, in the router's
+ * tables; the timers are the stacks' shared state (st->shared, the first
+ * worker's), changed under the neighbour table's lock: the timer owner
+ * sends the periodic ones, any worker may take a solicitation.
  */
 #include <string.h>
-#include "host.h"
-#include "route.h"
+#include "icmp.h"
+#include "ip6_addr.h"
+#include "nd.h"
+#include "out.h"
 
 #define ND_RA 134
 #define ND_HOP_LIMIT 255
@@ -42,15 +45,15 @@
 static const uint8_t all_nodes[16] = { 0xff, 0x02, [15] = 0x01 };
 static const uint8_t all_nodes_mac[6] = { 0x33, 0x33, 0, 0, 0, 1 };
 
-/* A number in [0, @range) from the router's PRNG (timers need no more). */
-static uint64_t random_below(struct rxp_router *r, uint64_t range)
+/* A number in [0, @range) from the shared PRNG (timers need no more). */
+static uint64_t random_below(struct rxp_stack_shared *sh, uint64_t range)
 {
-	uint64_t x = r->ra_rng;
+	uint64_t x = sh->ra_rng;
 
 	x ^= x << 13;
 	x ^= x >> 7;
 	x ^= x << 17;
-	r->ra_rng = x;
+	sh->ra_rng = x;
 	return range ? x % range : 0;
 }
 
@@ -131,19 +134,19 @@ static void ra_send(struct rxp_stack *st, int ifidx, uint16_t lifetime_s)
 /* Sends what is due and schedules the next (RFC 4861 6.2.4). Holds the lock. */
 static void ra_due(struct rxp_stack *st, int ifidx)
 {
-	struct rxp_router *r = st->router;
-	struct rxp_l3if *ifp = &r->ifs[ifidx];
-	uint64_t wait = MIN_INTERVAL_NS + random_below(r, MAX_INTERVAL_NS - MIN_INTERVAL_NS);
+	struct rxp_stack_shared *sh = st->shared;
+	struct rxp_ra_timer *t = &sh->ra[ifidx];
+	uint64_t wait = MIN_INTERVAL_NS + random_below(sh, MAX_INTERVAL_NS - MIN_INTERVAL_NS);
 
-	if (st->now_ns < ifp->ra_next_ns)
+	if (st->now_ns < t->next_ns)
 		return;
 	ra_send(st, ifidx, ROUTER_LIFETIME_S);
-	if (ifp->ra_initial < MAX_INITIAL_ADVERTS) {
-		ifp->ra_initial++;
+	if (t->initial < MAX_INITIAL_ADVERTS) {
+		t->initial++;
 		wait = RXP_MIN(wait, MAX_INITIAL_INTERVAL_NS);
 	}
-	ifp->ra_last_ns = st->now_ns;
-	ifp->ra_next_ns = st->now_ns + wait;
+	t->last_ns = st->now_ns;
+	t->next_ns = st->now_ns + wait;
 }
 
 void rxp_ra_tick(struct rxp_stack *st)
@@ -157,45 +160,47 @@ void rxp_ra_tick(struct rxp_stack *st)
 
 void rxp_ra_solicited(struct rxp_stack *st, int ifidx)
 {
-	struct rxp_router *r = st->router;
-	struct rxp_l3if *ifp = &r->ifs[ifidx];
+	struct rxp_stack_shared *sh = st->shared;
+	struct rxp_ra_timer *t = &sh->ra[ifidx];
 	uint64_t at;
 
-	if (!ifp->ra)
+	if (!st->router->ifs[ifidx].ra)
 		return;
 	rxp_neigh_lock(st);
 	/* 6.2.6: after a random delay, counted from 3 s after the last one when that is later */
-	at = random_below(r, MAX_RA_DELAY_NS);
-	if (ifp->ra_last_ns && st->now_ns < ifp->ra_last_ns + MIN_DELAY_BETWEEN_NS)
-		at += ifp->ra_last_ns + MIN_DELAY_BETWEEN_NS;
+	at = random_below(sh, MAX_RA_DELAY_NS);
+	if (t->last_ns && st->now_ns < t->last_ns + MIN_DELAY_BETWEEN_NS)
+		at += t->last_ns + MIN_DELAY_BETWEEN_NS;
 	else
 		at += st->now_ns;
-	if (at < ifp->ra_next_ns)
-		ifp->ra_next_ns = at;
+	if (at < t->next_ns)
+		t->next_ns = at;
 	rxp_neigh_unlock(st);
 }
 
 void rxp_stack_set_ra(struct rxp_stack *st, int ifidx, bool on)
 {
 	struct rxp_l3if *ifp;
+	struct rxp_ra_timer *t;
 	bool was;
 
 	if (!st->router || ifidx < 0 || (unsigned)ifidx >= st->router->n_ifs)
 		return;
 	ifp = &st->router->ifs[ifidx];
+	t = &st->shared->ra[ifidx];
 	rxp_neigh_lock(st);
 	was = ifp->ra;
 	ifp->ra = on;
 	if (on && !was) {
-		ifp->ra_initial = 0;
+		t->initial = 0;
 		/* at the next tick, but 6.2.6's 3 s since the last one hold across off and on */
-		ifp->ra_next_ns = ifp->ra_last_ns ? ifp->ra_last_ns + MIN_DELAY_BETWEEN_NS : 0;
+		t->next_ns = t->last_ns ? t->last_ns + MIN_DELAY_BETWEEN_NS : 0;
 	}
 	rxp_neigh_unlock(st);
 	/* 6.2.5: hosts drop us as a default router now rather than in 30 minutes */
-	if (!on && was && ifp->ra_last_ns) {
+	if (!on && was && t->last_ns) {
 		ra_send(st, ifidx, 0);
-		ifp->ra_last_ns = st->now_ns;
+		t->last_ns = st->now_ns;
 		rxp_stack_flush(st);
 	}
 }

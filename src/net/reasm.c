@@ -25,7 +25,12 @@
  */
 #include <arpa/inet.h>
 #include "rxpath/csum.h"
-#include "route.h"
+#include "icmp.h"
+#include "ip4_opt.h"
+#include "ip6_addr.h"
+#include "local.h"
+#include "out.h"
+#include "reasm.h"
 
 #define REASM_TIMEOUT4_NS (30ull * 1000000000ull)
 #define REASM_TIMEOUT6_NS (60ull * 1000000000ull)

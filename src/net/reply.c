@@ -12,7 +12,8 @@
  * as a capture-driven test expects).
  */
 #include <string.h>
-#include "route.h"
+#include "ip6_addr.h"
+#include "out.h"
 
 /*
  * The interface and next hop the route to @dst (family @family) takes;

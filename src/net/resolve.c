@@ -7,7 +7,11 @@
 #include <errno.h>
 #include <string.h>
 #include "rxpath/csum.h"
-#include "route.h"
+#include "arp.h"
+#include "icmp.h"
+#include "nd.h"
+#include "out.h"
+#include "reasm.h"
 
 #define EVICT_LOOK 64u	/* entries looked at for one to evict */
 #define TICK_NS 100000000ull	/* timers are looked at 10 times a second */
@@ -673,4 +677,6 @@ void rxp_stack_close(struct rxp_stack *st)
 {
 	rxp_stack_flush(st);
 	rxp_stack_release(st);
+	if (st->shared == &st->own)
+		rxp_ratelimit_unshare(&st->own.icmp_limit);
 }

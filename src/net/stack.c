@@ -3,12 +3,18 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/random.h>
+#include "arp.h"
 #include "capture.h"
-#include "host.h"
 #include "eth.h"
+#include "host.h"
+#include "icmp.h"
 #include "ip4.h"
+#include "ip4_opt.h"
+#include "ip4_route.h"
 #include "ip6.h"
+#include "ip6_route.h"
 #include "l4.h"
+#include "local.h"
 
 static const char *const drop_names[RXP_DROP_MAX] = {
 #define X(id, name, help) [RXP_DROP_##id] = name,
@@ -66,6 +72,9 @@ int rxp_stack_init(struct rxp_stack *st, const struct rxp_rx_tuning *tuning,
 	st->tuning = *tuning;
 	st->cache = cache;
 	st->timer_owner = true;
+	st->shared = &st->own;
+	rxp_ratelimit_init(&st->own.icmp_limit, RXP_ICMP_RATE_DEFAULT, RXP_ICMP_BURST_DEFAULT);
+	st->own.ra_rng = (uint64_t)(uintptr_t)st ^ 0x9e3779b97f4a7c15ull;	/* nonzero, any */
 	/* IPv4 identifications start anywhere, so runs after each other do not repeat them (RFC 6864) */
 	if (getrandom(&st->ip_id, sizeof(st->ip_id), GRND_NONBLOCK) != sizeof(st->ip_id))
 		st->ip_id = (uint16_t)getpid();
@@ -84,8 +93,24 @@ int rxp_stack_add_port(struct rxp_stack *st, uint16_t id, const uint8_t mac[6],
 	return 0;
 }
 
+int rxp_stack_share(struct rxp_stack *st, struct rxp_stack *first)
+{
+	int ret;
+
+	if (st == first || first->shared != &first->own)
+		return -EINVAL;
+	ret = rxp_ratelimit_share(&first->own.icmp_limit);
+	if (ret)
+		return ret;
+	st->shared = &first->own;
+	return 0;
+}
+
 void rxp_stack_set_router(struct rxp_stack *st, struct rxp_router *router)
 {
+	/* the advertisement timers are those of the interfaces of the tables set before */
+	if (router != st->router)
+		memset(st->own.ra, 0, sizeof(st->own.ra));
 	st->router = router;
 }
 

@@ -3,6 +3,8 @@
  * What the per-packet stage functions share. Each stage looks at one packet
  * and says where it goes next; a stage that drops writes the reason into the
  * packet. The vector and per-packet handoffs call the same stage functions.
+ * Also the base of src/net's other private headers: the packet flags,
+ * dropping and counting what is delivered, big-endian loads and stores.
  */
 #ifndef RXPATH_NET_STAGE_H
 #define RXPATH_NET_STAGE_H
@@ -24,6 +26,8 @@ enum rxp_next {
 #define RXP_PKT_F_IP6      0x01	/* network header is IPv6 */
 #define RXP_PKT_F_FRAG_NTH 0x02	/* a non-first fragment: no transport header */
 #define RXP_PKT_F_FRAG     0x04	/* any fragment: transport lengths cover the whole datagram */
+#define RXP_PKT_F_LOCAL_OUT 0x08	/* made by the router (reply, error, request) */
+#define RXP_PKT_F_L2_MCAST  0x10	/* arrived in a link-layer broadcast/multicast frame */
 
 static inline enum rxp_next rxp_drop_as(struct rxp_pkt *pkt, enum rxp_drop_reason reason)
 {
@@ -31,9 +35,36 @@ static inline enum rxp_next rxp_drop_as(struct rxp_pkt *pkt, enum rxp_drop_reaso
 	return RXP_NEXT_DROP;
 }
 
+/*
+ * Drops @pkt under @reason, counted against the port it came in on; a
+ * packet the router made itself (a fragment, a reply) counts as lost output.
+ */
+static inline void rxp_drop(struct rxp_stack *st, struct rxp_pkt *pkt, enum rxp_drop_reason reason)
+{
+	if (rxp_unlikely(pkt->flags & RXP_PKT_F_LOCAL_OUT)) {
+		st->stats.local_out_dropped++;
+		rxp_pool_free(st->cache, pkt);
+		return;
+	}
+	rxp_stack_drop(st, pkt, reason);
+}
+
+/* Counts @pkt, taken by the stack, as delivered under @cls (its frame's bytes too). */
+static inline void rxp_count_delivered(struct rxp_stack *st, const struct rxp_pkt *pkt,
+				       enum rxp_sink_class cls)
+{
+	st->stats.delivered[cls]++;
+	st->stats.delivered_bytes += pkt->len;
+}
+
 static inline uint16_t rxp_load_be16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static inline uint32_t rxp_load_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
 static inline void rxp_store_be16(uint8_t *p, uint16_t v)

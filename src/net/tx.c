@@ -3,7 +3,7 @@
 #include <string.h>
 #include "capture.h"
 #include "host.h"
-#include "route.h"
+#include "out.h"
 
 static void flush_port(struct rxp_stack *st, unsigned port)
 {

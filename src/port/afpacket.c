@@ -980,6 +980,7 @@ static int afp_wait_fd(struct rxp_queue *q)
 
 const struct rxp_port_ops rxp_afpacket_ops = {
 	.driver = "afpacket",
+	.kernel_dev = true,
 	.args_help = AFP_KEYS,
 	.open = afp_open,
 	.rx_burst = afp_rx_burst,

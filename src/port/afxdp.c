@@ -1117,6 +1117,7 @@ static int afxdp_wait_fd(struct rxp_queue *q)
 
 const struct rxp_port_ops rxp_afxdp_ops = {
 	.driver = "afxdp",
+	.kernel_dev = true,
 	.args_help = AFXDP_KEYS,
 	.pool_config = afxdp_pool_config,
 	.keep_caps = afxdp_keep_caps,

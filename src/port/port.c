@@ -45,6 +45,23 @@ const struct rxp_port_ops *rxp_port_driver_of_spec(const char *spec)
 	return rxp_port_driver(driver);
 }
 
+bool rxp_port_spec_kernel_if(const char *spec, char *ifname, size_t len)
+{
+	const struct rxp_port_ops *ops = rxp_port_driver_of_spec(spec);
+	const char *colon = strchr(spec, ':');
+	char err[RXP_ERR_LEN];
+	struct rxp_args args;
+	const char *dev;
+
+	if (!ops || !ops->kernel_dev || !colon || rxp_args_parse(&args, colon + 1, err, sizeof(err)))
+		return false;
+	dev = rxp_args_get(&args, "dev");
+	if (!dev || !dev[0] || strlen(dev) >= len)
+		return false;
+	snprintf(ifname, len, "%s", dev);
+	return true;
+}
+
 int rxp_port_open(struct rxp_port *port, uint16_t id, const char *name, const char *spec,
 		  struct rxp_pool *pool, char *err, size_t errlen)
 {

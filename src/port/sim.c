@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include "sim.h"
+#include "core/clock.h"
 
 /*
  * An RX ring of 256 (as virtio-net's and e1000's default): the device
@@ -178,18 +179,10 @@ static uint32_t dev_rx(struct sim_port *sp, struct sim_queue *sq)
 	return head - head0;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Slow path: the clock is read only while a stall lasts. Returns true while it does. */
 static rxp_noinline bool tx_still_stalled(struct sim_port *sp)
 {
-	if (mono_ns() < sp->tx_resume_ns)
+	if (rxp_clock_ns() < sp->tx_resume_ns)
 		return true;
 	atomic_store_explicit(&sp->tx_stalled, false, memory_order_relaxed);
 	return false;
@@ -445,7 +438,7 @@ static int sim_start(struct rxp_port *port, char *err, size_t errlen)
 
 	if (sp->tx_stall_ns) {
 		/* before the device thread exists: it reads these from its start */
-		sp->tx_resume_ns = mono_ns() + sp->tx_stall_ns;
+		sp->tx_resume_ns = rxp_clock_ns() + sp->tx_stall_ns;
 		atomic_store(&sp->tx_stalled, true);
 	}
 	if (!sp->threaded)

@@ -37,7 +37,8 @@
 #include <string.h>
 #include "ctl/config.h"
 #include "engine/dataplane.h"
-#include "net/route.h"
+#include "net/icmp.h"
+#include "net/ip6_addr.h"
 #include "net/capture.h"
 #include "rxpath/csum.h"
 #include "port/sim.h"
@@ -655,15 +656,15 @@ static void clock_step(uint64_t ns)
 static void reset(void)
 {
 	struct rxp_stack *st = &F.dp.stack;
-	struct rxp_router *r = F.dp.router;
+	struct rxp_ratelimit *rl = &st->shared->icmp_limit;
 
 	rxp_stack_close(st);	/* every neighbour goes, with what it holds */
 	complete_tx();
 	st->now_ns = T0_NS;
 	st->next_tick_ns = 0;
 	st->ip_id = 0;
-	r->icmp_limit.tokens = r->icmp_limit.burst;
-	r->icmp_limit.last_ns = T0_NS;
+	rl->tokens = rl->burst;
+	rl->last_ns = T0_NS;
 	apply(F.statics, F.n_statics);	/* the configured neighbours come back */
 	memset(&st->stats, 0, sizeof(st->stats));
 	memset(st->port_drops, 0, sizeof(st->port_drops));

@@ -25,8 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "rxpath/csum.h"
+#include "rxpath/port.h"
 #include "rxpath/proto.h"
 #include "rxpath/router.h"
+#include "rxpath/stack.h"
 #include "check.h"
 
 #define N_BUFS 16384		/* an eighth (the held-packet share) above the scan's holds */
