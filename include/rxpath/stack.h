@@ -111,23 +111,37 @@ enum rxp_sink_class {
 const char *rxp_sink_name(enum rxp_sink_class c);
 
 /* Counters of one stack context (one worker): written only by its thread. */
+/*
+ * The stack's counters besides the per-class and per-reason arrays, one
+ * entry each: field, Prometheus name (NULL: not a metric of its own),
+ * help. The struct, `show stats`, the metrics and the run's JSON summary
+ * read them.
+ */
+#define RXP_STACK_COUNTERS(X) \
+	X(in_packets, "rxpath_stack_in_packets_total", "Packets handed to the stack.") \
+	X(in_bytes, "rxpath_stack_in_bytes_total", "Bytes handed to the stack.") \
+	X(delivered_bytes, "rxpath_delivered_bytes_total", "Bytes of the packets delivered locally.") \
+	X(dropped, NULL, "Packets dropped, every reason (rxpath_drops_total has them by reason).") \
+	X(polls, "rxpath_polls_total", "Polls that handed packets to the stack.") \
+	X(forwarded, "rxpath_forwarded_packets_total", "Received packets the router sent on.") \
+	X(fragments, "rxpath_fragments_total", "Fragments made from forwarded packets.") \
+	X(local_out, "rxpath_local_out_packets_total", \
+	  "Packets the router made: replies, ICMP errors, neighbour requests.") \
+	X(local_out_dropped, "rxpath_local_out_dropped_total", \
+	  "Packets the router made that were lost to a full ring or a missing queue.") \
+	X(icmp_errors, "rxpath_icmp_errors_total", "ICMP errors sent.") \
+	X(icmp_ratelimited, "rxpath_icmp_ratelimited_total", "ICMP errors held back by the rate limit.") \
+	X(redirects, "rxpath_redirects_total", \
+	  "ICMP and ND Redirects sent (also in rxpath_icmp_errors_total).") \
+	X(router_adverts, "rxpath_router_adverts_total", "Router Advertisements sent.") \
+	X(neigh_requests, "rxpath_neigh_requests_total", "ARP requests and neighbour solicitations sent.")
+
 struct rxp_stack_stats {
-	uint64_t in_packets;	/* handed to the stack */
-	uint64_t in_bytes;
-	uint64_t delivered[RXP_SINK_MAX];
-	uint64_t delivered_bytes;
-	uint64_t drops[RXP_DROP_MAX];
-	uint64_t dropped;	/* sum of drops[] */
-	uint64_t polls;		/* polls that handed packets over */
-	uint64_t forwarded;	/* received packets sent on (router) */
-	uint64_t fragments;	/* fragments made from forwarded packets */
-	uint64_t local_out;	/* packets the router made: replies, errors, requests, fragments */
-	uint64_t local_out_dropped;	/* of those, lost to a full ring or a missing queue */
-	uint64_t icmp_errors;	/* ICMP errors sent */
-	uint64_t icmp_ratelimited;	/* ICMP errors suppressed by the rate limit */
-	uint64_t redirects;	/* ICMP / ND Redirects sent (also counted as ICMP errors) */
-	uint64_t router_adverts;	/* Router Advertisements sent */
-	uint64_t neigh_requests;	/* ARP requests / neighbor solicitations sent */
+#define RXP_X(field, metric, help) uint64_t field;
+	RXP_STACK_COUNTERS(RXP_X)
+#undef RXP_X
+	uint64_t delivered[RXP_SINK_MAX];	/* packets delivered locally, by class */
+	uint64_t drops[RXP_DROP_MAX];		/* by reason; their sum is dropped */
 };
 
 enum rxp_handoff {

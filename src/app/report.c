@@ -261,9 +261,11 @@ void report_summary_json(struct dp *dp, double elapsed)
 		}
 		printf("}");
 	}
-	printf("],\"in_packets\":%llu,\"in_bytes\":%llu,\"delivered_bytes\":%llu,\"dropped\":%llu,"
-	       "\"delivered\":{", (unsigned long long)ss->in_packets, (unsigned long long)ss->in_bytes,
-	       (unsigned long long)ss->delivered_bytes, (unsigned long long)ss->dropped);
+	printf("]");
+#define X(f, metric, help) printf(",\"" #f "\":%llu", (unsigned long long)ss->f);
+	RXP_STACK_COUNTERS(X)
+#undef X
+	printf(",\"delivered\":{");
 	for (int c = 0; c < RXP_SINK_MAX; c++)
 		printf("%s\"%s\":%llu", c ? "," : "", rxp_sink_name((enum rxp_sink_class)c),
 		       (unsigned long long)ss->delivered[c]);
@@ -271,14 +273,7 @@ void report_summary_json(struct dp *dp, double elapsed)
 	for (int r = 0; r < RXP_DROP_MAX; r++)
 		printf("%s\"%s\":%llu", r ? "," : "", rxp_drop_name((enum rxp_drop_reason)r),
 		       (unsigned long long)ss->drops[r]);
-	printf("},\"forwarded\":%llu,\"fragments\":%llu,\"local_out\":%llu,\"local_out_dropped\":%llu,"
-	       "\"icmp_errors\":%llu,\"icmp_ratelimited\":%llu,\"redirects\":%llu,"
-	       "\"router_adverts\":%llu,\"neigh_requests\":%llu",
-	       (unsigned long long)ss->forwarded, (unsigned long long)ss->fragments,
-	       (unsigned long long)ss->local_out, (unsigned long long)ss->local_out_dropped,
-	       (unsigned long long)ss->icmp_errors, (unsigned long long)ss->icmp_ratelimited,
-	       (unsigned long long)ss->redirects, (unsigned long long)ss->router_adverts,
-	       (unsigned long long)ss->neigh_requests);
+	printf("}");
 	host_print(dp, stdout, true);
 	printf(",\"pool\":{");
 	sep = "";

@@ -156,7 +156,11 @@ static int handle_change(struct ctl_server *s, const struct cmd_verb *v, const s
 	int ret;
 
 	ctl_scratch_config(s->cfg.active, &scratch);
-	/* the where "ctl" goes into the commands; a parse error leaves it out: the client names itself */
+	/*
+	 * a parse error names no source (the client names itself); the commands
+	 * are "ctl"'s, which the log and a warning say, and an error of the engine's
+	 * has it cut off below
+	 */
 	ret = v->parse(&scratch, l, "ctl", &e);
 	if (ret) {
 		cmd_err_format(&e, err, sizeof(err));

@@ -39,31 +39,8 @@ struct counter_def {
 #define QUEUE_COUNTER(field, metric, help) COUNTER(struct rxp_queue_stats, field, metric, help)
 static const struct counter_def queue_counters[] = { RXP_QUEUE_COUNTERS(QUEUE_COUNTER) };
 
-#define STACK_COUNTER(field, name, help) { name, help, offsetof(struct rxp_stack_stats, field) }
-static const struct counter_def stack_counters[] = {
-	STACK_COUNTER(in_packets, "rxpath_stack_in_packets_total", "Packets handed to the stack."),
-	STACK_COUNTER(in_bytes, "rxpath_stack_in_bytes_total", "Bytes handed to the stack."),
-	STACK_COUNTER(delivered_bytes, "rxpath_delivered_bytes_total",
-		      "Bytes of the packets delivered locally."),
-	STACK_COUNTER(polls, "rxpath_polls_total", "Polls that handed packets to the stack."),
-	STACK_COUNTER(forwarded, "rxpath_forwarded_packets_total",
-		      "Received packets the router sent on."),
-	STACK_COUNTER(fragments, "rxpath_fragments_total",
-		      "Fragments made from forwarded packets."),
-	STACK_COUNTER(local_out, "rxpath_local_out_packets_total",
-		      "Packets the router made: replies, ICMP errors, neighbour requests."),
-	STACK_COUNTER(local_out_dropped, "rxpath_local_out_dropped_total",
-		      "Packets the router made that were lost to a full ring or a missing queue."),
-	STACK_COUNTER(icmp_errors, "rxpath_icmp_errors_total", "ICMP errors sent."),
-	STACK_COUNTER(icmp_ratelimited, "rxpath_icmp_ratelimited_total",
-		      "ICMP errors held back by the rate limit."),
-	STACK_COUNTER(redirects, "rxpath_redirects_total",
-		      "ICMP and ND Redirects sent (also in rxpath_icmp_errors_total)."),
-	STACK_COUNTER(router_adverts, "rxpath_router_adverts_total",
-		      "Router Advertisements sent."),
-	STACK_COUNTER(neigh_requests, "rxpath_neigh_requests_total",
-		      "ARP requests and neighbour solicitations sent."),
-};
+#define STACK_COUNTER(field, metric, help) COUNTER(struct rxp_stack_stats, field, metric, help)
+static const struct counter_def stack_counters[] = { RXP_STACK_COUNTERS(STACK_COUNTER) };
 
 #define POOL_COUNTER(field, metric, help) COUNTER(struct rxp_pool_stats, field, metric, help)
 static const struct counter_def pool_counters[] = { RXP_POOL_COUNTERS(POOL_COUNTER) };
@@ -174,6 +151,8 @@ int metrics_render(struct dp *dp, void *arg, struct rxp_sbuf *out)
 				rxp_sink_name((enum rxp_sink_class)c), ss->delivered[c]);
 
 	for (i = 0; i < RXP_ARRAY_SIZE(stack_counters); i++) {
+		if (!stack_counters[i].name)
+			continue;	/* a sum that has its own series (by reason) */
 		family(out, stack_counters[i].name, "counter", stack_counters[i].help);
 		rxp_sbuf_printf(out, "%s %" PRIu64 "\n", stack_counters[i].name,
 				counter_at(ss, stack_counters[i].off));

@@ -153,11 +153,6 @@ static void ports_json(struct dp *dp, const struct dp_config *cfg, struct rxp_sb
 
 /* ---- show stats ---- */
 
-#define STACK_FIELDS(X) \
-	X(in_packets) X(in_bytes) X(delivered_bytes) X(dropped) X(polls) X(forwarded) \
-	X(fragments) X(local_out) X(local_out_dropped) X(icmp_errors) X(icmp_ratelimited) \
-	X(redirects) X(router_adverts) X(neigh_requests)
-
 
 static double avg_batch(const struct rxp_queue_stats *s)
 {
@@ -210,8 +205,8 @@ static void stats_text(struct dp *dp, struct rxp_sbuf *o)
 			rxp_sbuf_printf(o, "\n");
 	}
 	rxp_sbuf_printf(o, "stack:");
-#define X(f) rxp_sbuf_printf(o, " " #f " %llu", (unsigned long long)ss->f);
-	STACK_FIELDS(X)
+#define X(f, metric, help) rxp_sbuf_printf(o, " " #f " %llu", (unsigned long long)ss->f);
+	RXP_STACK_COUNTERS(X)
 #undef X
 	rxp_sbuf_printf(o, "\ndelivered:");
 	for (int c = 0; c < RXP_SINK_MAX; c++)
@@ -293,8 +288,8 @@ static void stats_json(struct dp *dp, struct rxp_sbuf *o)
 		rxp_sbuf_printf(o, "%s\"%s\":%llu", c ? "," : "", rxp_sink_name((enum rxp_sink_class)c),
 				(unsigned long long)ss->delivered[c]);
 	rxp_sbuf_printf(o, "}");
-#define X(f) rxp_sbuf_printf(o, ",\"" #f "\":%llu", (unsigned long long)ss->f);
-	STACK_FIELDS(X)
+#define X(f, metric, help) rxp_sbuf_printf(o, ",\"" #f "\":%llu", (unsigned long long)ss->f);
+	RXP_STACK_COUNTERS(X)
 #undef X
 	rxp_sbuf_printf(o, "},\"pool\":{\"buffers\":%u,\"free_in_ring\":%u,\"in_cache\":%u",
 			dp->pool->n_bufs, rxp_pool_ring_count(dp->pool), t.in_caches);

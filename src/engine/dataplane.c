@@ -146,24 +146,13 @@ void dp_stack_stats(struct dp *dp, struct rxp_stack_stats *out)
 	for (unsigned w = 1; w < dp->n_workers; w++) {
 		const struct rxp_stack_stats *s = &dp_stack(dp, w)->stats;
 
-		out->in_packets += s->in_packets;
-		out->in_bytes += s->in_bytes;
+#define X(f, metric, help) out->f += s->f;
+		RXP_STACK_COUNTERS(X)
+#undef X
 		for (int c = 0; c < RXP_SINK_MAX; c++)
 			out->delivered[c] += s->delivered[c];
-		out->delivered_bytes += s->delivered_bytes;
 		for (int r = 0; r < RXP_DROP_MAX; r++)
 			out->drops[r] += s->drops[r];
-		out->dropped += s->dropped;
-		out->polls += s->polls;
-		out->forwarded += s->forwarded;
-		out->fragments += s->fragments;
-		out->local_out += s->local_out;
-		out->local_out_dropped += s->local_out_dropped;
-		out->icmp_errors += s->icmp_errors;
-		out->icmp_ratelimited += s->icmp_ratelimited;
-		out->redirects += s->redirects;
-		out->router_adverts += s->router_adverts;
-		out->neigh_requests += s->neigh_requests;
 	}
 }
 

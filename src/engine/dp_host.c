@@ -21,12 +21,13 @@ int dp_host_apply(struct dp *dp, int ifidx, const struct dp_cmd *c, char *err, s
 	int ret;
 
 	if (!dp->router || ifidx < 0 || (unsigned)ifidx >= dp->router->n_ifs) {
-		snprintf(err, errlen, "%s: host: no such port", c->where);
+		snprintf(err, errlen, "%shost: no such port", dp_cmd_where(c).text);
 		return -ENOENT;
 	}
 	ifp = &dp->router->ifs[ifidx];
 	if (ifp->vlan) {
-		snprintf(err, errlen, "%s: %s is a VLAN sub-port: a host path belongs to a port", c->where,
+		snprintf(err, errlen, "%s%s is a VLAN sub-port: a host path belongs to a port",
+			 dp_cmd_where(c).text,
 			 ifp->name);
 		return -EINVAL;
 	}
@@ -46,20 +47,20 @@ int dp_host_apply(struct dp *dp, int ifidx, const struct dp_cmd *c, char *err, s
 	hc.gro = c->host_gro;
 	ret = rxp_host_open(&h, dp->router, ifidx, &hc, herr, sizeof(herr));
 	if (ret == -EPERM && (dp->caps_dropped >> CAP_NET_ADMIN & 1)) {
-		snprintf(err, errlen, "%s: host path of %s: rxpath gave up CAP_NET_ADMIN after set-up, as no port had a host path then; "
+		snprintf(err, errlen, "%shost path of %s: rxpath gave up CAP_NET_ADMIN after set-up, as no port had a host path then; "
 			 "put 'port set %s host on' in the config, or start rxpath with --keep-caps net_admin",
-			 c->where, ifp->name, ifp->name);
+			 dp_cmd_where(c).text, ifp->name, ifp->name);
 		return ret;
 	}
 	if (ret) {
-		snprintf(err, errlen, "%s: %s", c->where, herr);
+		snprintf(err, errlen, "%s%s", dp_cmd_where(c).text, herr);
 		return ret;
 	}
 	rxp_host_close(&dp->stack, old);
 	ret = rxp_host_attach(&dp->stack, h);
 	if (ret) {
 		rxp_host_close(&dp->stack, h);
-		snprintf(err, errlen, "%s: host path of %s: cannot attach it", c->where, ifp->name);
+		snprintf(err, errlen, "%shost path of %s: cannot attach it", dp_cmd_where(c).text, ifp->name);
 	}
 	return ret;
 }
@@ -67,7 +68,6 @@ int dp_host_apply(struct dp *dp, int ifidx, const struct dp_cmd *c, char *err, s
 void dp_host_mirror(struct dp *dp, int ifidx, const struct dp_cmd *c)
 {
 	const struct rxp_l3if *ifp;
-	struct rxp_tap_addr a;
 	char err[RXP_ERR_LEN];
 	struct rxp_host *h;
 	int ret = 0;
@@ -80,23 +80,20 @@ void dp_host_mirror(struct dp *dp, int ifidx, const struct dp_cmd *c)
 		return;
 	switch (c->kind) {
 	case DP_CMD_ADDR_ADD:
-		memset(&a, 0, sizeof(a));
-		a.family = c->family;
-		a.plen = c->plen;
-		memcpy(a.addr, c->addr, 16);
-		ret = rxp_tap_addr_add(&h->tap, &a, err, sizeof(err));
+		ret = rxp_host_addr_add(h, c->family, c->addr, c->plen, err, sizeof(err));
 		break;
 	case DP_CMD_ADDR_DEL:
-		ret = rxp_tap_addr_del(&h->tap, c->family, c->addr, err, sizeof(err));
+		ret = rxp_host_addr_del(h, c->family, c->addr, err, sizeof(err));
 		break;
 	case DP_CMD_MTU:
-		ret = rxp_tap_set_mtu(&h->tap, ifp->mtu, err, sizeof(err));
+		ret = rxp_host_set_mtu(h, ifp->mtu, err, sizeof(err));
 		break;
 	default:
 		return;
 	}
 	if (ret)
-		dp_log(dp, "%s: the router took it, but its host path did not: %s", c->where, err);
+		dp_log(dp, "%sthe router took it, but its host path did not: %s", dp_cmd_where(c).text,
+		       err);
 }
 
 void dp_hosts_close(struct dp *dp)
@@ -105,11 +102,6 @@ void dp_hosts_close(struct dp *dp)
 		rxp_host_close(&dp->stack, dp->stack.host[p]);
 }
 
-#define HOST_FIELDS(X) \
-	X(to_host_packets) X(to_host_bytes) X(writes) X(gro_super) X(gro_merged) X(csum_bad) \
-	X(write_errors) X(from_host_frames) X(from_host_packets) X(gso_frames) X(gso_segments) \
-	X(csum_completed) X(read_errors) X(bad_frames) X(no_buffer)
-
 unsigned dp_host_counters(const struct dp *dp, uint16_t port, struct rxp_xstat *out, unsigned max)
 {
 	const struct rxp_host *h = port < RXP_STACK_PORTS_MAX ? dp->stack.host[port] : NULL;
@@ -117,8 +109,8 @@ unsigned dp_host_counters(const struct dp *dp, uint16_t port, struct rxp_xstat *
 
 	if (!h)
 		return 0;
-#define X(f) if (n < max) out[n++] = (struct rxp_xstat){ #f, h->stats.f, false };
-	HOST_FIELDS(X)
+#define X(f, help) if (n < max) out[n++] = (struct rxp_xstat){ #f, h->stats.f, false };
+	RXP_HOST_COUNTERS(X)
 #undef X
 	return n;
 }

@@ -215,3 +215,23 @@ unsigned rxp_host_poll_all(struct rxp_stack *st, unsigned budget)
 		rxp_stack_flush(st);
 	return n;
 }
+
+int rxp_host_addr_add(struct rxp_host *h, uint8_t family, const uint8_t *addr, uint8_t plen,
+		      char *err, size_t errlen)
+{
+	struct rxp_tap_addr a = { .family = family, .plen = plen };
+
+	memcpy(a.addr, addr, 16);
+	return rxp_tap_addr_add(&h->tap, &a, err, errlen);
+}
+
+int rxp_host_addr_del(struct rxp_host *h, uint8_t family, const uint8_t *addr, char *err,
+		      size_t errlen)
+{
+	return rxp_tap_addr_del(&h->tap, family, addr, err, errlen);
+}
+
+int rxp_host_set_mtu(struct rxp_host *h, uint32_t mtu, char *err, size_t errlen)
+{
+	return rxp_tap_set_mtu(&h->tap, mtu, err, errlen);
+}

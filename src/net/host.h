@@ -35,22 +35,28 @@
 #define RXP_HOST_SEGS_MAX 64u		/* segments coalesced into one super-packet at most */
 #define RXP_HOST_GSO_MAX 65535u		/* largest IP packet a super-packet may make */
 
+/* A host path's counters, one entry each: field, help (show, metrics and the run summary read them). */
+#define RXP_HOST_COUNTERS(X) \
+	X(to_host_packets, "packets handed to the host (segments before GRO)") \
+	X(to_host_bytes, "bytes handed to the host") \
+	X(writes, "frames written to the TAP (a super-packet once)") \
+	X(gro_super, "super-packets written: two segments or more") \
+	X(gro_merged, "segments coalesced behind the first of a super-packet") \
+	X(csum_bad, "TCP segments failing the checksum: written alone, unverified") \
+	X(write_errors, "frames the TAP refused: lost") \
+	X(from_host_frames, "frames read from the TAP") \
+	X(from_host_packets, "packets sent on the port for them") \
+	X(gso_frames, "TSO super-packets read") \
+	X(gso_segments, "segments cut from them") \
+	X(csum_completed, "partial checksums completed in software") \
+	X(read_errors, "reads that failed (other than nothing to read)") \
+	X(bad_frames, "frames from the host dropped: malformed, unsupported, too long") \
+	X(no_buffer, "packets from the host lost to an empty pool")
+
 struct rxp_host_stats {
-	uint64_t to_host_packets;	/* packets handed to the host (segments before GRO) */
-	uint64_t to_host_bytes;
-	uint64_t writes;		/* frames written to the TAP (a super-packet once) */
-	uint64_t gro_super;		/* super-packets written: two segments or more */
-	uint64_t gro_merged;		/* segments coalesced behind the first of a super-packet */
-	uint64_t csum_bad;		/* TCP segments failing the checksum: written alone, unverified */
-	uint64_t write_errors;		/* frames the TAP refused: lost */
-	uint64_t from_host_frames;	/* frames read from the TAP */
-	uint64_t from_host_packets;	/* packets sent on the port for them */
-	uint64_t gso_frames;		/* TSO super-packets read */
-	uint64_t gso_segments;		/* segments cut from them */
-	uint64_t csum_completed;	/* partial checksums completed in software */
-	uint64_t read_errors;		/* reads that failed (other than nothing to read) */
-	uint64_t bad_frames;		/* frames from the host dropped: malformed, unsupported, too long */
-	uint64_t no_buffer;		/* packets from the host lost to an empty pool */
+#define RXP_X(field, help) uint64_t field;
+	RXP_HOST_COUNTERS(RXP_X)
+#undef RXP_X
 };
 
 struct rxp_host_config {
@@ -145,5 +151,16 @@ static inline void rxp_host_take(struct rxp_stack *st, struct rxp_pkt *pkt)
 	else
 		rxp_pool_free(st->cache, pkt);
 }
+
+/*
+ * The host kernel's side follows its port's interface: an address added
+ * (@addr network order, 16 bytes, IPv4 in the first 4) or removed, the MTU
+ * set, on the TAP. Each returns 0 or -errno with @err.
+ */
+int rxp_host_addr_add(struct rxp_host *h, uint8_t family, const uint8_t *addr, uint8_t plen,
+		      char *err, size_t errlen);
+int rxp_host_addr_del(struct rxp_host *h, uint8_t family, const uint8_t *addr, char *err,
+		      size_t errlen);
+int rxp_host_set_mtu(struct rxp_host *h, uint32_t mtu, char *err, size_t errlen);
 
 #endif
