@@ -1,9 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#include <arpa/inet.h>
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <net/if.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,12 +13,8 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
-#include "config.h"
 #include "ctl_server_priv.h"
-#include "reload.h"
-#include "capture_file.h"
-#include "net/host.h"
-#include "ksync.h"
+#include "engine/control.h"
 #include "show.h"
 #include "verbs.h"
 
@@ -31,41 +24,6 @@
  * this is dropped, so that clients that stall cost the others little.
  */
 #define REQUEST_TIMEOUT_MS 250
-
-/* SPDX-License-Identifier: MIT */
-#include <arpa/inet.h>
-#include <ctype.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <net/if.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/eventfd.h>
-#include <sys/signalfd.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-#include <time.h>
-#include <unistd.h>
-#include "config.h"
-#include "ctl_server.h"
-#include "reload.h"
-#include "capture_file.h"
-#include "net/host.h"
-#include "ksync.h"
-#include "show.h"
-#include "verbs.h"
-
-#define CLIENT_TIMEOUT_S 2	/* a client that stops reading the answer is dropped */
-/*
- * A client sends its one line at once (ctl does): one that has not within
- * this is dropped, so that clients that stall cost the others little.
- */
-#define REQUEST_TIMEOUT_MS 250
-
 
 /* A config holding the running ports' names, so that commands can name them. */
 void ctl_scratch_config(const struct dp_config *active, struct dp_config *scratch)

@@ -276,11 +276,11 @@ int dp_open(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen
 	dp->log = cfg->log;
 	dp->n_workers = RXP_MAX(cfg->n_workers, 1u);
 	dp->idle_spin = cfg->idle_spin;
-	dp_idle_init(&dp->idle);	/* without its eventfd worker 0 never sleeps */
 	if (dp->n_workers > DP_WORKERS_MAX) {
 		snprintf(err, errlen, "--workers %u: at most %u", dp->n_workers, DP_WORKERS_MAX);
 		return -EINVAL;
 	}
+	dp_idle_init(&dp->idle);	/* without its eventfd worker 0 never sleeps */
 	if (!pcfg.n_bufs) {
 		/* every queue's rings and what is in flight, and every worker's cache */
 		uint32_t queues = 0;
@@ -298,8 +298,10 @@ int dp_open(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen
 			ops->pool_config(&pcfg);
 	}
 	dp->pool = rxp_pool_create(&pcfg, err, errlen);
-	if (!dp->pool)
-		return -errno;
+	if (!dp->pool) {
+		ret = -errno;
+		goto err_idle;
+	}
 	ret = rxp_pool_cache_init(&dp->cache, dp->pool, RXP_POOL_CACHE_MAX);
 	if (ret) {
 		snprintf(err, errlen, "cannot set up the buffer cache");
@@ -376,6 +378,8 @@ err_cache:
 err_pool:
 	rxp_pool_destroy(dp->pool);
 	dp->pool = NULL;
+err_idle:
+	dp_idle_close(&dp->idle);
 	return ret;
 }
 
