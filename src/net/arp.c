@@ -6,10 +6,6 @@
 #include "host.h"
 #include "out.h"
 
-#define ARP_LEN 28
-#define ARP_OP_REQUEST 1
-#define ARP_OP_REPLY 2
-
 /* Returns the interface address to speak from toward @target: one on its subnet, else the first. */
 static bool if_source4(const struct rxp_l3if *ifp, uint32_t target, uint32_t *src)
 {
@@ -19,17 +15,18 @@ static bool if_source4(const struct rxp_l3if *ifp, uint32_t target, uint32_t *sr
 	return true;
 }
 
-static void arp_fill(uint8_t *a, uint16_t op, const uint8_t sha[6], uint32_t spa,
+static void arp_fill(struct rxp_arp_hdr *a, uint16_t op, const uint8_t sha[6], uint32_t spa,
 		     const uint8_t tha[6], uint32_t tpa)
 {
-	a[0] = 0; a[1] = 1;			/* Ethernet */
-	a[2] = 0x08; a[3] = 0x00;		/* IPv4 */
-	a[4] = 6; a[5] = 4;
-	a[6] = (uint8_t)(op >> 8); a[7] = (uint8_t)op;
-	memcpy(a + 8, sha, 6);
-	memcpy(a + 14, &spa, 4);
-	memcpy(a + 18, tha, 6);
-	memcpy(a + 24, &tpa, 4);
+	a->htype = htons(RXP_ARP_HTYPE_ETHER);
+	a->ptype = htons(RXP_ETHERTYPE_IP4);
+	a->hlen = RXP_ETH_ALEN;
+	a->plen = 4;
+	a->op = htons(op);
+	memcpy(a->sha, sha, RXP_ETH_ALEN);
+	a->spa = spa;
+	memcpy(a->tha, tha, RXP_ETH_ALEN);
+	a->tpa = tpa;
 }
 
 void rxp_arp_request(struct rxp_stack *st, int ifidx, uint32_t target, const uint8_t *mac)
@@ -42,10 +39,11 @@ void rxp_arp_request(struct rxp_stack *st, int ifidx, uint32_t target, const uin
 
 	if (!if_source4(ifp, target, &src))
 		return;
-	pkt = rxp_local_alloc(st, ARP_LEN);
+	pkt = rxp_local_alloc(st, RXP_ARP_LEN);
 	if (!pkt)
 		return;
-	arp_fill(rxp_pkt_data(pkt) + pkt->l3_off, ARP_OP_REQUEST, ifp->mac, src, zero, target);
+	arp_fill((struct rxp_arp_hdr *)(rxp_pkt_data(pkt) + pkt->l3_off), RXP_ARP_OP_REQUEST,
+		 ifp->mac, src, zero, target);
 	rxp_l2_prepend(pkt, ifp, mac ? mac : bcast, RXP_ETHERTYPE_ARP);
 	pkt->port = ifp->port;
 	st->stats.neigh_requests++;
@@ -55,23 +53,23 @@ void rxp_arp_request(struct rxp_stack *st, int ifidx, uint32_t target, const uin
 void rxp_arp_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
 	struct rxp_router *r = st->router;
-	uint8_t *a = rxp_pkt_data(pkt) + pkt->l3_off;
+	struct rxp_arp_hdr *a = (struct rxp_arp_hdr *)(rxp_pkt_data(pkt) + pkt->l3_off);
 	const struct rxp_l3if *ifp;
 	uint32_t spa, tpa;
 	uint16_t op;
 	uint8_t sha[6];
 
-	if ((uint32_t)pkt->len - pkt->l3_off < ARP_LEN || rxp_load_be16(a) != 1 ||
-	    rxp_load_be16(a + 2) != RXP_ETHERTYPE_IP4 || a[4] != 6 || a[5] != 4) {
+	if ((uint32_t)pkt->len - pkt->l3_off < RXP_ARP_LEN || ntohs(a->htype) != RXP_ARP_HTYPE_ETHER ||
+	    ntohs(a->ptype) != RXP_ETHERTYPE_IP4 || a->hlen != RXP_ETH_ALEN || a->plen != 4) {
 		rxp_drop(st, pkt, RXP_DROP_ARP_BAD);
 		return;
 	}
-	op = rxp_load_be16(a + 6);
-	memcpy(sha, a + 8, 6);
-	memcpy(&spa, a + 14, 4);
-	memcpy(&tpa, a + 24, 4);
+	op = ntohs(a->op);
+	memcpy(sha, a->sha, RXP_ETH_ALEN);
+	spa = a->spa;
+	tpa = a->tpa;
 	/* a sender is one station, not a group, nobody or this router (RFC 1812 3.3.2) */
-	if ((op != ARP_OP_REQUEST && op != ARP_OP_REPLY) || !rxp_eth_is_unicast(sha) ||
+	if ((op != RXP_ARP_OP_REQUEST && op != RXP_ARP_OP_REPLY) || !rxp_eth_is_unicast(sha) ||
 	    rxp_router_has_mac(r, sha)) {
 		rxp_drop(st, pkt, RXP_DROP_ARP_BAD);
 		return;
@@ -93,20 +91,20 @@ void rxp_arp_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 	if (spa != 0 && !rxp_router_is_local4(r, spa))
 		rxp_neigh_learn(st, pkt->ifidx, 4, (const uint8_t *)&spa, sha,
 				rxp_l3if_has_addr4(ifp, tpa) && rxp_l3if_subnet4(ifp, spa) >= 0,
-				op == ARP_OP_REPLY && rxp_l3if_has_addr4(ifp, tpa));
+				op == RXP_ARP_OP_REPLY && rxp_l3if_has_addr4(ifp, tpa));
 	if (!rxp_l3if_has_addr4(ifp, tpa)) {
 		rxp_drop(st, pkt, RXP_DROP_ARP_NOT_FOR_US);
 		return;
 	}
 	rxp_count_delivered(st, pkt, RXP_SINK_ARP);
-	if (op == ARP_OP_REPLY) {
+	if (op == RXP_ARP_OP_REPLY) {
 		/* the host's kernel asked too, maybe: it resolves its peers through us */
 		rxp_host_take(st, pkt);
 		return;
 	}
 	/* Answer in place: the request becomes the reply. */
-	arp_fill(a, ARP_OP_REPLY, ifp->mac, tpa, sha, spa);
-	pkt->l3_len = ARP_LEN;
+	arp_fill(a, RXP_ARP_OP_REPLY, ifp->mac, tpa, sha, spa);
+	pkt->l3_len = RXP_ARP_LEN;
 	rxp_l2_prepend(pkt, ifp, sha, RXP_ETHERTYPE_ARP);
 	rxp_tx_enqueue(st, pkt, true);
 }

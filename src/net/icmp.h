@@ -64,10 +64,10 @@ void rxp_icmp6_local(struct rxp_stack *st, struct rxp_pkt *pkt);
 
 /*
  * Returns the ICMPv6 checksum of the @len-byte message at @icmp under the
- * IPv6 header at @ip: the value to store when the field is zero, 0 when a
- * received message verifies.
+ * IPv6 header at @ip (a struct rxp_ip6_hdr): the value to store when the
+ * field is zero, 0 when a received message verifies.
  */
-uint16_t rxp_icmp6_csum(const uint8_t *ip, const uint8_t *icmp, uint32_t len);
+uint16_t rxp_icmp6_csum(const void *ip, const void *icmp, uint32_t len);
 
 /*
  * Picks the source of a message the router sends to @peer out of @ifp
@@ -79,10 +79,10 @@ void rxp_icmp6_source(const struct rxp_router *r, const struct rxp_l3if *ifp, co
 		      bool other_ifs, uint8_t out[16]);
 
 /*
- * Writes an IPv6 header at @ip for the @len-byte ICMPv6 message that
- * follows it, and that message's checksum.
+ * Writes an IPv6 header at @ip (a struct rxp_ip6_hdr) for the @len-byte
+ * ICMPv6 message that follows it, and that message's checksum.
  */
-void rxp_icmp6_finish(uint8_t *ip, const uint8_t src[16], const uint8_t dst[16], uint8_t hop_limit,
+void rxp_icmp6_finish(void *ip, const uint8_t src[16], const uint8_t dst[16], uint8_t hop_limit,
 		      uint32_t len);
 
 #endif

@@ -8,37 +8,30 @@
 #include "nd.h"
 #include "out.h"
 
-#define ICMP6_HLEN 8u
-
 static const uint8_t zero16[16];
 
-uint16_t rxp_icmp6_csum(const uint8_t *ip, const uint8_t *icmp, uint32_t len)
+uint16_t rxp_icmp6_csum(const void *ip, const void *icmp, uint32_t len)
 {
-	uint64_t sum = rxp_csum_pseudo6(ip + 8, ip + 24, RXP_IPPROTO_ICMP6, len);
+	const struct rxp_ip6_hdr *ip6 = ip;
+	uint64_t sum = rxp_csum_pseudo6(ip6->src, ip6->dst, RXP_IPPROTO_ICMP6, len);
 
 	return rxp_csum_fold(rxp_csum_partial(icmp, len, sum));
 }
 
-void rxp_icmp6_finish(uint8_t *ip, const uint8_t src[16], const uint8_t dst[16], uint8_t hop_limit,
+void rxp_icmp6_finish(void *ip, const uint8_t src[16], const uint8_t dst[16], uint8_t hop_limit,
 		      uint32_t len)
 {
-	uint8_t *icmp = ip + RXP_IP6_HLEN;
-	uint16_t c;
+	struct rxp_ip6_hdr *ip6 = ip;
+	struct rxp_icmp_hdr *icmp = (struct rxp_icmp_hdr *)(ip6 + 1);
 
-	ip[0] = 0x60;
-	ip[1] = 0;
-	ip[2] = 0;
-	ip[3] = 0;
-	ip[4] = (uint8_t)(len >> 8);
-	ip[5] = (uint8_t)len;
-	ip[6] = RXP_IPPROTO_ICMP6;
-	ip[7] = hop_limit;
-	memcpy(ip + 8, src, 16);
-	memcpy(ip + 24, dst, 16);
-	icmp[2] = 0;
-	icmp[3] = 0;
-	c = rxp_icmp6_csum(ip, icmp, len);
-	memcpy(icmp + 2, &c, 2);
+	ip6->ver_tc_flow = htonl(6u << 28);	/* version 6; traffic class and flow label 0 */
+	ip6->payload_len = htons((uint16_t)len);
+	ip6->next_hdr = RXP_IPPROTO_ICMP6;
+	ip6->hop_limit = hop_limit;
+	memcpy(ip6->src, src, 16);
+	memcpy(ip6->dst, dst, 16);
+	icmp->csum = 0;
+	icmp->csum = rxp_icmp6_csum(ip6, icmp, len);
 }
 
 static bool ip6_is_global(const uint8_t *a)
@@ -165,16 +158,18 @@ static bool router_anycast6(const struct rxp_router *r, const uint8_t *addr)
  * Redirect, or may (a later fragment of ICMPv6, a chain we cannot follow).
  * Steps over extension headers (RFC 8200 4) with every length checked.
  */
-static bool carries_icmp6_error(const uint8_t *ip, uint32_t l3_len)
+static bool carries_icmp6_error(const struct rxp_ip6_hdr *ip6, uint32_t l3_len)
 {
+	const uint8_t *ip = (const uint8_t *)ip6;	/* the headers at their offsets from it */
 	uint32_t off = RXP_IP6_HLEN;
-	uint8_t nh = ip[6];
+	uint8_t nh = ip6->next_hdr;
 
 	for (unsigned n = 0; n < 8; n++) {
 		switch (nh) {
 		case RXP_IPPROTO_ICMP6:
 			if (off >= l3_len)
 				return true;
+			/* the type: below 128 for the errors (RFC 4443 2.1) */
 			return ip[off] < 128 || ip[off] == RXP_ICMP6_REDIRECT;
 		case RXP_IPPROTO_HOPOPTS:
 		case RXP_IPPROTO_ROUTING:
@@ -190,15 +185,19 @@ static bool carries_icmp6_error(const uint8_t *ip, uint32_t l3_len)
 			nh = ip[off];
 			off += (ip[off + 1] + 2u) * 4u;
 			break;
-		case RXP_IPPROTO_FRAGMENT:
-			if (off + 8 > l3_len)
+		case RXP_IPPROTO_FRAGMENT: {
+			const struct rxp_ip6_frag_hdr *fh;
+
+			if (off + RXP_IP6_FRAG_HLEN > l3_len)
 				return true;
-			nh = ip[off];
+			fh = (const struct rxp_ip6_frag_hdr *)(ip + off);
+			nh = fh->next_hdr;
 			/* a later fragment hides its message type: assume the worst for ICMPv6 */
-			if (rxp_load_be16(ip + off + 2) & 0xfff8u)
+			if (ntohs(fh->frag_off) & RXP_IP6_FRAG_OFFMASK)
 				return nh == RXP_IPPROTO_ICMP6;
-			off += 8;
+			off += RXP_IP6_FRAG_HLEN;
 			break;
+		}
 		default:
 			return false;	/* another upper layer, or no next header */
 		}
@@ -211,15 +210,17 @@ static void icmp6_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 			     uint8_t code, uint32_t param, const uint8_t *from)
 {
 	const struct rxp_router *r = st->router;
-	const uint8_t *ip = rxp_pkt_cdata(orig) + orig->l3_off;
-	const uint8_t *osrc = ip + 8, *odst = ip + 24;
+	const struct rxp_ip6_hdr *ip = rxp_pkt_cip6(orig);
+	const uint8_t *osrc = ip->src, *odst = ip->dst;
 	const struct rxp_l3if *ifp = &r->ifs[orig->ifidx];
-	bool to_group_ok = type == RXP_ICMP6_PKT_TOO_BIG || (type == RXP_ICMP6_PARAM_PROB && code == 2);
+	bool to_group_ok = type == RXP_ICMP6_PKT_TOO_BIG ||
+			   (type == RXP_ICMP6_PARAM_PROB && code == RXP_ICMP6_PARAM_OPTION);
 	struct rxp_reply_way way = { .out = orig->ifidx };
 	uint8_t src_mac[6], src[16];
 	struct rxp_pkt *pkt;
 	uint32_t quote;
-	uint8_t *o, *icmp;
+	struct rxp_ip6_hdr *o;
+	struct rxp_icmp_hdr *icmp;
 
 	/* a packet the router made has no sender to tell */
 	if (orig->flags & RXP_PKT_F_LOCAL_OUT)
@@ -242,11 +243,11 @@ static void icmp6_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 		return;
 	}
 	/* (c): as much of the packet as fits in the minimum MTU */
-	quote = RXP_MIN((uint32_t)orig->l3_len, RXP_IP6_MIN_MTU - RXP_IP6_HLEN - ICMP6_HLEN);
-	pkt = rxp_local_alloc(st, (uint16_t)(RXP_IP6_HLEN + ICMP6_HLEN + quote));
+	quote = RXP_MIN((uint32_t)orig->l3_len, RXP_IP6_MIN_MTU - RXP_IP6_HLEN - RXP_ICMP_HLEN);
+	pkt = rxp_local_alloc(st, (uint16_t)(RXP_IP6_HLEN + RXP_ICMP_HLEN + quote));
 	if (!pkt)
 		return;
-	memcpy(src_mac, rxp_pkt_cdata(orig) + 6, 6);
+	memcpy(src_mac, rxp_pkt_ceth(orig)->src, 6);
 	if (from) {
 		memcpy(src, from, 16);
 	} else {
@@ -256,16 +257,13 @@ static void icmp6_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 		if (way.out != orig->ifidx && rxp_ip6_is_link_local(src))
 			rxp_icmp6_source(r, ifp, osrc, true, src);
 	}
-	o = rxp_pkt_data(pkt) + pkt->l3_off;
-	icmp = o + RXP_IP6_HLEN;
-	icmp[0] = type;
-	icmp[1] = code;
-	icmp[4] = (uint8_t)(param >> 24);	/* MTU, pointer, or unused (zero) */
-	icmp[5] = (uint8_t)(param >> 16);
-	icmp[6] = (uint8_t)(param >> 8);
-	icmp[7] = (uint8_t)param;
-	memcpy(icmp + ICMP6_HLEN, ip, quote);
-	rxp_icmp6_finish(o, src, osrc, 64, ICMP6_HLEN + quote);
+	o = rxp_pkt_ip6(pkt);
+	icmp = (struct rxp_icmp_hdr *)(o + 1);
+	icmp->type = type;
+	icmp->code = code;
+	icmp->rest = htonl(param);	/* MTU, pointer, or unused (zero) */
+	memcpy(icmp + 1, ip, quote);
+	rxp_icmp6_finish(o, src, osrc, 64, RXP_ICMP_HLEN + quote);
 	st->stats.icmp_errors++;
 	/* the way found above holds unless the source chosen is one that must stay on its link */
 	if (!from && !rxp_ip6_is_link_local(src))
@@ -284,7 +282,7 @@ void rxp_icmp6_error_local(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t t
 			   uint32_t param)
 {
 	const struct rxp_router *r = st->router;
-	const uint8_t *ip = rxp_pkt_cdata(orig) + orig->l3_off;
+	const struct rxp_ip6_hdr *ip = rxp_pkt_cip6(orig);
 	uint8_t from[16];
 
 	/*
@@ -292,12 +290,12 @@ void rxp_icmp6_error_local(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t t
 	 * anycast address, from a unicast one of the interface it came in on
 	 * (RFC 4443 2.2 (b)), not of the one the error leaves by.
 	 */
-	if (rxp_router_has_addr6(r, ip + 24)) {
-		memcpy(from, ip + 24, 16);
+	if (rxp_router_has_addr6(r, ip->dst)) {
+		memcpy(from, ip->dst, 16);
 	} else {
-		rxp_icmp6_source(r, &r->ifs[orig->ifidx], ip + 8, false, from);
+		rxp_icmp6_source(r, &r->ifs[orig->ifidx], ip->src, false, from);
 		/* that interface has a link-local address only: one of the way out reaches further */
-		if (rxp_ip6_is_link_local(from) && !rxp_ip6_is_link_local(ip + 8)) {
+		if (rxp_ip6_is_link_local(from) && !rxp_ip6_is_link_local(ip->src)) {
 			icmp6_error_from(st, orig, type, code, param, NULL);
 			return;
 		}
@@ -306,71 +304,66 @@ void rxp_icmp6_error_local(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t t
 }
 
 /* RFC 4443 4.2: the request becomes the reply, same identifier, sequence and data. */
-static void echo_reply(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t *ip, uint8_t *icmp,
-		       uint32_t icmp_len)
+static void echo_reply(struct rxp_stack *st, struct rxp_pkt *pkt, struct rxp_ip6_hdr *ip,
+		       struct rxp_icmp_hdr *icmp, uint32_t icmp_len)
 {
 	const struct rxp_router *r = st->router;
 	const struct rxp_l3if *ifp = &r->ifs[pkt->ifidx];
 	uint8_t src[16], dst_mac[6];
-	uint16_t c;
 
-	if (icmp_len < ICMP6_HLEN) {
+	if (icmp_len < RXP_ICMP_HLEN) {
 		rxp_drop(st, pkt, RXP_DROP_ICMP_BAD);
 		return;
 	}
 	/* the reply is the IPv6 header and the message: the request's extension headers stay */
-	if (icmp != ip + RXP_IP6_HLEN) {
-		memmove(ip + RXP_IP6_HLEN, icmp, icmp_len);
-		icmp = ip + RXP_IP6_HLEN;
-		ip[6] = RXP_IPPROTO_ICMP6;
+	if (icmp != (struct rxp_icmp_hdr *)(ip + 1)) {
+		memmove(ip + 1, icmp, icmp_len);
+		icmp = (struct rxp_icmp_hdr *)(ip + 1);
+		ip->next_hdr = RXP_IPPROTO_ICMP6;
 		pkt->l4_off = (uint16_t)(pkt->l3_off + RXP_IP6_HLEN);
 		pkt->l3_len = (uint16_t)(RXP_IP6_HLEN + icmp_len);
 	}
-	ip[4] = (uint8_t)(icmp_len >> 8);
-	ip[5] = (uint8_t)icmp_len;
+	ip->payload_len = htons((uint16_t)icmp_len);
 	/* from the address asked; for a group or anycast, one of the interface's (RFC 4443 4.2) */
-	if (ip[24] != 0xff && rxp_router_has_addr6(r, ip + 24))
-		memcpy(src, ip + 24, 16);
+	if (ip->dst[0] != 0xff && rxp_router_has_addr6(r, ip->dst))
+		memcpy(src, ip->dst, 16);
 	else
-		rxp_icmp6_source(r, ifp, ip + 8, false, src);
-	memcpy(ip + 24, ip + 8, 16);
-	memcpy(ip + 8, src, 16);
-	ip[1] &= 0xf0;	/* keep the traffic class; the flow label is the sender's own */
-	ip[2] = 0;
-	ip[3] = 0;
-	ip[7] = 64;
-	icmp[0] = RXP_ICMP6_ECHO_REPLY;
-	icmp[1] = 0;	/* code 0 (RFC 4443 4.2), whatever the request's */
-	icmp[2] = 0;
-	icmp[3] = 0;
-	c = rxp_icmp6_csum(ip, icmp, icmp_len);
-	memcpy(icmp + 2, &c, 2);
-	memcpy(dst_mac, rxp_pkt_data(pkt) + 6, 6);
+		rxp_icmp6_source(r, ifp, ip->src, false, src);
+	memcpy(ip->dst, ip->src, 16);
+	memcpy(ip->src, src, 16);
+	/* keep the traffic class; the flow label is the sender's own */
+	ip->ver_tc_flow &= htonl(~RXP_IP6_FLOW_LABEL);
+	ip->hop_limit = 64;
+	icmp->type = RXP_ICMP6_ECHO_REPLY;
+	icmp->code = 0;	/* code 0 (RFC 4443 4.2), whatever the request's */
+	icmp->csum = 0;
+	icmp->csum = rxp_icmp6_csum(ip, icmp, icmp_len);
+	memcpy(dst_mac, rxp_pkt_ceth(pkt)->src, 6);
 	rxp_count_delivered(st, pkt, RXP_SINK_ECHO6);
 	rxp_reply_output(st, pkt, 6, pkt->ifidx, dst_mac);
 }
 
 void rxp_icmp6_local(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
-	uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
-	uint8_t *icmp = rxp_pkt_data(pkt) + pkt->l4_off;
+	struct rxp_ip6_hdr *ip = rxp_pkt_ip6(pkt);
+	struct rxp_icmp_hdr *icmp = rxp_pkt_l4(pkt);
 	uint32_t icmp_len = (uint32_t)pkt->l3_len - (uint32_t)(pkt->l4_off - pkt->l3_off);
 
-	/* RFC 4443 2.3: the checksum covers the pseudo-header */
+	/* RFC 4443 2.3: the checksum covers the pseudo-header (type, code, checksum at least) */
 	if (icmp_len < 4 || rxp_icmp6_csum(ip, icmp, icmp_len) != 0) {
 		rxp_drop(st, pkt, RXP_DROP_ICMP_BAD);
 		return;
 	}
-	if (icmp[0] == RXP_ICMP6_ECHO_REQUEST) {
+	if (icmp->type == RXP_ICMP6_ECHO_REQUEST) {
 		echo_reply(st, pkt, ip, icmp, icmp_len);
 		return;
 	}
-	if (icmp[0] >= RXP_ICMP6_ND_FIRST && icmp[0] <= RXP_ICMP6_REDIRECT) {
+	if (icmp->type >= RXP_ICMP6_ND_FIRST && icmp->type <= RXP_ICMP6_REDIRECT) {
 		rxp_nd_input(st, pkt);
 		return;
 	}
-	if (icmp[0] == RXP_ICMP6_MLD_QUERY)
-		rxp_mld_query(st, pkt, icmp, icmp_len);
+	if (icmp->type == RXP_ICMP6_MLD_QUERY)
+		rxp_mld_query(st, pkt, (const uint8_t *)icmp, icmp_len);
 	/* errors about what we sent, echo replies, MLD, unknown types (RFC 4443 2.4 b): taken, for the host if any */
 	rxp_count_delivered(st, pkt, RXP_SINK_OTHER6);
 	rxp_host_take(st, pkt);

@@ -8,34 +8,34 @@
 
 static rxp_always_inline enum rxp_next rxp_ip4_input(struct rxp_pkt *pkt)
 {
-	const uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
+	const struct rxp_ip4_hdr *ip = rxp_pkt_cip4(pkt);
 	uint32_t avail = (uint32_t)pkt->len - pkt->l3_off;
 	uint32_t ihl, tot_len, frag;
 
 	if (rxp_unlikely(avail < RXP_IP4_HLEN))
 		return rxp_drop_as(pkt, RXP_DROP_IP4_TRUNCATED);
-	if (rxp_likely(ip[0] == 0x45)) {
+	if (rxp_likely(ip->ver_ihl == RXP_IP4_VER_IHL_NO_OPTS)) {
 		/* no options, the usual case: the header's size is known */
 		ihl = RXP_IP4_HLEN;
 		if (rxp_unlikely(!rxp_ip4_csum_ok(ip, 5)))
 			return rxp_drop_as(pkt, RXP_DROP_IP4_CSUM);
 	} else {
-		if (rxp_unlikely((ip[0] >> 4) != 4))
+		if (rxp_unlikely(rxp_ip4_version(ip) != 4))
 			return rxp_drop_as(pkt, RXP_DROP_IP4_VERSION);
-		ihl = (ip[0] & 0x0fu) * 4u;
+		ihl = rxp_ip4_ihl(ip);
 		if (rxp_unlikely(ihl < RXP_IP4_HLEN || ihl > avail))
 			return rxp_drop_as(pkt, RXP_DROP_IP4_IHL);
 		if (rxp_unlikely(!rxp_ip4_csum_ok(ip, ihl / 4u)))
 			return rxp_drop_as(pkt, RXP_DROP_IP4_CSUM);
 	}
-	tot_len = rxp_load_be16(ip + 2);
+	tot_len = ntohs(ip->tot_len);
 	if (rxp_unlikely(tot_len < ihl || tot_len > avail))
 		return rxp_drop_as(pkt, RXP_DROP_IP4_LEN);
 	/* Ethernet padding after the IP packet is not part of it. */
 	pkt->l3_len = (uint16_t)tot_len;
 	pkt->l4_off = (uint16_t)(pkt->l3_off + ihl);
-	pkt->l4_proto = ip[9];
-	frag = rxp_load_be16(ip + 6);
+	pkt->l4_proto = ip->proto;
+	frag = ntohs(ip->frag_off);
 	if (rxp_unlikely(frag & (RXP_IP4_MF | RXP_IP4_OFFMASK))) {
 		/* a fragment whose datagram would pass 65535 bytes, its header counted (RFC 791 3.1) */
 		if ((frag & RXP_IP4_OFFMASK) * 8u + tot_len > 65535u)
@@ -49,11 +49,7 @@ static rxp_always_inline enum rxp_next rxp_ip4_input(struct rxp_pkt *pkt)
 /* The destination address of a validated IPv4 packet, in host order. */
 static inline uint32_t rxp_ip4_dst(const struct rxp_pkt *pkt)
 {
-	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
-	uint32_t dst;
-
-	memcpy(&dst, ip + 16, 4);
-	return ntohl(dst);
+	return ntohl(rxp_pkt_cip4(pkt)->dst);
 }
 
 #endif

@@ -19,13 +19,9 @@
 static void local_deliver4(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
 	/* the TAP of the port it came in on has that interface's addresses only */
-	if (st->host[pkt->port] && !(pkt->flags & RXP_PKT_F_L2_MCAST)) {
-		uint32_t dst;
-
-		memcpy(&dst, rxp_pkt_cdata(pkt) + pkt->l3_off + 16, 4);
-		if (!rxp_l3if_has_addr4(&st->router->ifs[pkt->ifidx], dst))
-			pkt->flags |= RXP_PKT_F_OTHER_IF;
-	}
+	if (st->host[pkt->port] && !(pkt->flags & RXP_PKT_F_L2_MCAST) &&
+	    !rxp_l3if_has_addr4(&st->router->ifs[pkt->ifidx], rxp_pkt_cip4(pkt)->dst))
+		pkt->flags |= RXP_PKT_F_OTHER_IF;
 	if (rxp_unlikely(pkt->flags & RXP_PKT_F_FRAG) && !rxp_host_wants(st, pkt) &&
 	    !(pkt->flags & RXP_PKT_F_L2_MCAST))
 		rxp_reasm_input(st, pkt);
@@ -53,14 +49,16 @@ void rxp_ip4_fragment(struct rxp_stack *st, struct rxp_pkt *pkt, uint16_t ifidx,
 {
 	const struct rxp_l3if *ifp = &st->router->ifs[ifidx];
 	uint32_t mtu = ifp->mtu;
-	const uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
-	unsigned ihl = (ip[0] & 0x0fu) * 4u;
+	const struct rxp_ip4_hdr *ip = rxp_pkt_cip4(pkt);
+	const uint8_t *opts = (const uint8_t *)(ip + 1);
+	unsigned ihl = rxp_ip4_ihl(ip);
+	const uint8_t *data = (const uint8_t *)ip + ihl;
 	unsigned data_len = pkt->l3_len - ihl;
-	uint16_t frag = rxp_load_be16(ip + 6);
+	uint16_t frag = ntohs(ip->frag_off);
 	unsigned base_off = (frag & RXP_IP4_OFFMASK) * 8u;
 	bool more_after = frag & RXP_IP4_MF;
 	uint8_t nf_opts[40];
-	unsigned nf_len = rxp_ip4_copied_options(ip + RXP_IP4_HLEN, ihl - RXP_IP4_HLEN, nf_opts);
+	unsigned nf_len = rxp_ip4_copied_options(opts, ihl - RXP_IP4_HLEN, nf_opts);
 	unsigned n_frags = 0;
 	bool out_of_buffers = false;
 
@@ -69,29 +67,25 @@ void rxp_ip4_fragment(struct rxp_stack *st, struct rxp_pkt *pkt, uint16_t ifidx,
 		unsigned chunk = RXP_MIN((mtu - hlen) & ~7u, data_len - off);
 		bool last = off + chunk == data_len;
 		struct rxp_pkt *f = rxp_local_alloc(st, (uint16_t)(hlen + chunk));
-		uint8_t *fip;
-		uint16_t v, c;
+		struct rxp_ip4_hdr *fip;
 
 		if (!f) {
 			out_of_buffers = true;
 			break;
 		}
-		fip = rxp_pkt_data(f) + f->l3_off;
+		fip = rxp_pkt_ip4(f);
 		memcpy(fip, ip, RXP_IP4_HLEN);
 		if (off == 0)
-			memcpy(fip + RXP_IP4_HLEN, ip + RXP_IP4_HLEN, ihl - RXP_IP4_HLEN);
+			memcpy(fip + 1, opts, ihl - RXP_IP4_HLEN);
 		else
-			memcpy(fip + RXP_IP4_HLEN, nf_opts, nf_len);
-		memcpy(fip + hlen, ip + ihl + off, chunk);
-		fip[0] = (uint8_t)(0x40 | hlen / 4);
-		v = htons((uint16_t)(hlen + chunk));
-		memcpy(fip + 2, &v, 2);
-		v = htons((uint16_t)(((base_off + off) / 8) | (!last || more_after ? RXP_IP4_MF : 0)));
-		memcpy(fip + 6, &v, 2);
-		fip[10] = 0;
-		fip[11] = 0;
-		c = rxp_csum(fip, hlen);
-		memcpy(fip + 10, &c, 2);
+			memcpy(fip + 1, nf_opts, nf_len);
+		memcpy((uint8_t *)fip + hlen, data + off, chunk);
+		fip->ver_ihl = (uint8_t)(0x40 | hlen / 4);
+		fip->tot_len = htons((uint16_t)(hlen + chunk));
+		fip->frag_off = htons((uint16_t)(((base_off + off) / 8) |
+						 (!last || more_after ? RXP_IP4_MF : 0)));
+		fip->csum = 0;
+		fip->csum = rxp_csum(fip, hlen);
 		f->port = pkt->port;
 		f->ifidx = pkt->ifidx;
 		f->flags = RXP_PKT_F_LOCAL_OUT;
@@ -136,19 +130,18 @@ static const uint8_t special_first_octet[256] = {
  * ICMP error rules and the rate limit apply as to any error.
  */
 static rxp_noinline void maybe_redirect4(struct rxp_stack *st, struct rxp_pkt *pkt,
-					 const uint8_t *ip, uint32_t next)
+					 const struct rxp_ip4_hdr *ip, uint32_t next)
 {
 	const struct rxp_l3if *ifp = &st->router->ifs[pkt->ifidx];
-	uint32_t src;
+	uint32_t src = ip->src;
 	int i;
 
 	if (ifp->no_redirects)
 		return;
-	memcpy(&src, ip + 12, 4);
 	i = rxp_l3if_subnet4(ifp, src);
 	if (i < 0 || src == next || rxp_l3if_subnet4(ifp, next) != i || rxp_ip4_source_routed(ip))
 		return;
-	if (rxp_icmp4_error(st, pkt, RXP_ICMP_REDIRECT, 1, ntohl(next)))
+	if (rxp_icmp4_error(st, pkt, RXP_ICMP_REDIRECT, RXP_ICMP_REDIRECT_HOST, ntohl(next)))
 		st->stats.redirects++;
 }
 
@@ -160,7 +153,8 @@ static rxp_noinline void reject4(struct rxp_stack *st, struct rxp_pkt *pkt, uint
 		return;
 	}
 	/* host unreachable (3/1), or communication administratively prohibited (3/13, RFC 1812 5.2.7.1) */
-	rxp_icmp4_error(st, pkt, RXP_ICMP_DEST_UNREACH, kind == RXP_NH_KIND_PROHIBIT ? 13 : 1, 0);
+	rxp_icmp4_error(st, pkt, RXP_ICMP_DEST_UNREACH,
+			kind == RXP_NH_KIND_PROHIBIT ? RXP_ICMP_UNREACH_ADMIN : RXP_ICMP_UNREACH_HOST, 0);
 	rxp_drop(st, pkt, RXP_DROP_ROUTE_REJECT);
 }
 
@@ -179,37 +173,40 @@ static rxp_always_inline bool adj_ok(const struct rxp_adj *adj, uint32_t gen)
  * takes the full path, which decides on a redirect.
  */
 static rxp_always_inline bool pkt_ok(const struct rxp_router *r, const struct rxp_adj *adj,
-				     const struct rxp_pkt *pkt, const uint8_t *ip, uint32_t src,
-				     uint32_t dst_host)
+				     const struct rxp_pkt *pkt, const struct rxp_ip4_hdr *ip,
+				     uint32_t src, uint32_t dst_host)
 {
-	return !(pkt->flags & RXP_PKT_F_L2_MCAST) && ip[8] > 1 && pkt->l3_len <= adj->mtu &&
+	return !(pkt->flags & RXP_PKT_F_L2_MCAST) && ip->ttl > 1 && pkt->l3_len <= adj->mtu &&
 	       pkt->ifidx != adj->ifidx &&
 	       !(special_first_octet[ntohl(src) >> 24] | special_first_octet[dst_host >> 24]) &&
 	       !rxp_router_is_bad_src4(r, src);
+}
+
+/* TTL - 1, and the checksum updated for it, not recomputed (RFC 1624) */
+static rxp_always_inline void ttl_dec(struct rxp_ip4_hdr *ip)
+{
+	ip->ttl--;
+	ip->csum = rxp_csum_ttl_dec(ip->csum);
 }
 
 /*
  * The fast path of forwarding: a gateway whose neighbour is cached, and
  * nothing unusual about the packet. Returns false to take the full path.
  */
-static rxp_always_inline bool forward_fast(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t *ip,
-					   uint32_t nh)
+static rxp_always_inline bool forward_fast(struct rxp_stack *st, struct rxp_pkt *pkt,
+					   struct rxp_ip4_hdr *ip, uint32_t nh)
 {
 	const struct rxp_adj *adj;
 	uint32_t src;
-	uint16_t csum;
 
 	if (rxp_unlikely(nh >= RXP_STACK_NH_MAX))
 		return false;
 	adj = &st->adj[nh];
-	memcpy(&src, ip + 12, 4);
+	src = ip->src;
 	if (rxp_unlikely(!adj_ok(adj, rxp_neigh_gen(&st->router->neigh)) ||
-			 !pkt_ok(st->router, adj, pkt, ip, src, rxp_load_be32(ip + 16))))
+			 !pkt_ok(st->router, adj, pkt, ip, src, ntohl(ip->dst))))
 		return false;
-	ip[8]--;
-	memcpy(&csum, ip + 10, 2);
-	csum = rxp_csum_ttl_dec(csum);
-	memcpy(ip + 10, &csum, 2);
+	ttl_dec(ip);
 	rxp_adj_output(st, pkt, adj);
 	return true;
 }
@@ -217,16 +214,15 @@ static rxp_always_inline bool forward_fast(struct rxp_stack *st, struct rxp_pkt 
 static rxp_always_inline void route_nh(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh)
 {
 	struct rxp_router *r = st->router;
-	uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
+	struct rxp_ip4_hdr *ip = rxp_pkt_ip4(pkt);
 	const struct rxp_nexthop *nhp;
 	const struct rxp_l3if *out;
 	uint32_t src, dst, d, next;
-	uint16_t csum;
 
 	if (rxp_likely(forward_fast(st, pkt, ip, nh)))
 		return;
-	memcpy(&src, ip + 12, 4);
-	memcpy(&dst, ip + 16, 4);
+	src = ip->src;
+	dst = ip->dst;
 	d = ntohl(dst);
 	/* RFC 1812 5.3.7; 0.0.0.0 only as a host with no address yet broadcasts (a DHCP discover) */
 	if (rxp_router_is_martian_src4(r, src) && !(src == 0 && d == 0xffffffffu)) {
@@ -258,13 +254,13 @@ static rxp_always_inline void route_nh(struct rxp_stack *st, struct rxp_pkt *pkt
 			rxp_drop(st, pkt, RXP_DROP_L2_BCAST_FWD);
 			return;
 		}
-		rxp_icmp4_error(st, pkt, 3, 0, 0);
+		rxp_icmp4_error(st, pkt, RXP_ICMP_DEST_UNREACH, RXP_ICMP_UNREACH_NET, 0);
 		rxp_drop(st, pkt, RXP_DROP_NO_ROUTE);
 		return;
 	}
 	if (nh == RXP_NH_LOCAL) {
 		/* a source route through the router goes on; one that ends here is ours */
-		if (rxp_unlikely(ip[0] != 0x45) && rxp_ip4_source_route(st, pkt))
+		if (rxp_unlikely(ip->ver_ihl != RXP_IP4_VER_IHL_NO_OPTS) && rxp_ip4_source_route(st, pkt))
 			return;
 		local_deliver4(st, pkt);
 		return;
@@ -290,15 +286,16 @@ static rxp_always_inline void route_nh(struct rxp_stack *st, struct rxp_pkt *pkt
 		rxp_drop(st, pkt, RXP_DROP_L2_BCAST_FWD);
 		return;
 	}
-	if (rxp_unlikely(ip[8] <= 1)) {
-		rxp_icmp4_error(st, pkt, 11, 0, 0);
+	if (rxp_unlikely(ip->ttl <= 1)) {
+		rxp_icmp4_error(st, pkt, RXP_ICMP_TIME_EXCEEDED, RXP_ICMP_EXCEEDED_TTL, 0);
 		rxp_drop(st, pkt, RXP_DROP_TTL_EXCEEDED);
 		return;
 	}
 	nhp = &r->nh[nh];
 	out = &r->ifs[nhp->ifidx];
-	if (rxp_unlikely(pkt->l3_len > out->mtu) && (ip[6] & (RXP_IP4_DF >> 8))) {
-		rxp_icmp4_error(st, pkt, 3, 4, (uint16_t)out->mtu);
+	if (rxp_unlikely(pkt->l3_len > out->mtu) && (ip->frag_off & htons(RXP_IP4_DF))) {
+		rxp_icmp4_error(st, pkt, RXP_ICMP_DEST_UNREACH, RXP_ICMP_UNREACH_FRAG_NEEDED,
+				(uint16_t)out->mtu);
 		rxp_drop(st, pkt, RXP_DROP_FRAG_NEEDED);
 		return;
 	}
@@ -307,11 +304,7 @@ static rxp_always_inline void route_nh(struct rxp_stack *st, struct rxp_pkt *pkt
 		memcpy(&next, nhp->gw, 4);
 	if (rxp_unlikely(nhp->ifidx == pkt->ifidx))
 		maybe_redirect4(st, pkt, ip, next);	/* quotes the header as it came */
-	/* TTL - 1, and the checksum updated for it, not recomputed (RFC 1624) */
-	ip[8]--;
-	memcpy(&csum, ip + 10, 2);
-	csum = rxp_csum_ttl_dec(csum);
-	memcpy(ip + 10, &csum, 2);
+	ttl_dec(ip);
 	/*
 	 * Larger than the link, DF clear: it waits for its next hop whole (its
 	 * pieces then go, or fail with one error, together) and is fragmented
@@ -329,10 +322,9 @@ static rxp_always_inline void route_nh(struct rxp_stack *st, struct rxp_pkt *pkt
 
 void rxp_ip4_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
-	const uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
 	uint32_t nh;
 
-	if (rxp_lpm4_lookup(st->router->fib4, rxp_load_be32(ip + 16), &nh))
+	if (rxp_lpm4_lookup(st->router->fib4, ntohl(rxp_pkt_cip4(pkt)->dst), &nh))
 		nh = RXP_LPM_NO_ROUTE;
 	route_nh(st, pkt, nh);
 }
@@ -374,13 +366,11 @@ void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, const uin
 	rxp_lpm4_lookup_bulk(r->fib4, dst, nh, n);
 	for (uint16_t i = 0; i < n; i++) {
 		struct rxp_pkt *pkt = pkts[i];
-		uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
+		struct rxp_ip4_hdr *ip = rxp_pkt_ip4(pkt);
 		const struct rxp_adj *adj = &adjs[nh[i] & (RXP_STACK_NH_MAX - 1)];
 		struct rxp_txv *txv;
-		uint32_t src;
-		uint16_t csum;
+		uint32_t src = ip->src;
 
-		memcpy(&src, ip + 12, 4);
 		/* as forward_fast(), for an untagged header only */
 		if (nh[i] != ok_nh) {
 			if (rxp_unlikely(nh[i] >= RXP_STACK_NH_MAX || adj->hlen != RXP_ETH_HLEN ||
@@ -399,10 +389,7 @@ void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, const uin
 			route_slow(st, pkt, nh[i]);	/* its transmit flushes the full vector */
 			continue;
 		}
-		ip[8]--;
-		memcpy(&csum, ip + 10, 2);
-		csum = rxp_csum_ttl_dec(csum);
-		memcpy(ip + 10, &csum, 2);
+		ttl_dec(ip);
 		rxp_fast_emit(st, pkt, ip, adj, txv);
 		forwarded++;
 	}

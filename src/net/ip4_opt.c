@@ -90,13 +90,13 @@ static unsigned options_fault(const uint8_t *ip, unsigned ihl)
 
 bool rxp_ip4_options_ok(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
-	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
-	unsigned fault = options_fault(ip, (ip[0] & 0x0fu) * 4u);
+	const struct rxp_ip4_hdr *ip = rxp_pkt_cip4(pkt);
+	unsigned fault = options_fault((const uint8_t *)ip, rxp_ip4_ihl(ip));
 
 	if (rxp_likely(!fault))
 		return true;
 	/* RFC 1812 4.3.3.5: Parameter Problem, the pointer at the octet in error */
-	rxp_icmp4_error(st, pkt, RXP_ICMP_PARAM_PROB, 0, (uint32_t)fault << 24);
+	rxp_icmp4_error(st, pkt, RXP_ICMP_PARAM_PROB, RXP_ICMP_PARAM_POINTER, (uint32_t)fault << 24);
 	rxp_drop_as(pkt, RXP_DROP_IP4_BAD_OPTION);
 	return false;
 }
@@ -133,12 +133,13 @@ unsigned rxp_ip4_copied_options(const uint8_t *opt, unsigned len, uint8_t *out)
 	return o;
 }
 
-bool rxp_ip4_source_routed(const uint8_t *ip)
+bool rxp_ip4_source_routed(const struct rxp_ip4_hdr *ip)
 {
-	unsigned ihl = (ip[0] & 0x0fu) * 4u, olen;
+	const uint8_t *hdr = (const uint8_t *)ip;	/* options at their offsets in the header */
+	unsigned ihl = rxp_ip4_ihl(ip), olen;
 
-	for (unsigned i = RXP_IP4_HLEN; (olen = option_len(ip, ihl, i)); i += olen)
-		if (ip[i] == IP4_OPT_LSRR || ip[i] == IP4_OPT_SSRR)
+	for (unsigned i = RXP_IP4_HLEN; (olen = option_len(hdr, ihl, i)); i += olen)
+		if (hdr[i] == IP4_OPT_LSRR || hdr[i] == IP4_OPT_SSRR)
 			return true;
 	return false;
 }
@@ -235,18 +236,19 @@ static uint32_t reverse_route(uint8_t *o, unsigned olen, uint32_t src)
 bool rxp_ip4_echo_options_ok(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
 	const struct rxp_router *r = st->router;
-	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
-	unsigned ihl = (ip[0] & 0x0fu) * 4u, olen;
+	const struct rxp_ip4_hdr *ip = rxp_pkt_cip4(pkt);
+	const uint8_t *hdr = (const uint8_t *)ip;	/* options at their offsets in the header */
+	unsigned ihl = rxp_ip4_ihl(ip), olen;
 	bool routed = false;
-	uint32_t src;
+	uint32_t src = ip->src;
 
-	memcpy(&src, ip + 12, 4);
-	for (unsigned i = RXP_IP4_HLEN; (olen = option_len(ip, ihl, i)); i += olen) {
-		const uint8_t *o = ip + i;
+	for (unsigned i = RXP_IP4_HLEN; (olen = option_len(hdr, ihl, i)); i += olen) {
+		const uint8_t *o = hdr + i;
 
 		/* RFC 791: a full timestamp whose overflow count would wrap is in error */
 		if (o[0] == IP4_OPT_TS && olen >= 4 && o[2] > olen && (o[3] >> 4) == 15) {
-			rxp_icmp4_error(st, pkt, RXP_ICMP_PARAM_PROB, 0, (i + 3u) << 24);
+			rxp_icmp4_error(st, pkt, RXP_ICMP_PARAM_PROB, RXP_ICMP_PARAM_POINTER,
+					(i + 3u) << 24);
 			rxp_drop_as(pkt, RXP_DROP_IP4_BAD_OPTION);
 			return false;
 		}
@@ -264,18 +266,17 @@ bool rxp_ip4_echo_options_ok(struct rxp_stack *st, struct rxp_pkt *pkt)
 	return true;
 }
 
-void rxp_ip4_echo_options(uint8_t *ip)
+void rxp_ip4_echo_options(struct rxp_ip4_hdr *ip)
 {
-	unsigned ihl = (ip[0] & 0x0fu) * 4u, olen;
-	uint32_t self, src, dst;
+	uint8_t *hdr = (uint8_t *)ip;	/* options at their offsets in the header */
+	unsigned ihl = rxp_ip4_ihl(ip), olen;
+	uint32_t self = ip->src, src = ip->dst;	/* the reply's addresses, already swapped */
+	uint32_t dst = src;
 	bool routed = false;
 
-	memcpy(&self, ip + 12, 4);	/* the reply's addresses, already swapped */
-	memcpy(&src, ip + 16, 4);
-	dst = src;
 	/* olen is each option's length before it is touched: a shrunk route leaves NOPs behind it */
-	for (unsigned i = RXP_IP4_HLEN; (olen = option_len(ip, ihl, i)); i += olen) {
-		uint8_t *o = ip + i;
+	for (unsigned i = RXP_IP4_HLEN; (olen = option_len(hdr, ihl, i)); i += olen) {
+		uint8_t *o = hdr + i;
 
 		if ((o[0] == IP4_OPT_LSRR || o[0] == IP4_OPT_SSRR) && olen >= 3 && !routed) {
 			dst = reverse_route(o, olen, src);	/* one source route: the first */
@@ -287,19 +288,19 @@ void rxp_ip4_echo_options(uint8_t *ip)
 			record_ts(o, olen, self);
 		}
 	}
-	memcpy(ip + 16, &dst, 4);
+	ip->dst = dst;
 }
 
 bool rxp_ip4_source_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
 	const struct rxp_router *r = st->router;
-	uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
-	unsigned ihl = (ip[0] & 0x0fu) * 4u, olen;
+	struct rxp_ip4_hdr *ip = rxp_pkt_ip4(pkt);
+	uint8_t *hdr = (uint8_t *)ip;	/* options at their offsets in the header */
+	unsigned ihl = rxp_ip4_ihl(ip), olen;
 
-	for (unsigned i = RXP_IP4_HLEN; (olen = option_len(ip, ihl, i)); i += olen) {
-		uint8_t *o = ip + i;
+	for (unsigned i = RXP_IP4_HLEN; (olen = option_len(hdr, ihl, i)); i += olen) {
+		uint8_t *o = hdr + i;
 		uint32_t next, nh, self;
-		uint16_t c;
 
 		if (o[0] != IP4_OPT_LSRR && o[0] != IP4_OPT_SSRR)
 			continue;
@@ -317,13 +318,13 @@ bool rxp_ip4_source_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 		if (nh == RXP_LPM_NO_ROUTE ||
 		    (o[0] == IP4_OPT_SSRR && nh != RXP_NH_LOCAL &&
 		     r->nh[nh].kind != RXP_NH_KIND_CONNECTED)) {
-			rxp_icmp4_error(st, pkt, RXP_ICMP_DEST_UNREACH, 5, 0);
+			rxp_icmp4_error(st, pkt, RXP_ICMP_DEST_UNREACH, RXP_ICMP_UNREACH_SRC_ROUTE, 0);
 			rxp_drop(st, pkt, RXP_DROP_SOURCE_ROUTE);
 			return true;
 		}
 		/* one that will not live past us is answered about as it came (RFC 1812 4.3.2.3) */
-		if (nh != RXP_NH_LOCAL && ip[8] <= 1) {
-			rxp_icmp4_error(st, pkt, RXP_ICMP_TIME_EXCEEDED, 0, 0);
+		if (nh != RXP_NH_LOCAL && ip->ttl <= 1) {
+			rxp_icmp4_error(st, pkt, RXP_ICMP_TIME_EXCEEDED, RXP_ICMP_EXCEEDED_TTL, 0);
 			rxp_drop(st, pkt, RXP_DROP_TTL_EXCEEDED);
 			return true;
 		}
@@ -333,11 +334,9 @@ bool rxp_ip4_source_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 			self = rxp_router_any_addr4(r);
 		memcpy(o + o[2] - 1, &self, 4);
 		o[2] = (uint8_t)(o[2] + 4);
-		memcpy(ip + 16, &next, 4);
-		ip[10] = 0;
-		ip[11] = 0;
-		c = rxp_csum(ip, ihl);
-		memcpy(ip + 10, &c, 2);
+		ip->dst = next;
+		ip->csum = 0;
+		ip->csum = rxp_csum(ip, ihl);
 		rxp_ip4_route_nh(st, pkt, nh);
 		return true;
 	}

@@ -3,6 +3,7 @@
 #ifndef RXPATH_NET_IP4_OPT_H
 #define RXPATH_NET_IP4_OPT_H
 
+#include "rxpath/proto.h"
 #include "rxpath/stack.h"
 
 /*
@@ -20,7 +21,7 @@ bool rxp_ip4_options_ok(struct rxp_stack *st, struct rxp_pkt *pkt);
 unsigned rxp_ip4_copied_options(const uint8_t *opt, unsigned len, uint8_t *out);
 
 /* True when the header @ip carries a Loose or Strict Source Route option. */
-bool rxp_ip4_source_routed(const uint8_t *ip);
+bool rxp_ip4_source_routed(const struct rxp_ip4_hdr *ip);
 
 /*
  * Whether the options of @pkt, an echo request to the router (options
@@ -41,7 +42,7 @@ bool rxp_ip4_echo_options_ok(struct rxp_stack *st, struct rxp_pkt *pkt);
  * the request came by is reversed for the way back, its last hop becoming
  * the reply's destination. The caller recomputes the header checksum.
  */
-void rxp_ip4_echo_options(uint8_t *ip);
+void rxp_ip4_echo_options(struct rxp_ip4_hdr *ip);
 
 /*
  * A packet addressed to the router (options checked) whose Loose or Strict

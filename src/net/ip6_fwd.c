@@ -33,15 +33,15 @@ static bool ip6_is_loopback(const uint8_t *a)
 
 static void local_deliver6(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
-	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
+	const struct rxp_ip6_hdr *ip = rxp_pkt_cip6(pkt);
 
 	/* the TAP of the port it came in on has that interface's addresses only */
-	if (st->host[pkt->port] && ip[24] != 0xff &&
-	    !rxp_l3if_has_addr6(&st->router->ifs[pkt->ifidx], ip + 24))
+	if (st->host[pkt->port] && ip->dst[0] != 0xff &&
+	    !rxp_l3if_has_addr6(&st->router->ifs[pkt->ifidx], ip->dst))
 		pkt->flags |= RXP_PKT_F_OTHER_IF;
 
 	if (rxp_unlikely(pkt->l4_proto == RXP_IPPROTO_FRAGMENT) && !rxp_host_wants(st, pkt) &&
-	    !(pkt->flags & RXP_PKT_F_L2_MCAST) && ip[24] != 0xff)
+	    !(pkt->flags & RXP_PKT_F_L2_MCAST) && ip->dst[0] != 0xff)
 		rxp_reasm_input(st, pkt);
 	else if (pkt->l4_proto == RXP_IPPROTO_ICMP6)
 		rxp_icmp6_local(st, pkt);
@@ -51,17 +51,20 @@ static void local_deliver6(struct rxp_stack *st, struct rxp_pkt *pkt)
 
 /* Multicast to the router: only what it has joined; never forwarded. */
 static rxp_noinline void ip6_multicast(struct rxp_stack *st, struct rxp_pkt *pkt,
-				       const uint8_t *ip)
+				       const struct rxp_ip6_hdr *ip)
 {
 	const struct rxp_l3if *ifp = &st->router->ifs[pkt->ifidx];
+	/* the message right after the fixed header, when the Next Header is ICMPv6 */
+	const struct rxp_icmp_hdr *icmp = (const struct rxp_icmp_hdr *)(ip + 1);
 	/*
 	 * A link-scope group the router is not in (OSPFv3, RIPng, DHCPv6 agents,
 	 * a group-specific MLD query) is for the kernel behind the port's host
 	 * path, when it has one: the kernel ignores what it has not joined
 	 */
-	bool for_host = !rxp_l3if_listens6(ifp, ip + 24);
+	bool for_host = !rxp_l3if_listens6(ifp, ip->dst);
 
-	if (for_host && !((ip[25] & 0x0f) == 2 && rxp_host_wants(st, pkt))) {
+	/* (a link-local group: scope 2, the low bits of its second octet, RFC 4291 2.7) */
+	if (for_host && !((ip->dst[1] & 0x0f) == 2 && rxp_host_wants(st, pkt))) {
 		rxp_drop(st, pkt, RXP_DROP_IP6_MCAST);
 		return;
 	}
@@ -70,9 +73,9 @@ static rxp_noinline void ip6_multicast(struct rxp_stack *st, struct rxp_pkt *pkt
 	 * address yet: its address probe (RFC 4862 5.4.2, a Neighbor Solicitation)
 	 * and a Router Solicitation (RFC 4861 4.1).
 	 */
-	if (ip6_is_unspec(ip + 8) &&
+	if (ip6_is_unspec(ip->src) &&
 	    !(pkt->l4_proto == RXP_IPPROTO_ICMP6 && pkt->l3_len > RXP_IP6_HLEN &&
-	      (ip[RXP_IP6_HLEN] == ICMP6_NS || ip[RXP_IP6_HLEN] == ICMP6_RS))) {
+	      (icmp->type == ICMP6_NS || icmp->type == ICMP6_RS))) {
 		rxp_drop(st, pkt, RXP_DROP_IP6_MARTIAN_SRC);
 		return;
 	}
@@ -85,8 +88,8 @@ static rxp_noinline void ip6_multicast(struct rxp_stack *st, struct rxp_pkt *pkt
 void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
 	struct rxp_router *r = st->router;
-	uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
-	const uint8_t *src = ip + 8, *dst = ip + 24, *next;
+	struct rxp_ip6_hdr *ip = rxp_pkt_ip6(pkt);
+	const uint8_t *src = ip->src, *dst = ip->dst, *next;
 	const struct rxp_nexthop *nhp;
 	const struct rxp_l3if *out;
 	uint32_t nh;
@@ -126,7 +129,7 @@ void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 			return;
 		}
 		/* RFC 4443 3.1: no route to destination */
-		rxp_icmp6_error(st, pkt, 1, 0, 0);
+		rxp_icmp6_error(st, pkt, RXP_ICMP6_DEST_UNREACH, RXP_ICMP6_UNREACH_NO_ROUTE, 0);
 		rxp_drop(st, pkt, RXP_DROP_NO_ROUTE);
 		return;
 	}
@@ -141,7 +144,9 @@ void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 			return;
 		}
 		/* RFC 4443 3.1: no route (code 0), administratively prohibited (code 1) */
-		rxp_icmp6_error(st, pkt, RXP_ICMP6_DEST_UNREACH, nhp->kind == RXP_NH_KIND_PROHIBIT ? 1 : 0, 0);
+		rxp_icmp6_error(st, pkt, RXP_ICMP6_DEST_UNREACH,
+				nhp->kind == RXP_NH_KIND_PROHIBIT ? RXP_ICMP6_UNREACH_ADMIN :
+								    RXP_ICMP6_UNREACH_NO_ROUTE, 0);
 		rxp_drop(st, pkt, RXP_DROP_ROUTE_REJECT);
 		return;
 	}
@@ -159,26 +164,26 @@ void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 	}
 	/* RFC 4007 9: a link-local source must not leave its link (RFC 4443 3.1 code 2) */
 	if (rxp_unlikely(rxp_ip6_is_link_local(src)) && nhp->ifidx != pkt->ifidx) {
-		rxp_icmp6_error(st, pkt, 1, 2, 0);
+		rxp_icmp6_error(st, pkt, RXP_ICMP6_DEST_UNREACH, RXP_ICMP6_UNREACH_SCOPE, 0);
 		rxp_drop(st, pkt, RXP_DROP_IP6_SCOPE);
 		return;
 	}
-	if (rxp_unlikely(ip[7] <= 1)) {
+	if (rxp_unlikely(ip->hop_limit <= 1)) {
 		/* RFC 4443 3.3: hop limit exceeded in transit */
-		rxp_icmp6_error(st, pkt, 3, 0, 0);
+		rxp_icmp6_error(st, pkt, RXP_ICMP6_TIME_EXCEEDED, RXP_ICMP6_EXCEEDED_HOP_LIMIT, 0);
 		rxp_drop(st, pkt, RXP_DROP_TTL_EXCEEDED);
 		return;
 	}
 	/* RFC 8200 5: routers do not fragment; RFC 4443 3.2 tells the source the MTU */
 	if (rxp_unlikely(pkt->l3_len > out->mtu)) {
-		rxp_icmp6_error(st, pkt, 2, 0, out->mtu);
+		rxp_icmp6_error(st, pkt, RXP_ICMP6_PKT_TOO_BIG, 0, out->mtu);
 		rxp_drop(st, pkt, RXP_DROP_PKT_TOO_BIG);
 		return;
 	}
 	next = nhp->kind == RXP_NH_KIND_GATEWAY ? nhp->gw : dst;
 	if (rxp_unlikely(nhp->ifidx == pkt->ifidx))
 		rxp_nd_maybe_redirect(st, pkt, next);	/* quotes the packet as it came */
-	ip[7]--;	/* no header checksum in IPv6 (RFC 8200 3) */
+	ip->hop_limit--;	/* no header checksum in IPv6 (RFC 8200 3) */
 	if (nhp->kind == RXP_NH_KIND_GATEWAY) {
 		rxp_output_via(st, pkt, nh);
 		return;
@@ -207,8 +212,8 @@ void rxp_ip6_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 
 	for (uint16_t i = 0; i < n; i++) {
 		struct rxp_pkt *pkt = pkts[i];
-		uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
-		const uint8_t *src = ip + 8, *dst = ip + 24;
+		struct rxp_ip6_hdr *ip = rxp_pkt_ip6(pkt);
+		const uint8_t *src = ip->src, *dst = ip->dst;
 		const struct rxp_adj *adj;
 		struct rxp_txv *txv;
 		uint32_t nh;
@@ -219,7 +224,7 @@ void rxp_ip6_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 		 */
 		if (rxp_unlikely((uint8_t)(src[0] + 1) <= 1 || (uint8_t)(dst[0] + 1) <= 1 ||
 				 rxp_ip6_is_link_local(src) || rxp_ip6_is_link_local(dst) ||
-				 (pkt->flags & RXP_PKT_F_L2_MCAST) || ip[7] <= 1 ||
+				 (pkt->flags & RXP_PKT_F_L2_MCAST) || ip->hop_limit <= 1 ||
 				 rxp_lpm6_lookup(r->fib6, dst, &nh) || nh >= RXP_STACK_NH_MAX)) {
 			rxp_ip6_route(st, pkt);
 			continue;
@@ -239,7 +244,7 @@ void rxp_ip6_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 			rxp_ip6_route(st, pkt);
 			continue;
 		}
-		ip[7]--;	/* no header checksum in IPv6 (RFC 8200 3) */
+		ip->hop_limit--;	/* no header checksum in IPv6 (RFC 8200 3) */
 		rxp_fast_emit(st, pkt, ip, adj, txv);
 		forwarded++;
 	}

@@ -24,7 +24,7 @@ static inline enum rxp_next rxp_l4_input(struct rxp_pkt *pkt, enum rxp_sink_clas
 
 		if (rxp_unlikely(l4_len < RXP_UDP_HLEN))
 			return rxp_drop_as(pkt, RXP_DROP_L4_TRUNCATED);
-		ulen = rxp_load_be16(l4 + 4);
+		ulen = ntohs(((const struct rxp_udp_hdr *)l4)->len);
 		/* in a first fragment the UDP length counts the whole datagram */
 		if (rxp_unlikely(ulen < RXP_UDP_HLEN ||
 				 (ulen > l4_len && !(pkt->flags & RXP_PKT_F_FRAG))))
@@ -37,7 +37,7 @@ static inline enum rxp_next rxp_l4_input(struct rxp_pkt *pkt, enum rxp_sink_clas
 
 		if (rxp_unlikely(l4_len < RXP_TCP_HLEN))
 			return rxp_drop_as(pkt, RXP_DROP_L4_TRUNCATED);
-		doff = (l4[12] >> 4) * 4u;
+		doff = rxp_tcp_doff((const struct rxp_tcp_hdr *)l4);
 		if (rxp_unlikely(doff < RXP_TCP_HLEN || doff > l4_len))
 			return rxp_drop_as(pkt, RXP_DROP_TCP_OFFSET);
 		*cls = (enum rxp_sink_class)(RXP_SINK_TCP4 + v6);

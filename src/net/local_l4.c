@@ -20,6 +20,7 @@
  * (reasm.c), which answers through rxp_local_l4_answer().
  */
 #include <arpa/inet.h>
+#include <stddef.h>
 #include "rxpath/csum.h"
 #include "host.h"
 #include "icmp.h"
@@ -28,19 +29,6 @@
 #include "nd.h"
 #include "out.h"
 #include "reasm.h"
-
-#define TCP_FIN 0x01
-#define TCP_SYN 0x02
-#define TCP_RST 0x04
-#define TCP_ACK 0x10
-
-/* codes of Destination Unreachable and Parameter Problem */
-#define ICMP4_PROTO_UNREACH 2
-#define ICMP4_PORT_UNREACH 3
-#define ICMP6_PORT_UNREACH 4
-#define ICMP6_BAD_HEADER 0
-#define ICMP6_UNKNOWN_NEXT_HDR 1
-#define ICMP6_UNKNOWN_OPTION 2
 
 /* The upper layer of an IPv6 packet to us, past the extension headers it may carry. */
 struct ip6_upper {
@@ -105,11 +93,12 @@ static enum ip6_walk ip6_options(const uint8_t *ip, uint32_t off, uint32_t end,
  * Hop-by-Hop header anywhere but first is an unrecognized Next Header
  * (4.1): returned as upper layer 0.
  */
-static enum ip6_walk ip6_upper_layer(const uint8_t *ip, uint32_t l3_len, bool reassembled,
-				     struct ip6_upper *u)
+static enum ip6_walk ip6_upper_layer(const struct rxp_ip6_hdr *ip6, uint32_t l3_len,
+				     bool reassembled, struct ip6_upper *u)
 {
-	uint32_t off = RXP_IP6_HLEN, nh_at = 6;
-	uint8_t nh = ip[6];
+	const uint8_t *ip = (const uint8_t *)ip6;	/* the headers at their offsets from it */
+	uint32_t off = RXP_IP6_HLEN, nh_at = offsetof(struct rxp_ip6_hdr, next_hdr);
+	uint8_t nh = ip6->next_hdr;
 
 	u->fragment = false;
 	for (unsigned n = 0; n < 8; n++) {
@@ -129,13 +118,17 @@ static enum ip6_walk ip6_upper_layer(const uint8_t *ip, uint32_t l3_len, bool re
 		if (end > l3_len)
 			return IP6_UPPER_TRUNCATED;
 		if (nh == RXP_IPPROTO_FRAGMENT) {
+			const struct rxp_ip6_frag_hdr *fh = (const struct rxp_ip6_frag_hdr *)(ip + off);
+
 			/* an offset, or more to come: a piece for reassembly */
-			if ((rxp_load_be16(ip + off + 2) & 0xfff9u) && !(reassembled && !u->fragment)) {
+			if ((ntohs(fh->frag_off) & (RXP_IP6_FRAG_OFFMASK | RXP_IP6_FRAG_MF)) &&
+			    !(reassembled && !u->fragment)) {
 				u->off = off;
 				return IP6_UPPER_FRAGMENT;
 			}
 			u->fragment = true;
 		} else if (nh == RXP_IPPROTO_ROUTING) {
+			/* next header, length, Routing Type, Segments Left (RFC 8200 4.4) */
 			if (ip[off + 3] != 0) {
 				u->nh_at = off + 2;
 				return IP6_UPPER_ROUTING;
@@ -156,11 +149,11 @@ static enum ip6_walk ip6_upper_layer(const uint8_t *ip, uint32_t l3_len, bool re
 bool rxp_l4_sum_ok(const struct rxp_pkt *pkt, uint32_t len, uint64_t data_sum)
 {
 	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
-	const uint8_t *l4 = rxp_pkt_cdata(pkt) + pkt->l4_off;
+	const struct rxp_udp_hdr *udp = rxp_pkt_cl4(pkt);
 	bool v6 = pkt->flags & RXP_PKT_F_IP6;
 
 	/* a zero UDP checksum: none computed (RFC 768), invalid over IPv6 (RFC 8200 8.1) */
-	if (pkt->l4_proto == RXP_IPPROTO_UDP && rxp_load_be16(l4 + 6) == 0)
+	if (pkt->l4_proto == RXP_IPPROTO_UDP && udp->csum == 0)
 		return !v6;
 	return rxp_csum_fold(rxp_csum_pseudo_ip(ip, v6, pkt->l4_proto, len) + data_sum) == 0;
 }
@@ -173,25 +166,24 @@ bool rxp_l4_sum_ok(const struct rxp_pkt *pkt, uint32_t len, uint64_t data_sum)
  */
 static void tcp_reset(struct rxp_stack *st, const struct rxp_pkt *orig, uint32_t len)
 {
-	const uint8_t *ip = rxp_pkt_cdata(orig) + orig->l3_off;
-	const uint8_t *tcp = rxp_pkt_cdata(orig) + orig->l4_off;
+	const struct rxp_tcp_hdr *tcp = rxp_pkt_cl4(orig);
 	bool v6 = orig->flags & RXP_PKT_F_IP6;
 	uint32_t ip_hlen = v6 ? RXP_IP6_HLEN : RXP_IP4_HLEN;
 	uint32_t seq = 0, ack = 0;
-	uint8_t flags = TCP_RST;
+	uint8_t flags = RXP_TCP_F_RST;
 	struct rxp_pkt *pkt;
-	uint8_t *o, *t;
+	struct rxp_tcp_hdr *t;
+	uint8_t *o;
 	uint64_t sum;
-	uint16_t c;
 
-	if (tcp[13] & TCP_ACK) {
-		seq = rxp_load_be32(tcp + 8);
+	if (tcp->flags & RXP_TCP_F_ACK) {
+		seq = ntohl(tcp->ack);
 	} else {
-		uint32_t occupied = len - (tcp[12] >> 4) * 4u;
+		uint32_t occupied = len - rxp_tcp_doff(tcp);
 
-		occupied += !!(tcp[13] & TCP_SYN) + !!(tcp[13] & TCP_FIN);
-		ack = rxp_load_be32(tcp + 4) + occupied;
-		flags |= TCP_ACK;
+		occupied += !!(tcp->flags & RXP_TCP_F_SYN) + !!(tcp->flags & RXP_TCP_F_FIN);
+		ack = ntohl(tcp->seq) + occupied;
+		flags |= RXP_TCP_F_ACK;
 	}
 	if (!rxp_ratelimit_take(&st->shared->icmp_limit, st->now_ns)) {
 		st->stats.icmp_ratelimited++;
@@ -201,51 +193,47 @@ static void tcp_reset(struct rxp_stack *st, const struct rxp_pkt *orig, uint32_t
 	if (!pkt)
 		return;
 	o = rxp_pkt_data(pkt) + pkt->l3_off;
-	t = o + ip_hlen;
+	t = (struct rxp_tcp_hdr *)(o + ip_hlen);
 	/* ports swapped */
-	memcpy(t, tcp + 2, 2);
-	memcpy(t + 2, tcp, 2);
-	seq = htonl(seq);
-	ack = htonl(ack);
-	memcpy(t + 4, &seq, 4);
-	memcpy(t + 8, &ack, 4);
-	t[12] = (RXP_TCP_HLEN / 4) << 4;
-	t[13] = flags;
-	memset(t + 14, 0, 6);	/* window, checksum, urgent pointer */
+	t->sport = tcp->dport;
+	t->dport = tcp->sport;
+	t->seq = htonl(seq);
+	t->ack = htonl(ack);
+	t->doff_rsvd = (RXP_TCP_HLEN / 4) << 4;
+	t->flags = flags;
+	t->window = 0;
+	t->csum = 0;
+	t->urg = 0;
 	if (v6) {
-		o[0] = 0x60;
-		o[1] = o[2] = o[3] = 0;
-		o[4] = 0;
-		o[5] = RXP_TCP_HLEN;
-		o[6] = RXP_IPPROTO_TCP;
-		o[7] = 64;
-		memcpy(o + 8, ip + 24, 16);	/* from the address it was sent to */
-		memcpy(o + 24, ip + 8, 16);
-	} else {
-		uint32_t src, dst;
+		const struct rxp_ip6_hdr *ip = rxp_pkt_cip6(orig);
+		struct rxp_ip6_hdr *o6 = (struct rxp_ip6_hdr *)o;
 
-		memcpy(&src, ip + 12, 4);
-		memcpy(&dst, ip + 16, 4);
-		o[0] = 0x45;
-		o[1] = 0;
-		o[2] = 0;
-		o[3] = RXP_IP4_HLEN + RXP_TCP_HLEN;
+		o6->ver_tc_flow = htonl(6u << 28);	/* version 6; traffic class and flow label 0 */
+		o6->payload_len = htons(RXP_TCP_HLEN);
+		o6->next_hdr = RXP_IPPROTO_TCP;
+		o6->hop_limit = 64;
+		memcpy(o6->src, ip->dst, 16);	/* from the address it was sent to */
+		memcpy(o6->dst, ip->src, 16);
+	} else {
+		const struct rxp_ip4_hdr *ip = rxp_pkt_cip4(orig);
+		struct rxp_ip4_hdr *o4 = (struct rxp_ip4_hdr *)o;
+
+		o4->ver_ihl = RXP_IP4_VER_IHL_NO_OPTS;
+		o4->tos = 0;
+		o4->tot_len = htons(RXP_IP4_HLEN + RXP_TCP_HLEN);
 		st->ip_id++;
-		o[4] = (uint8_t)(st->ip_id >> 8);
-		o[5] = (uint8_t)st->ip_id;
-		o[6] = o[7] = 0;
-		o[8] = 64;
-		o[9] = RXP_IPPROTO_TCP;
-		o[10] = o[11] = 0;
-		memcpy(o + 12, &dst, 4);
-		memcpy(o + 16, &src, 4);
-		c = rxp_csum(o, RXP_IP4_HLEN);
-		memcpy(o + 10, &c, 2);
+		o4->id = htons(st->ip_id);
+		o4->frag_off = 0;
+		o4->ttl = 64;
+		o4->proto = RXP_IPPROTO_TCP;
+		o4->csum = 0;
+		o4->src = ip->dst;	/* from the address it was sent to */
+		o4->dst = ip->src;
+		o4->csum = rxp_csum(o4, RXP_IP4_HLEN);
 	}
 	sum = rxp_csum_pseudo_ip(o, v6, RXP_IPPROTO_TCP, RXP_TCP_HLEN);
-	c = rxp_csum_fold(rxp_csum_partial(t, RXP_TCP_HLEN, sum));
-	memcpy(t + 16, &c, 2);
-	rxp_reply_output(st, pkt, v6 ? 6 : 4, orig->ifidx, rxp_pkt_cdata(orig) + 6);
+	t->csum = rxp_csum_fold(rxp_csum_partial(t, RXP_TCP_HLEN, sum));
+	rxp_reply_output(st, pkt, v6 ? 6 : 4, orig->ifidx, rxp_pkt_ceth(orig)->src);
 }
 
 enum rxp_drop_reason rxp_local_l4_answer(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t len,
@@ -256,21 +244,21 @@ enum rxp_drop_reason rxp_local_l4_answer(struct rxp_stack *st, struct rxp_pkt *p
 	switch (pkt->l4_proto) {
 	case RXP_IPPROTO_UDP:
 		if (v6)
-			rxp_icmp6_error_local(st, pkt, RXP_ICMP6_DEST_UNREACH, ICMP6_PORT_UNREACH, 0);
+			rxp_icmp6_error_local(st, pkt, RXP_ICMP6_DEST_UNREACH, RXP_ICMP6_UNREACH_PORT, 0);
 		else
-			rxp_icmp4_error_local(st, pkt, RXP_ICMP_DEST_UNREACH, ICMP4_PORT_UNREACH);
+			rxp_icmp4_error_local(st, pkt, RXP_ICMP_DEST_UNREACH, RXP_ICMP_UNREACH_PORT);
 		return RXP_DROP_PORT_UNREACH;
 	case RXP_IPPROTO_TCP:
 		/* RFC 9293 3.10.7.1: a reset is never answered */
-		if (!(rxp_pkt_cdata(pkt)[pkt->l4_off + 13] & TCP_RST))
+		if (!(((const struct rxp_tcp_hdr *)rxp_pkt_cl4(pkt))->flags & RXP_TCP_F_RST))
 			tcp_reset(st, pkt, len);
 		return RXP_DROP_TCP_RESET;
 	default:
 		/* Protocol Unreachable, or Parameter Problem at the Next Header that named it */
 		if (v6)
-			rxp_icmp6_error_local(st, pkt, RXP_ICMP6_PARAM_PROB, ICMP6_UNKNOWN_NEXT_HDR, nh_at);
+			rxp_icmp6_error_local(st, pkt, RXP_ICMP6_PARAM_PROB, RXP_ICMP6_PARAM_NEXT_HDR, nh_at);
 		else
-			rxp_icmp4_error_local(st, pkt, RXP_ICMP_DEST_UNREACH, ICMP4_PROTO_UNREACH);
+			rxp_icmp4_error_local(st, pkt, RXP_ICMP_DEST_UNREACH, RXP_ICMP_UNREACH_PROTO);
 		return RXP_DROP_PROTO_UNREACH;
 	}
 }
@@ -302,13 +290,13 @@ static enum rxp_drop_reason chain_answer(struct rxp_stack *st, struct rxp_pkt *p
 			return RXP_DROP_IP6_UNKNOWN_OPTION;
 		/* fall through */
 	case IP6_UPPER_OPTION_ICMP:
-		rxp_icmp6_error_local(st, pkt, RXP_ICMP6_PARAM_PROB, ICMP6_UNKNOWN_OPTION, u->nh_at);
+		rxp_icmp6_error_local(st, pkt, RXP_ICMP6_PARAM_PROB, RXP_ICMP6_PARAM_OPTION, u->nh_at);
 		/* fall through */
 	case IP6_UPPER_DISCARD:
 		return RXP_DROP_IP6_UNKNOWN_OPTION;
 	case IP6_UPPER_ROUTING:
 		if (!group)
-			rxp_icmp6_error_local(st, pkt, RXP_ICMP6_PARAM_PROB, ICMP6_BAD_HEADER, u->nh_at);
+			rxp_icmp6_error_local(st, pkt, RXP_ICMP6_PARAM_PROB, RXP_ICMP6_PARAM_HEADER, u->nh_at);
 		return RXP_DROP_IP6_ROUTING_HEADER;
 	case IP6_UPPER_FRAGMENT:	/* the callers take these first */
 	case IP6_UPPER_NOT_FOLLOWED:
@@ -320,9 +308,8 @@ static enum rxp_drop_reason chain_answer(struct rxp_stack *st, struct rxp_pkt *p
 enum rxp_drop_reason rxp_ip6_reasm_chain(struct rxp_stack *st, struct rxp_pkt *first,
 					 uint32_t *nh_at)
 {
-	const uint8_t *ip = rxp_pkt_cdata(first) + first->l3_off;
 	struct ip6_upper u;
-	enum ip6_walk w = ip6_upper_layer(ip, first->l3_len, true, &u);
+	enum ip6_walk w = ip6_upper_layer(rxp_pkt_cip6(first), first->l3_len, true, &u);
 	enum rxp_drop_reason why = chain_answer(st, first, w, &u, false);
 
 	if (why != RXP_DROP_MAX)
@@ -335,8 +322,8 @@ enum rxp_drop_reason rxp_ip6_reasm_chain(struct rxp_stack *st, struct rxp_pkt *f
 
 static bool local_ip6(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t *nh_at)
 {
-	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
-	bool group = ip[24] == 0xff || (pkt->flags & RXP_PKT_F_L2_MCAST);
+	const struct rxp_ip6_hdr *ip = rxp_pkt_cip6(pkt);
+	bool group = ip->dst[0] == 0xff || (pkt->flags & RXP_PKT_F_L2_MCAST);
 	struct ip6_upper u;
 	enum ip6_walk w = ip6_upper_layer(ip, pkt->l3_len, false, &u);
 	enum rxp_drop_reason why;
@@ -365,12 +352,16 @@ static bool local_ip6(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t *nh_at
 	 * Neighbor Discovery taken as without them, save in a fragment (RFC
 	 * 6980: ignored); an MLD query comes behind its Router Alert
 	 */
-	if (u.proto == RXP_IPPROTO_ICMP6 && u.off < pkt->l3_len &&
-	    (ip[u.off] == RXP_ICMP6_ECHO_REQUEST ||
-	     ((ip[u.off] == RXP_ICMP6_MLD_QUERY ||
-	       (ip[u.off] >= RXP_ICMP6_ND_FIRST && ip[u.off] <= RXP_ICMP6_REDIRECT)) && !u.fragment))) {
-		rxp_icmp6_local(st, pkt);
-		return true;
+	if (u.proto == RXP_IPPROTO_ICMP6 && u.off < pkt->l3_len) {
+		const struct rxp_icmp_hdr *icmp = rxp_pkt_cl4(pkt);
+
+		if (icmp->type == RXP_ICMP6_ECHO_REQUEST ||
+		    ((icmp->type == RXP_ICMP6_MLD_QUERY ||
+		      (icmp->type >= RXP_ICMP6_ND_FIRST && icmp->type <= RXP_ICMP6_REDIRECT)) &&
+		     !u.fragment)) {
+			rxp_icmp6_local(st, pkt);
+			return true;
+		}
 	}
 	/* the rest of ICMPv6 as before; multicast and no next header: nothing to answer */
 	if (u.proto == RXP_IPPROTO_ICMP6 || u.proto == RXP_IPPROTO_NONE || group) {
@@ -387,26 +378,28 @@ static bool local_ip6(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t *nh_at
  */
 static void mld_before_host(struct rxp_stack *st, const struct rxp_pkt *pkt)
 {
-	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
-	const uint8_t *msg;
-	uint32_t hbh, len;
+	const struct rxp_ip6_hdr *ip = rxp_pkt_cip6(pkt);
+	const uint8_t *hbh = (const uint8_t *)(ip + 1);	/* its Next Header, then its length */
+	const struct rxp_icmp_hdr *msg;
+	uint32_t hbh_len, len;
 
-	if (ip[6] != 0 || pkt->l3_len < RXP_IP6_HLEN + 8)
+	if (ip->next_hdr != RXP_IPPROTO_HOPOPTS || pkt->l3_len < RXP_IP6_HLEN + 8)
 		return;
-	hbh = (ip[RXP_IP6_HLEN + 1] + 1u) * 8u;
-	if (ip[RXP_IP6_HLEN] != RXP_IPPROTO_ICMP6 || pkt->l3_len < RXP_IP6_HLEN + hbh + 4)
+	hbh_len = (hbh[1] + 1u) * 8u;
+	if (hbh[0] != RXP_IPPROTO_ICMP6 || pkt->l3_len < RXP_IP6_HLEN + hbh_len + 4)
 		return;
-	msg = ip + RXP_IP6_HLEN + hbh;
-	len = pkt->l3_len - RXP_IP6_HLEN - hbh;
-	if (msg[0] == RXP_ICMP6_MLD_QUERY && rxp_icmp6_csum(ip, msg, len) == 0)
-		rxp_mld_query(st, pkt, msg, len);
+	msg = (const struct rxp_icmp_hdr *)(hbh + hbh_len);
+	len = pkt->l3_len - RXP_IP6_HLEN - hbh_len;
+	if (msg->type == RXP_ICMP6_MLD_QUERY && rxp_icmp6_csum(ip, msg, len) == 0)
+		rxp_mld_query(st, pkt, (const uint8_t *)msg, len);
 }
 
 void rxp_local_l4(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
 	bool v6 = pkt->flags & RXP_PKT_F_IP6;
 	enum rxp_sink_class cls;
-	uint32_t nh_at = 9, len;
+	/* the byte naming the upper layer: IPv4's protocol; for IPv6, found by local_ip6() */
+	uint32_t nh_at = offsetof(struct rxp_ip4_hdr, proto), len;
 
 	if (rxp_host_wants(st, pkt) || (!v6 && (pkt->flags & (RXP_PKT_F_FRAG | RXP_PKT_F_L2_MCAST)))) {
 		if (v6 && rxp_host_wants(st, pkt))
@@ -424,9 +417,8 @@ void rxp_local_l4(struct rxp_stack *st, struct rxp_pkt *pkt)
 			return;
 		}
 		if (pkt->l4_proto == RXP_IPPROTO_UDP)
-			len = rxp_load_be16(rxp_pkt_cdata(pkt) + pkt->l4_off + 4);
-		if (!rxp_l4_sum_ok(pkt, len,
-				   rxp_csum_partial(rxp_pkt_cdata(pkt) + pkt->l4_off, len, 0))) {
+			len = ntohs(((const struct rxp_udp_hdr *)rxp_pkt_cl4(pkt))->len);
+		if (!rxp_l4_sum_ok(pkt, len, rxp_csum_partial(rxp_pkt_cl4(pkt), len, 0))) {
 			rxp_drop(st, pkt, RXP_DROP_L4_CSUM);
 			return;
 		}

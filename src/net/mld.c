@@ -45,20 +45,19 @@ static struct rxp_pkt *report_alloc(struct rxp_stack *st, const struct rxp_l3if 
 {
 	static const uint8_t hbh[HBH_LEN] = { RXP_IPPROTO_ICMP6, 0, 5, 2, 0, 0, 1, 0 };
 	struct rxp_pkt *pkt = rxp_local_alloc(st, (uint16_t)(RXP_IP6_HLEN + HBH_LEN + len));
-	uint8_t *ip;
+	struct rxp_ip6_hdr *ip;
 
 	if (!pkt)
 		return NULL;
-	ip = rxp_pkt_data(pkt) + pkt->l3_off;
-	memset(ip, 0, 4);
-	ip[0] = 0x60;
-	rxp_store_be16(ip + 4, (uint16_t)(HBH_LEN + len));
-	ip[6] = 0;	/* Hop-by-Hop */
-	ip[7] = 1;
-	memcpy(ip + 8, ifp->addr6[0], 16);
-	memcpy(ip + 24, dst, 16);
-	memcpy(ip + RXP_IP6_HLEN, hbh, HBH_LEN);
-	*msg = ip + RXP_IP6_HLEN + HBH_LEN;
+	ip = rxp_pkt_ip6(pkt);
+	ip->ver_tc_flow = htonl(6u << 28);	/* version 6; traffic class and flow label 0 */
+	ip->payload_len = htons((uint16_t)(HBH_LEN + len));
+	ip->next_hdr = RXP_IPPROTO_HOPOPTS;
+	ip->hop_limit = 1;
+	memcpy(ip->src, ifp->addr6[0], 16);
+	memcpy(ip->dst, dst, 16);
+	memcpy(ip + 1, hbh, HBH_LEN);
+	*msg = (uint8_t *)(ip + 1) + HBH_LEN;
 	memset(*msg, 0, len);
 	return pkt;
 }
@@ -66,12 +65,12 @@ static struct rxp_pkt *report_alloc(struct rxp_stack *st, const struct rxp_l3if 
 static void report_send(struct rxp_stack *st, const struct rxp_l3if *ifp, struct rxp_pkt *pkt,
 			uint8_t *msg, uint32_t len)
 {
-	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
+	const struct rxp_ip6_hdr *ip = rxp_pkt_cip6(pkt);
+	struct rxp_icmp_hdr *icmp = (struct rxp_icmp_hdr *)msg;
 	uint8_t mac[6];
-	uint16_t c = rxp_icmp6_csum(ip, msg, len);
 
-	memcpy(msg + 2, &c, 2);
-	rxp_ip6_mcast_mac(mac, ip + 24);
+	icmp->csum = rxp_icmp6_csum(ip, icmp, len);
+	rxp_ip6_mcast_mac(mac, ip->dst);
 	if (!rxp_l2_prepend(pkt, ifp, mac, RXP_ETHERTYPE_IP6)) {
 		rxp_drop(st, pkt, RXP_DROP_NO_MEMORY);
 		return;
@@ -150,7 +149,7 @@ static void report_v1(struct rxp_stack *st, const struct rxp_l3if *ifp, uint8_t 
 void rxp_mld_query(struct rxp_stack *st, const struct rxp_pkt *pkt, const uint8_t *msg,
 		   uint32_t len)
 {
-	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
+	const struct rxp_ip6_hdr *ip = rxp_pkt_cip6(pkt);
 	const struct rxp_l3if *ifp = &st->router->ifs[pkt->ifidx];
 	static const uint8_t unspec[16];
 	uint8_t groups[RXP_IP6_GROUPS_MAX][16];
@@ -162,7 +161,7 @@ void rxp_mld_query(struct rxp_stack *st, const struct rxp_pkt *pkt, const uint8_
 	 * 5); a length between the two versions' is neither (RFC 3810 8.1),
 	 * and an MLDv2 query holds the sources it counts.
 	 */
-	if (!rxp_ip6_is_link_local(ip + 8) || ip[7] != 1 ||
+	if (!rxp_ip6_is_link_local(ip->src) || ip->hop_limit != 1 ||
 	    (len != MLD_V1_LEN && len < MLD_V2_QUERY_MIN))
 		return;
 	general = !memcmp(msg + 8, unspec, 16);

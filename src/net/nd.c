@@ -108,11 +108,11 @@ static void na_send(struct rxp_stack *st, int ifidx, const uint8_t target[16],
 }
 
 /* RFC 4861 7.1.1 validation, 7.2.3 processing, 7.2.4 the answer. */
-static void ns_input(struct rxp_stack *st, struct rxp_pkt *pkt, const uint8_t *ip,
+static void ns_input(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_ip6_hdr *ip,
 		     const uint8_t *icmp, uint32_t icmp_len)
 {
 	const struct rxp_l3if *ifp = &st->router->ifs[pkt->ifidx];
-	const uint8_t *src = ip + 8, *dst = ip + 24, *target = icmp + 8, *lla;
+	const uint8_t *src = ip->src, *dst = ip->dst, *target = icmp + 8, *lla;
 	uint8_t mac[6], flags = NA_F_ROUTER;
 	bool unspec;
 
@@ -140,7 +140,7 @@ static void ns_input(struct rxp_stack *st, struct rxp_pkt *pkt, const uint8_t *i
 		/* RFC 4861 7.2.4: to all-nodes, and not marked solicited */
 		rxp_ip6_mcast_mac(mac, all_nodes);
 	} else {
-		memcpy(mac, lla && !rxp_eth_is_multicast(lla) ? lla : rxp_pkt_data(pkt) + 6, 6);
+		memcpy(mac, lla && !rxp_eth_is_multicast(lla) ? lla : rxp_pkt_ceth(pkt)->src, 6);
 		flags |= NA_F_SOLICITED;
 	}
 	rxp_count_delivered(st, pkt, RXP_SINK_ND);
@@ -150,13 +150,13 @@ static void ns_input(struct rxp_stack *st, struct rxp_pkt *pkt, const uint8_t *i
 }
 
 /* RFC 4861 7.1.2 validation, 7.2.5 processing (update only: we never asked otherwise). */
-static void na_input(struct rxp_stack *st, struct rxp_pkt *pkt, const uint8_t *ip,
+static void na_input(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_ip6_hdr *ip,
 		     const uint8_t *icmp, uint32_t icmp_len)
 {
 	const uint8_t *target = icmp + 8, *lla;
 
 	if (icmp_len < ND_NA_LEN || target[0] == 0xff ||
-	    (ip[24] == 0xff && (icmp[4] & NA_F_SOLICITED)) ||
+	    (ip->dst[0] == 0xff && (icmp[4] & NA_F_SOLICITED)) ||
 	    !nd_options(icmp + ND_NA_LEN, icmp_len - ND_NA_LEN, ND_OPT_TLLA, &lla)) {
 		rxp_drop(st, pkt, RXP_DROP_ND_BAD);
 		return;
@@ -179,16 +179,17 @@ static void na_input(struct rxp_stack *st, struct rxp_pkt *pkt, const uint8_t *i
 
 void rxp_nd_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
-	const uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
-	const uint8_t *icmp = rxp_pkt_data(pkt) + pkt->l4_off, *lla;
+	const struct rxp_ip6_hdr *ip = rxp_pkt_cip6(pkt);
+	const struct rxp_icmp_hdr *hdr = rxp_pkt_cl4(pkt);
+	const uint8_t *icmp = rxp_pkt_cl4(pkt), *lla;	/* the message, ND fields at their offsets */
 	uint32_t icmp_len = (uint32_t)pkt->l3_len - (uint32_t)(pkt->l4_off - pkt->l3_off);
 	uint32_t fixed;
 
-	if (ip[7] != ND_HOP_LIMIT || icmp[1] != 0) {
+	if (ip->hop_limit != ND_HOP_LIMIT || hdr->code != 0) {
 		rxp_drop(st, pkt, RXP_DROP_ND_BAD);
 		return;
 	}
-	switch (icmp[0]) {
+	switch (hdr->type) {
 	case ND_NS:
 		ns_input(st, pkt, ip, icmp, icmp_len);
 		return;
@@ -211,7 +212,7 @@ void rxp_nd_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 		return;
 	}
 	/* 6.1.1: from the unspecified address, a solicitation carries no link-layer address */
-	if (icmp[0] == ND_RS && lla && !memcmp(ip + 8, zero16, 16)) {
+	if (hdr->type == ND_RS && lla && !memcmp(ip->src, zero16, 16)) {
 		rxp_drop(st, pkt, RXP_DROP_ND_BAD);
 		return;
 	}
@@ -220,20 +221,20 @@ void rxp_nd_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 	 * link-local address; a redirect is about a unicast destination and
 	 * names a link-local router or the destination itself
 	 */
-	if ((icmp[0] == ND_RA || icmp[0] == ND_REDIRECT) && !rxp_ip6_is_link_local(ip + 8)) {
+	if ((hdr->type == ND_RA || hdr->type == ND_REDIRECT) && !rxp_ip6_is_link_local(ip->src)) {
 		rxp_drop(st, pkt, RXP_DROP_ND_BAD);
 		return;
 	}
-	if (icmp[0] == ND_REDIRECT && (icmp[24] == 0xff ||
+	if (hdr->type == ND_REDIRECT && (icmp[24] == 0xff ||
 				       (!rxp_ip6_is_link_local(icmp + 8) && memcmp(icmp + 8, icmp + 24, 16)))) {
 		rxp_drop(st, pkt, RXP_DROP_ND_BAD);
 		return;
 	}
 	rxp_count_delivered(st, pkt, RXP_SINK_ND);
-	if (icmp[0] == ND_RS) {
+	if (hdr->type == ND_RS) {
 		/* 6.2.6: a soliciting host's address is learned (not from ::, which carries none) */
 		if (lla && !rxp_eth_is_multicast(lla))
-			rxp_neigh_learn(st, pkt->ifidx, 6, ip + 8, lla, true, false);
+			rxp_neigh_learn(st, pkt->ifidx, 6, ip->src, lla, true, false);
 		rxp_ra_solicited(st, pkt->ifidx);
 	}
 	rxp_pool_free(st->cache, pkt);
@@ -265,8 +266,8 @@ static bool on_link6(const struct rxp_l3if *ifp, const uint8_t *a)
 void rxp_nd_maybe_redirect(struct rxp_stack *st, struct rxp_pkt *orig, const uint8_t next[16])
 {
 	const struct rxp_l3if *ifp = &st->router->ifs[orig->ifidx];
-	const uint8_t *ip = rxp_pkt_cdata(orig) + orig->l3_off;
-	const uint8_t *src = ip + 8, *dst = ip + 24;
+	const struct rxp_ip6_hdr *ip = rxp_pkt_cip6(orig);
+	const uint8_t *src = ip->src, *dst = ip->dst;
 	uint8_t mac[6], src_mac[6];
 	bool have_mac = false;
 	uint32_t quote, len;
@@ -299,7 +300,7 @@ void rxp_nd_maybe_redirect(struct rxp_stack *st, struct rxp_pkt *orig, const uin
 	pkt = rxp_local_alloc(st, (uint16_t)(RXP_IP6_HLEN + len));
 	if (!pkt)
 		return;
-	memcpy(src_mac, rxp_pkt_cdata(orig) + 6, 6);
+	memcpy(src_mac, rxp_pkt_ceth(orig)->src, 6);
 	o = rxp_pkt_data(pkt) + pkt->l3_off;
 	rd = o + RXP_IP6_HLEN;
 	memset(rd, 0, ND_REDIRECT_LEN);

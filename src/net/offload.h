@@ -8,14 +8,6 @@
 #include "host.h"
 #include "stage.h"
 
-#define RXP_TCP_F_FIN 0x01
-#define RXP_TCP_F_SYN 0x02
-#define RXP_TCP_F_RST 0x04
-#define RXP_TCP_F_PSH 0x08
-#define RXP_TCP_F_ACK 0x10
-#define RXP_TCP_F_URG 0x20
-#define RXP_TCP_F_ECE 0x40
-#define RXP_TCP_F_CWR 0x80
 #define RXP_TCP_CSUM_OFF 16	/* the checksum field, from the TCP header */
 
 /* Writes @h's held packets to its TAP, coalescing TCP segments when GRO is on; frees them. */
@@ -33,12 +25,10 @@ void rxp_gso_output(struct rxp_stack *st, struct rxp_host *h, const struct rxp_v
 /* Recomputes the checksum of the IPv4 header at @ip (@ihl bytes). */
 static inline void rxp_ip4_set_csum(uint8_t *ip, unsigned ihl)
 {
-	uint16_t c;
+	struct rxp_ip4_hdr *h = (struct rxp_ip4_hdr *)ip;
 
-	ip[10] = 0;
-	ip[11] = 0;
-	c = rxp_csum(ip, ihl);
-	memcpy(ip + 10, &c, 2);
+	h->csum = 0;
+	h->csum = rxp_csum(h, ihl);
 }
 
 #endif

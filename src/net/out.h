@@ -15,6 +15,28 @@
 /* ---- tx.c ---- */
 
 /*
+ * Writes an Ethernet header at @at, to @dst from @src, with an 802.1Q tag
+ * when @vlan is not 0, @ethertype naming what follows.
+ */
+static inline void rxp_eth_write(uint8_t *at, const uint8_t dst[6], const uint8_t src[6],
+				 uint16_t vlan, uint16_t ethertype)
+{
+	struct rxp_eth_hdr *eth = (struct rxp_eth_hdr *)at;
+
+	memcpy(eth->dst, dst, RXP_ETH_ALEN);
+	memcpy(eth->src, src, RXP_ETH_ALEN);
+	if (vlan) {
+		struct rxp_vlan_hdr *tag = (struct rxp_vlan_hdr *)(eth + 1);
+
+		eth->type = htons(RXP_ETHERTYPE_VLAN);
+		tag->tci = htons(vlan);
+		tag->type = htons(ethertype);
+	} else {
+		eth->type = htons(ethertype);
+	}
+}
+
+/*
  * Gathers @pkt (Ethernet frame complete, pkt->out_port set) for transmit.
  * @local: the router made it (not a received packet being forwarded).
  */
@@ -186,12 +208,13 @@ static rxp_always_inline struct rxp_txv *rxp_fast_txv(struct rxp_stack *st,
 
 /*
  * rxp_adj_output() then rxp_tx_forward() for a received packet and an
- * untagged adjacency, with the network header at @l3 and room on @v, the
- * adjacency port's vector. The caller counts it forwarded.
+ * untagged adjacency, with the network header at @l3_hdr and room on @v,
+ * the adjacency port's vector. The caller counts it forwarded.
  */
-static rxp_always_inline void rxp_fast_emit(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t *l3,
+static rxp_always_inline void rxp_fast_emit(struct rxp_stack *st, struct rxp_pkt *pkt, void *l3_hdr,
 					    const struct rxp_adj *adj, struct rxp_txv *v)
 {
+	uint8_t *l3 = l3_hdr;
 	uint16_t l3_len = pkt->l3_len;
 
 	memcpy(l3 - RXP_ETH_HLEN, adj->hdr + sizeof(adj->hdr) - RXP_ETH_HLEN, RXP_ETH_HLEN);

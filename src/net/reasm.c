@@ -24,6 +24,7 @@
  * isolation (RFC 6946), as the packet it is, by rxp_local_l4().
  */
 #include <arpa/inet.h>
+#include <stddef.h>
 #include "rxpath/csum.h"
 #include "icmp.h"
 #include "ip4_opt.h"
@@ -34,8 +35,6 @@
 
 #define REASM_TIMEOUT4_NS (30ull * 1000000000ull)
 #define REASM_TIMEOUT6_NS (60ull * 1000000000ull)
-
-#define ICMP_REASM_TIME 1	/* the code, in both */
 
 static uint32_t frag_off(const struct rxp_pkt *p)
 {
@@ -105,7 +104,9 @@ static void echo6_strip(struct rxp_reasm *r, uint32_t after)
 {
 	for (unsigned i = 0; i < r->n; i++) {
 		struct rxp_pkt *p = r->frags[i];
-		uint8_t *d = rxp_pkt_data(p), *ip, *fh;
+		uint8_t *d = rxp_pkt_data(p);
+		struct rxp_ip6_hdr *ip;
+		struct rxp_ip6_frag_hdr *fh;
 		uint32_t data_at = p->l4_off, skip = i == 0 ? after : 0;
 		uint32_t fh_at = data_at - skip - RXP_IP6_FRAG_HLEN;
 		uint32_t l3 = data_at - RXP_IP6_FRAG_HLEN - RXP_IP6_HLEN;
@@ -118,14 +119,15 @@ static void echo6_strip(struct rxp_reasm *r, uint32_t after)
 			p->l3_off = (uint16_t)l3;
 			p->l3_len = (uint16_t)(RXP_IP6_HLEN + RXP_IP6_FRAG_HLEN + frag_len(p));
 		}
-		ip = d + p->l3_off;
-		fh = ip + RXP_IP6_HLEN;
-		ip[6] = RXP_IPPROTO_FRAGMENT;
-		rxp_store_be16(ip + 4, (uint16_t)(RXP_IP6_FRAG_HLEN + frag_len(p)));
-		fh[0] = RXP_IPPROTO_ICMP6;
-		fh[1] = 0;	/* reserved fields go out zero (RFC 8200 4.5), whatever came in */
-		fo = rxp_load_be16(fh + 2);
-		rxp_store_be16(fh + 2, (uint16_t)(((fo & 0xfff8u) - (i > 0 ? after : 0)) | (fo & 1u)));
+		ip = rxp_pkt_ip6(p);
+		fh = (struct rxp_ip6_frag_hdr *)(ip + 1);
+		ip->next_hdr = RXP_IPPROTO_FRAGMENT;
+		ip->payload_len = htons((uint16_t)(RXP_IP6_FRAG_HLEN + frag_len(p)));
+		fh->next_hdr = RXP_IPPROTO_ICMP6;
+		fh->reserved = 0;	/* reserved fields go out zero (RFC 8200 4.5), whatever came in */
+		fo = ntohs(fh->frag_off);
+		fh->frag_off = htons((uint16_t)(((fo & RXP_IP6_FRAG_OFFMASK) - (i > 0 ? after : 0)) |
+						(fo & RXP_IP6_FRAG_MF)));
 	}
 }
 
@@ -139,7 +141,7 @@ static void echo6_strip(struct rxp_reasm *r, uint32_t after)
 static void echo_reply(struct rxp_stack *st, struct rxp_reasm *r, uint32_t after)
 {
 	struct rxp_pkt *first = r->frags[0];
-	uint8_t *icmp = rxp_pkt_data(first) + first->l4_off;
+	struct rxp_icmp_hdr *icmp = rxp_pkt_l4(first);
 	bool v6 = r->family == 6, from_own = true;
 	uint8_t src6[16];
 	uint16_t id, c;
@@ -156,66 +158,63 @@ static void echo_reply(struct rxp_stack *st, struct rxp_reasm *r, uint32_t after
 	for (unsigned i = 0; !v6 && i < r->n; i++) {
 		struct rxp_pkt *p = r->frags[i];
 
-		if (rxp_pkt_cdata(p)[p->l3_off] != 0x45 && !rxp_ip4_echo_options_ok(st, p)) {
+		if (rxp_pkt_cip4(p)->ver_ihl != RXP_IP4_VER_IHL_NO_OPTS && !rxp_ip4_echo_options_ok(st, p)) {
 			drop_all(st, r, (enum rxp_drop_reason)p->drop_reason);
 			return;
 		}
 	}
 	/* an anycast address answers from a unicast one of the interface (RFC 4443 2.2 (b)) */
 	if (v6) {
-		const uint8_t *ip = rxp_pkt_cdata(first) + first->l3_off;
+		const struct rxp_ip6_hdr *ip = rxp_pkt_cip6(first);
 
-		from_own = rxp_router_has_addr6(st->router, ip + 24);
+		from_own = rxp_router_has_addr6(st->router, ip->dst);
 		if (!from_own)
-			rxp_icmp6_source(st->router, &st->router->ifs[first->ifidx], ip + 8, false, src6);
+			rxp_icmp6_source(st->router, &st->router->ifs[first->ifidx], ip->src, false, src6);
 	}
 	id = ++st->ip_id;
-	icmp[0] = v6 ? RXP_ICMP6_ECHO_REPLY : RXP_ICMP_ECHO_REPLY;
-	icmp[1] = 0;	/* code 0, whatever the request's */
-	icmp[2] = 0;
-	icmp[3] = 0;
+	icmp->type = v6 ? RXP_ICMP6_ECHO_REPLY : RXP_ICMP_ECHO_REPLY;
+	icmp->code = 0;	/* code 0, whatever the request's */
+	icmp->csum = 0;
 	for (unsigned i = 0; i < r->n; i++) {
 		struct rxp_pkt *p = r->frags[i];
-		uint8_t *ip = rxp_pkt_data(p) + p->l3_off;
-		uint8_t a[16];
 
 		if (v6) {
-			memcpy(a, ip + 8, 16);
-			memcpy(ip + 8, from_own ? ip + 24 : src6, 16);
-			memcpy(ip + 24, a, 16);
-			ip[1] &= 0xf0;	/* the flow label is the sender's own */
-			ip[2] = 0;
-			ip[3] = 0;
-			ip[7] = 64;
+			struct rxp_ip6_hdr *ip = rxp_pkt_ip6(p);
+			uint8_t a[16];
+
+			memcpy(a, ip->src, 16);
+			memcpy(ip->src, from_own ? ip->dst : src6, 16);
+			memcpy(ip->dst, a, 16);
+			ip->ver_tc_flow &= htonl(~RXP_IP6_FLOW_LABEL);	/* the flow label is the sender's own */
+			ip->hop_limit = 64;
 		} else {
-			memcpy(a, ip + 12, 4);
-			memcpy(ip + 12, ip + 16, 4);
-			memcpy(ip + 16, a, 4);
-			if (ip[0] != 0x45)
+			struct rxp_ip4_hdr *ip = rxp_pkt_ip4(p);
+			uint32_t a = ip->src;
+
+			ip->src = ip->dst;
+			ip->dst = a;
+			if (ip->ver_ihl != RXP_IP4_VER_IHL_NO_OPTS)
 				rxp_ip4_echo_options(ip);
-			ip[4] = (uint8_t)(id >> 8);
-			ip[5] = (uint8_t)id;
-			ip[8] = 64;
-			ip[10] = 0;
-			ip[11] = 0;
-			c = rxp_csum(ip, (ip[0] & 0x0fu) * 4u);
-			memcpy(ip + 10, &c, 2);
+			ip->id = htons(id);
+			ip->ttl = 64;
+			ip->csum = 0;
+			ip->csum = rxp_csum(ip, rxp_ip4_ihl(ip));
 		}
 	}
 	if (v6) {
-		const uint8_t *ip = rxp_pkt_cdata(first) + first->l3_off;
+		const struct rxp_ip6_hdr *ip = rxp_pkt_cip6(first);
 
-		c = rxp_csum_fold(rxp_csum_pseudo6(ip + 8, ip + 24, RXP_IPPROTO_ICMP6, r->end) +
+		c = rxp_csum_fold(rxp_csum_pseudo6(ip->src, ip->dst, RXP_IPPROTO_ICMP6, r->end) +
 				  payload_sum(r, r->end));
 	} else {
 		c = rxp_csum_fold(payload_sum(r, r->end));
 	}
-	memcpy(icmp + 2, &c, 2);
+	icmp->csum = c;
 	for (unsigned i = 0; i < r->n; i++) {
 		struct rxp_pkt *p = r->frags[i];
 		uint8_t dst_mac[6];
 
-		memcpy(dst_mac, rxp_pkt_cdata(p) + 6, 6);
+		memcpy(dst_mac, rxp_pkt_ceth(p)->src, 6);
 		rxp_count_delivered(st, p, v6 ? RXP_SINK_ECHO6 : RXP_SINK_ECHO4);
 		rxp_reply_output(st, p, v6 ? 6 : 4, p->ifidx, dst_mac);
 	}
@@ -242,8 +241,9 @@ static void deliver_all(struct rxp_stack *st, struct rxp_reasm *r, enum rxp_sink
 static void complete(struct rxp_stack *st, struct rxp_reasm *r)
 {
 	struct rxp_pkt *first = r->frags[0];
-	const uint8_t *l4;
-	uint32_t head, nh_at = 9, len, after = 0;
+	const void *l4;
+	/* the byte naming the upper layer: IPv4's protocol; for IPv6, found below */
+	uint32_t head, nh_at = offsetof(struct rxp_ip4_hdr, proto), len, after = 0;
 	bool v6 = r->family == 6;
 	uint8_t proto = r->proto;
 
@@ -276,44 +276,49 @@ static void complete(struct rxp_stack *st, struct rxp_reasm *r)
 		drop_all(st, r, RXP_DROP_REASM_BAD);
 		return;
 	}
-	l4 = rxp_pkt_cdata(first) + first->l4_off;
+	l4 = rxp_pkt_cl4(first);
 	head = frag_len(first);
 	len = r->end;
 	first->l4_proto = proto;
 	if ((!v6 && proto == RXP_IPPROTO_ICMP) || (v6 && proto == RXP_IPPROTO_ICMP6)) {
+		const struct rxp_icmp_hdr *icmp = l4;
 		uint64_t sum = payload_sum(r, r->end);
 
 		if (v6) {
-			const uint8_t *ip = rxp_pkt_cdata(first) + first->l3_off;
+			const struct rxp_ip6_hdr *ip = rxp_pkt_cip6(first);
 
-			sum += rxp_csum_pseudo6(ip + 8, ip + 24, RXP_IPPROTO_ICMP6, r->end);
+			sum += rxp_csum_pseudo6(ip->src, ip->dst, RXP_IPPROTO_ICMP6, r->end);
 		}
-		if (head < 8 || rxp_csum_fold(sum) != 0) {
+		if (head < RXP_ICMP_HLEN || rxp_csum_fold(sum) != 0) {
 			drop_all(st, r, RXP_DROP_ICMP_BAD);
 			return;
 		}
-		if (l4[0] == (v6 ? RXP_ICMP6_ECHO_REQUEST : RXP_ICMP_ECHO_REQUEST))
+		if (icmp->type == (v6 ? RXP_ICMP6_ECHO_REQUEST : RXP_ICMP_ECHO_REQUEST))
 			echo_reply(st, r, after);
 		else	/* other ICMP to us: taken, as whole ones are without a host path */
 			deliver_all(st, r, v6 ? RXP_SINK_OTHER6 : RXP_SINK_OTHER4);
 		return;
 	}
 	if (proto == RXP_IPPROTO_UDP) {
+		const struct rxp_udp_hdr *udp = l4;
+
 		if (head < RXP_UDP_HLEN) {
 			drop_all(st, r, RXP_DROP_L4_TRUNCATED);
 			return;
 		}
-		len = rxp_load_be16(l4 + 4);
+		len = ntohs(udp->len);
 		if (len < RXP_UDP_HLEN || len > r->end) {
 			drop_all(st, r, RXP_DROP_UDP_LEN);
 			return;
 		}
 	} else if (proto == RXP_IPPROTO_TCP) {
+		const struct rxp_tcp_hdr *tcp = l4;
+
 		if (head < RXP_TCP_HLEN) {
 			drop_all(st, r, RXP_DROP_L4_TRUNCATED);
 			return;
 		}
-		if ((l4[12] >> 4) * 4u < RXP_TCP_HLEN || (l4[12] >> 4) * 4u > head) {
+		if (rxp_tcp_doff(tcp) < RXP_TCP_HLEN || rxp_tcp_doff(tcp) > head) {
 			drop_all(st, r, RXP_DROP_TCP_OFFSET);
 			return;
 		}
@@ -467,24 +472,25 @@ static bool first_has_chain(const uint8_t *data, uint32_t len, uint8_t nh)
 
 void rxp_reasm_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
-	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
 	bool v6 = pkt->flags & RXP_PKT_F_IP6;
-	uint32_t off, len, id;
+	const uint8_t *src, *dst;	/* the datagram's addresses */
+	uint32_t off, len, id, src4, dst4;
 	uint8_t proto = 0;
 	struct rxp_reasm *r;
 	bool more;
 
 	if (v6) {
-		uint32_t fh_at = (uint32_t)(pkt->l4_off - pkt->l3_off);	/* the Fragment header */
-		const uint8_t *fh = ip + fh_at;
+		const struct rxp_ip6_hdr *ip = rxp_pkt_cip6(pkt);
+		const struct rxp_ip6_frag_hdr *fh = rxp_pkt_cl4(pkt);
+		uint32_t fh_at = (uint32_t)(pkt->l4_off - pkt->l3_off);	/* where fh is, in the packet */
 
 		if (pkt->l3_len < fh_at + RXP_IP6_FRAG_HLEN) {
 			rxp_drop(st, pkt, RXP_DROP_L4_TRUNCATED);
 			return;
 		}
-		off = rxp_load_be16(fh + 2) & 0xfff8u;
-		more = fh[3] & 1;
-		id = rxp_load_be32(fh + 4);
+		off = ntohs(fh->frag_off) & RXP_IP6_FRAG_OFFMASK;
+		more = ntohs(fh->frag_off) & RXP_IP6_FRAG_MF;
+		id = ntohl(fh->id);
 		len = pkt->l3_len - fh_at - RXP_IP6_FRAG_HLEN;
 		pkt->l4_off = (uint16_t)(pkt->l3_off + fh_at + RXP_IP6_FRAG_HLEN);
 		/*
@@ -495,13 +501,15 @@ void rxp_reasm_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 		bool too_long = fh_at - RXP_IP6_HLEN + off + len > 65535;
 
 		if ((more && (len % 8 || !len)) || too_long) {
-			rxp_icmp6_error_local(st, pkt, RXP_ICMP6_PARAM_PROB, 0, too_long ? fh_at + 2 : 4);
+			rxp_icmp6_error_local(st, pkt, RXP_ICMP6_PARAM_PROB, RXP_ICMP6_PARAM_HEADER,
+					      too_long ? fh_at + offsetof(struct rxp_ip6_frag_hdr, frag_off) :
+							 offsetof(struct rxp_ip6_hdr, payload_len));
 			rxp_drop(st, pkt, RXP_DROP_REASM_BAD);
 			return;
 		}
 		/* RFC 8200 4.5 (RFC 7112): a first fragment must hold the header chain */
-		if (!off && !first_has_chain(fh + RXP_IP6_FRAG_HLEN, len, fh[0])) {
-			rxp_icmp6_error_local(st, pkt, RXP_ICMP6_PARAM_PROB, 3, 0);
+		if (!off && !first_has_chain((const uint8_t *)(fh + 1), len, fh->next_hdr)) {
+			rxp_icmp6_error_local(st, pkt, RXP_ICMP6_PARAM_PROB, RXP_ICMP6_PARAM_CHAIN, 0);
 			rxp_drop(st, pkt, RXP_DROP_REASM_BAD);
 			return;
 		}
@@ -514,20 +522,27 @@ void rxp_reasm_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 			rxp_local_l4(st, pkt);
 			return;
 		}
+		src = ip->src;
+		dst = ip->dst;
 	} else {
-		uint32_t ihl = (ip[0] & 0x0fu) * 4u, frag = rxp_load_be16(ip + 6);
+		const struct rxp_ip4_hdr *ip = rxp_pkt_cip4(pkt);
+		uint32_t ihl = rxp_ip4_ihl(ip), frag = ntohs(ip->frag_off);
 
 		off = (frag & RXP_IP4_OFFMASK) * 8u;
 		more = frag & RXP_IP4_MF;
-		id = rxp_load_be16(ip + 4);
-		proto = ip[9];
+		id = ntohs(ip->id);
+		proto = ip->proto;
 		len = pkt->l3_len - ihl;
 		if (more && (len % 8 || !len)) {
 			rxp_drop(st, pkt, RXP_DROP_REASM_BAD);
 			return;
 		}
+		src4 = ip->src;
+		dst4 = ip->dst;
+		src = (const uint8_t *)&src4;
+		dst = (const uint8_t *)&dst4;
 	}
-	r = find_slot(st, v6 ? 6 : 4, id, proto, ip + (v6 ? 8 : 12), ip + (v6 ? 24 : 16));
+	r = find_slot(st, v6 ? 6 : 4, id, proto, src, dst);
 	if (!r) {
 		rxp_drop(st, pkt, RXP_DROP_REASM_FULL);
 		return;
@@ -557,10 +572,10 @@ unsigned rxp_reasm_expire(struct rxp_stack *st, bool all, bool answer, enum rxp_
 		if (answer && r->n && frag_off(r->frags[0]) == 0) {
 			if (r->family == 6)
 				rxp_icmp6_error_local(st, r->frags[0], RXP_ICMP6_TIME_EXCEEDED,
-						      ICMP_REASM_TIME, 0);
+						      RXP_ICMP6_EXCEEDED_REASM, 0);
 			else
 				rxp_icmp4_error_local(st, r->frags[0], RXP_ICMP_TIME_EXCEEDED,
-						      ICMP_REASM_TIME);
+						      RXP_ICMP_EXCEEDED_REASM);
 		}
 		dropped += r->n;
 		abandon(st, r, why);

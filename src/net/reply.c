@@ -79,16 +79,16 @@ void rxp_ip6_fragment_local(struct rxp_stack *st, struct rxp_pkt *pkt, uint16_t 
 			    const uint8_t mac[6])
 {
 	const struct rxp_l3if *ifp = &st->router->ifs[ifidx];
-	const uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
-	bool refrag = ip[6] == RXP_IPPROTO_FRAGMENT;
+	const struct rxp_ip6_hdr *ip = rxp_pkt_cip6(pkt);
+	bool refrag = ip->next_hdr == RXP_IPPROTO_FRAGMENT;
 	unsigned head = RXP_IP6_HLEN + (refrag ? RXP_IP6_FRAG_HLEN : 0);	/* before the data */
 	/* every piece but the last carries a multiple of 8 bytes */
 	unsigned max_chunk = ifp->mtu > RXP_IP6_HLEN + RXP_IP6_FRAG_HLEN + 8 ?
 			     (ifp->mtu - RXP_IP6_HLEN - RXP_IP6_FRAG_HLEN) & ~7u : 8u;
 	unsigned data_len, base_off = 0, n_frags = 0;
 	bool more_after = false;
-	uint8_t next = ip[6];
-	uint32_t id;
+	uint8_t next = ip->next_hdr;
+	uint32_t id;	/* network order */
 
 	/* the answers the router makes carry no other extension header */
 	if (!refrag && next != RXP_IPPROTO_ICMP6 && next != RXP_IPPROTO_TCP && next != RXP_IPPROTO_UDP) {
@@ -100,12 +100,13 @@ void rxp_ip6_fragment_local(struct rxp_stack *st, struct rxp_pkt *pkt, uint16_t 
 		return;
 	}
 	if (refrag) {
-		uint16_t fo = rxp_load_be16(ip + RXP_IP6_HLEN + 2);
+		const struct rxp_ip6_frag_hdr *ofh = (const struct rxp_ip6_frag_hdr *)(ip + 1);
+		uint16_t fo = ntohs(ofh->frag_off);
 
-		next = ip[RXP_IP6_HLEN];
-		base_off = fo & ~7u;
-		more_after = fo & 1;
-		memcpy(&id, ip + RXP_IP6_HLEN + 4, 4);
+		next = ofh->next_hdr;
+		base_off = fo & RXP_IP6_FRAG_OFFMASK;
+		more_after = fo & RXP_IP6_FRAG_MF;
+		id = ofh->id;
 	} else {
 		id = htonl(++st->frag6_id);
 	}
@@ -114,7 +115,8 @@ void rxp_ip6_fragment_local(struct rxp_stack *st, struct rxp_pkt *pkt, uint16_t 
 		unsigned chunk = RXP_MIN(max_chunk, data_len - off);
 		bool last = off + chunk == data_len;
 		struct rxp_pkt *f = rxp_local_alloc(st, (uint16_t)(RXP_IP6_HLEN + RXP_IP6_FRAG_HLEN + chunk));
-		uint8_t *fip, *fh;
+		struct rxp_ip6_hdr *fip;
+		struct rxp_ip6_frag_hdr *fh;
 
 		if (!f) {
 			/* the pieces sent cannot make the packet whole */
@@ -122,16 +124,17 @@ void rxp_ip6_fragment_local(struct rxp_stack *st, struct rxp_pkt *pkt, uint16_t 
 			rxp_drop(st, pkt, RXP_DROP_NO_MEMORY);
 			return;
 		}
-		fip = rxp_pkt_data(f) + f->l3_off;
-		fh = fip + RXP_IP6_HLEN;
+		fip = rxp_pkt_ip6(f);
+		fh = (struct rxp_ip6_frag_hdr *)(fip + 1);
 		memcpy(fip, ip, RXP_IP6_HLEN);
-		rxp_store_be16(fip + 4, (uint16_t)(RXP_IP6_FRAG_HLEN + chunk));
-		fip[6] = RXP_IPPROTO_FRAGMENT;
-		fh[0] = next;
-		fh[1] = 0;
-		rxp_store_be16(fh + 2, (uint16_t)((base_off + off) | (!last || more_after)));
-		memcpy(fh + 4, &id, 4);
-		memcpy(fh + RXP_IP6_FRAG_HLEN, ip + head + off, chunk);
+		fip->payload_len = htons((uint16_t)(RXP_IP6_FRAG_HLEN + chunk));
+		fip->next_hdr = RXP_IPPROTO_FRAGMENT;
+		fh->next_hdr = next;
+		fh->reserved = 0;
+		fh->frag_off = htons((uint16_t)((base_off + off) |
+						(!last || more_after ? RXP_IP6_FRAG_MF : 0)));
+		fh->id = id;
+		memcpy(fh + 1, (const uint8_t *)ip + head + off, chunk);
 		f->port = pkt->port;
 		f->ifidx = ifidx;
 		f->flags = RXP_PKT_F_LOCAL_OUT;
@@ -164,7 +167,7 @@ void rxp_reply_send(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t family,
 	 * IPv6 lets the source fragment
 	 */
 	if (rxp_unlikely(family == 4 && pkt->l3_len > ifp->mtu)) {
-		rxp_pkt_data(pkt)[pkt->l3_off + 6] &= (uint8_t)~(RXP_IP4_DF >> 8);
+		rxp_pkt_ip4(pkt)->frag_off &= htons((uint16_t)~RXP_IP4_DF);
 		pkt->flags |= RXP_PKT_F_LOCAL_OUT;
 		rxp_ip4_fragment(st, pkt, (uint16_t)way->out, mac);
 		return;
@@ -184,10 +187,14 @@ void rxp_reply_send(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t family,
 void rxp_reply_output(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t family, int in_ifidx,
 		      const uint8_t prev_mac[6])
 {
-	const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
 	struct rxp_reply_way way;
 
-	rxp_reply_way(st, family, family == 4 ? ip + 12 : ip + 8, family == 4 ? ip + 16 : ip + 24,
-		      in_ifidx, &way);
+	if (family == 4) {
+		uint32_t src = rxp_pkt_cip4(pkt)->src, dst = rxp_pkt_cip4(pkt)->dst;
+
+		rxp_reply_way(st, 4, (const uint8_t *)&src, (const uint8_t *)&dst, in_ifidx, &way);
+	} else {
+		rxp_reply_way(st, 6, rxp_pkt_cip6(pkt)->src, rxp_pkt_cip6(pkt)->dst, in_ifidx, &way);
+	}
 	rxp_reply_send(st, pkt, family, &way, prev_mac);
 }

@@ -42,9 +42,7 @@ static void send_mac(struct rxp_stack *st, struct rxp_pkt *pkt, uint16_t ifidx, 
 	const struct rxp_l3if *ifp = &st->router->ifs[ifidx];
 
 	if (rxp_unlikely(pkt->l3_len > ifp->mtu)) {
-		const uint8_t *ip = rxp_pkt_cdata(pkt) + pkt->l3_off;
-
-		if (family == 4 && !(ip[6] & (RXP_IP4_DF >> 8)))
+		if (family == 4 && !(rxp_pkt_cip4(pkt)->frag_off & htons(RXP_IP4_DF)))
 			rxp_ip4_fragment(st, pkt, ifidx, mac);
 		else
 			too_big(st, pkt, family, ifp->mtu);
@@ -99,21 +97,20 @@ static void held_gone(struct rxp_stack *st, struct rxp_neigh *n)
  */
 static void as_received(struct rxp_pkt *pkt, uint8_t family)
 {
-	uint8_t *ip = rxp_pkt_data(pkt) + pkt->l3_off;
-	uint16_t old, now, c;
+	struct rxp_ip4_hdr *ip;
+	uint16_t old;
 
 	if (pkt->flags & RXP_PKT_F_LOCAL_OUT)
 		return;
 	if (family == 6) {
-		ip[7]++;
+		rxp_pkt_ip6(pkt)->hop_limit++;
 		return;
 	}
-	memcpy(&old, ip + 8, 2);
-	ip[8]++;
-	memcpy(&now, ip + 8, 2);
-	memcpy(&c, ip + 10, 2);
-	c = rxp_csum_update16(c, old, now);
-	memcpy(ip + 10, &c, 2);
+	/* the TTL and the protocol make one 16-bit word of the checksum */
+	ip = rxp_pkt_ip4(pkt);
+	old = htons((uint16_t)(ip->ttl << 8 | ip->proto));
+	ip->ttl++;
+	ip->csum = rxp_csum_update16(ip->csum, old, htons((uint16_t)(ip->ttl << 8 | ip->proto)));
 }
 
 /* Host / Address Unreachable for @pkt, whose next hop never answered, and the drop. */
@@ -121,9 +118,9 @@ static void unreachable(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t famil
 {
 	as_received(pkt, family);
 	if (family == 4)
-		rxp_icmp4_error(st, pkt, 3, 1, 0);
+		rxp_icmp4_error(st, pkt, RXP_ICMP_DEST_UNREACH, RXP_ICMP_UNREACH_HOST, 0);
 	else
-		rxp_icmp6_error(st, pkt, 1, 3, 0);
+		rxp_icmp6_error(st, pkt, RXP_ICMP6_DEST_UNREACH, RXP_ICMP6_UNREACH_ADDR, 0);
 	rxp_drop(st, pkt, RXP_DROP_NEIGH_UNRESOLVED);
 }
 
@@ -132,10 +129,11 @@ static void too_big(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t family, u
 {
 	as_received(pkt, family);
 	if (family == 4) {
-		rxp_icmp4_error(st, pkt, 3, 4, (uint16_t)mtu);
+		rxp_icmp4_error(st, pkt, RXP_ICMP_DEST_UNREACH, RXP_ICMP_UNREACH_FRAG_NEEDED,
+				(uint16_t)mtu);
 		rxp_drop(st, pkt, RXP_DROP_FRAG_NEEDED);
 	} else {
-		rxp_icmp6_error(st, pkt, 2, 0, mtu);
+		rxp_icmp6_error(st, pkt, RXP_ICMP6_PKT_TOO_BIG, 0, mtu);
 		rxp_drop(st, pkt, RXP_DROP_PKT_TOO_BIG);
 	}
 }
@@ -313,7 +311,6 @@ void rxp_neigh_output_via(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh
 	n = rxp_neigh_lookup(t, nhp->ifidx, nhp->family, nhp->gw);
 	if (n && (n->state == RXP_NEIGH_REACHABLE || n->state == RXP_NEIGH_STATIC)) {
 		const struct rxp_l3if *ifp = &st->router->ifs[n->ifidx];
-		uint8_t *h;
 
 		adj->neigh = n;
 		adj->gen = t->gen;	/* under the lock: no writer is changing it */
@@ -323,17 +320,8 @@ void rxp_neigh_output_via(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh
 		adj->mtu = ifp->mtu;
 		adj->hlen = ifp->vlan ? RXP_ETH_HLEN + RXP_VLAN_HLEN : RXP_ETH_HLEN;
 		memset(adj->hdr, 0, sizeof(adj->hdr));
-		h = adj->hdr + sizeof(adj->hdr) - adj->hlen;
-		memcpy(h, n->mac, 6);
-		memcpy(h + 6, ifp->mac, 6);
-		if (ifp->vlan) {
-			h[12] = RXP_ETHERTYPE_VLAN >> 8;
-			h[13] = RXP_ETHERTYPE_VLAN & 0xff;
-			h[14] = (uint8_t)(ifp->vlan >> 8);
-			h[15] = (uint8_t)ifp->vlan;
-		}
-		h[adj->hlen - 2] = (uint8_t)(ethertype_of(n->family) >> 8);
-		h[adj->hlen - 1] = (uint8_t)ethertype_of(n->family);
+		rxp_eth_write(adj->hdr + sizeof(adj->hdr) - adj->hlen, n->mac, ifp->mac, ifp->vlan,
+			      ethertype_of(n->family));
 		rxp_neigh_unlock(st);
 		rxp_adj_output(st, pkt, adj);
 		return;

@@ -250,25 +250,25 @@ static struct mac_test mac_test_of(const uint8_t mac[6])
 static rxp_always_inline enum rxp_next ip_fast(struct rxp_pkt *pkt, struct mac_test to_us,
 					       uint16_t ifidx, uint32_t *dst4)
 {
-	const uint8_t *f = rxp_pkt_cdata(pkt);
-	const uint8_t *ip = f + RXP_ETH_HLEN;
-	uint32_t len = pkt->len, addr;
+	const struct rxp_eth_hdr *eth = rxp_pkt_ceth(pkt);
+	const struct rxp_ip4_hdr *ip = (const struct rxp_ip4_hdr *)(eth + 1);
+	const struct rxp_ip6_hdr *ip6 = (const struct rxp_ip6_hdr *)(eth + 1);
+	uint32_t len = pkt->len;
 	uint64_t head;
-	uint16_t type, tot_len, frag;
+	uint16_t type, tot_len;
 
 	if (rxp_unlikely(len < RXP_ETH_HLEN + RXP_IP4_HLEN))
 		return RXP_NEXT_DROP;
-	memcpy(&head, f, 8);
-	memcpy(&type, f + 12, 2);
+	memcpy(&head, eth, 8);	/* the destination MAC, and the source's first two octets */
+	type = eth->type;
 	if (rxp_unlikely(((head ^ to_us.value) & to_us.mask) != 0))
 		return RXP_NEXT_DROP;
 	if (type == htons(RXP_ETHERTYPE_IP6)) {
 		uint16_t plen;
 
-		if (rxp_unlikely(len < RXP_ETH_HLEN + RXP_IP6_HLEN || (ip[0] >> 4) != 6))
+		if (rxp_unlikely(len < RXP_ETH_HLEN + RXP_IP6_HLEN || rxp_ip6_version(ip6) != 6))
 			return RXP_NEXT_DROP;
-		memcpy(&plen, ip + 4, 2);
-		plen = ntohs(plen);
+		plen = ntohs(ip6->payload_len);
 		if (rxp_unlikely(RXP_IP6_HLEN + (uint32_t)plen > len - RXP_ETH_HLEN))
 			return RXP_NEXT_DROP;
 		pkt->flags = RXP_PKT_F_IP6;
@@ -277,17 +277,15 @@ static rxp_always_inline enum rxp_next ip_fast(struct rxp_pkt *pkt, struct mac_t
 		pkt->ifidx = ifidx;
 		pkt->l3_len = (uint16_t)(RXP_IP6_HLEN + plen);
 		pkt->l4_off = RXP_ETH_HLEN + RXP_IP6_HLEN;
-		pkt->l4_proto = ip[6];
+		pkt->l4_proto = ip6->next_hdr;
 		return RXP_NEXT_IP6;
 	}
-	if (rxp_unlikely(type != htons(RXP_ETHERTYPE_IP4) || ip[0] != 0x45 ||
+	if (rxp_unlikely(type != htons(RXP_ETHERTYPE_IP4) || ip->ver_ihl != RXP_IP4_VER_IHL_NO_OPTS ||
 			 !rxp_ip4_csum_ok(ip, 5)))
 		return RXP_NEXT_DROP;
-	memcpy(&tot_len, ip + 2, 2);
-	memcpy(&frag, ip + 6, 2);
-	tot_len = ntohs(tot_len);
+	tot_len = ntohs(ip->tot_len);
 	if (rxp_unlikely(tot_len < RXP_IP4_HLEN || tot_len > len - RXP_ETH_HLEN ||
-			 (frag & htons(RXP_IP4_MF | RXP_IP4_OFFMASK))))
+			 (ip->frag_off & htons(RXP_IP4_MF | RXP_IP4_OFFMASK))))
 		return RXP_NEXT_DROP;
 	pkt->flags = 0;
 	pkt->l3_off = RXP_ETH_HLEN;
@@ -295,9 +293,8 @@ static rxp_always_inline enum rxp_next ip_fast(struct rxp_pkt *pkt, struct mac_t
 	pkt->ifidx = ifidx;
 	pkt->l3_len = tot_len;
 	pkt->l4_off = RXP_ETH_HLEN + RXP_IP4_HLEN;
-	pkt->l4_proto = ip[9];
-	memcpy(&addr, ip + 16, 4);
-	*dst4 = ntohl(addr);
+	pkt->l4_proto = ip->proto;
+	*dst4 = ntohl(ip->dst);
 	return RXP_NEXT_IP4;
 }
 

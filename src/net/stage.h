@@ -9,6 +9,7 @@
 #ifndef RXPATH_NET_STAGE_H
 #define RXPATH_NET_STAGE_H
 
+#include <arpa/inet.h>
 #include <string.h>
 #include "rxpath/proto.h"
 #include "rxpath/stack.h"
@@ -55,6 +56,44 @@ static inline void rxp_count_delivered(struct rxp_stack *st, const struct rxp_pk
 {
 	st->stats.delivered[cls]++;
 	st->stats.delivered_bytes += pkt->len;
+}
+
+/* The Ethernet header at the start of @pkt's frame (its source: who handed a received packet over). */
+static inline const struct rxp_eth_hdr *rxp_pkt_ceth(const struct rxp_pkt *pkt)
+{
+	return (const struct rxp_eth_hdr *)rxp_pkt_cdata(pkt);
+}
+
+/* @pkt's network header, at l3_off, as IPv4 or IPv6 (packed structs: any alignment does). */
+static inline struct rxp_ip4_hdr *rxp_pkt_ip4(struct rxp_pkt *pkt)
+{
+	return (struct rxp_ip4_hdr *)(rxp_pkt_data(pkt) + pkt->l3_off);
+}
+
+static inline const struct rxp_ip4_hdr *rxp_pkt_cip4(const struct rxp_pkt *pkt)
+{
+	return (const struct rxp_ip4_hdr *)(rxp_pkt_cdata(pkt) + pkt->l3_off);
+}
+
+static inline struct rxp_ip6_hdr *rxp_pkt_ip6(struct rxp_pkt *pkt)
+{
+	return (struct rxp_ip6_hdr *)(rxp_pkt_data(pkt) + pkt->l3_off);
+}
+
+static inline const struct rxp_ip6_hdr *rxp_pkt_cip6(const struct rxp_pkt *pkt)
+{
+	return (const struct rxp_ip6_hdr *)(rxp_pkt_cdata(pkt) + pkt->l3_off);
+}
+
+/* @pkt's transport header, at l4_off: a struct rxp_udp_hdr, rxp_tcp_hdr or rxp_icmp_hdr. */
+static inline void *rxp_pkt_l4(struct rxp_pkt *pkt)
+{
+	return rxp_pkt_data(pkt) + pkt->l4_off;
+}
+
+static inline const void *rxp_pkt_cl4(const struct rxp_pkt *pkt)
+{
+	return rxp_pkt_cdata(pkt) + pkt->l4_off;
 }
 
 static inline uint16_t rxp_load_be16(const uint8_t *p)

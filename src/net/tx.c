@@ -73,22 +73,10 @@ bool rxp_l2_prepend(struct rxp_pkt *pkt, const struct rxp_l3if *ifp, const uint8
 {
 	unsigned hlen = RXP_ETH_HLEN + (ifp->vlan ? RXP_VLAN_HLEN : 0u);
 	unsigned l3 = pkt->data_off + pkt->l3_off;	/* network header, from the buffer start */
-	uint8_t *eth;
 
 	if (l3 < RXP_PKT_META_SIZE + hlen)
 		return false;
-	eth = rxp_pkt_buf(pkt) + l3 - hlen;
-	memcpy(eth, dst, 6);
-	memcpy(eth + 6, ifp->mac, 6);
-	if (ifp->vlan) {
-		eth[12] = RXP_ETHERTYPE_VLAN >> 8;
-		eth[13] = RXP_ETHERTYPE_VLAN & 0xff;
-		eth[14] = (uint8_t)(ifp->vlan >> 8);
-		eth[15] = (uint8_t)ifp->vlan;
-		eth += RXP_VLAN_HLEN;
-	}
-	eth[12] = (uint8_t)(ethertype >> 8);
-	eth[13] = (uint8_t)ethertype;
+	rxp_eth_write(rxp_pkt_buf(pkt) + l3 - hlen, dst, ifp->mac, ifp->vlan, ethertype);
 	pkt->data_off = (uint16_t)(l3 - hlen);
 	pkt->len = (uint16_t)(hlen + pkt->l3_len);
 	pkt->l3_off = (uint16_t)hlen;
