@@ -21,7 +21,8 @@ PUBLIC = {
     "lpm4.h": "fib", "lpm6.h": "fib", "neigh.h": "fib", "router.h": "fib",
     "stack.h": "net",
 }
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+# "x.h" and <rxpath/x.h> (the public headers may be named either way)
+INCLUDE = re.compile(r'^\s*#\s*include\s+(?:"([^"]+)"|<(rxpath/[^>]+)>)', re.M)
 
 
 def layer_of_header(name, here):
@@ -52,13 +53,14 @@ def main(root):
     for layer, path in files:
         text = open(path, encoding="utf-8").read()
         for m in INCLUDE.finditer(text):
-            target = layer_of_header(m.group(1), layer)
+            name = m.group(1) or m.group(2)
+            target = layer_of_header(name, layer)
             rel = os.path.relpath(path, root)
             if target not in RANK:
-                bad.append(f"{rel}: includes \"{m.group(1)}\", a header of no known layer")
+                bad.append(f"{rel}: includes \"{name}\", a header of no known layer")
             elif target != layer and RANK[target] >= RANK[layer]:
                 why = "beside it" if RANK[target] == RANK[layer] else "above it"
-                bad.append(f"{rel} ({layer}): includes \"{m.group(1)}\" of {target}, {why}")
+                bad.append(f"{rel} ({layer}): includes \"{name}\" of {target}, {why}")
     for b in bad:
         print(b)
     print(f"{len(files)} files checked: {len(bad)} include(s) against the layer order")

@@ -50,10 +50,10 @@ struct rxp_pool {
 	_Atomic uint32_t n_caches;
 };
 
-/* Counters in the spirit of the kernel's page_pool stats. */
 /*
- * The pool's counters, one entry each: field, Prometheus name, help. The
- * struct, `show stats`, the metrics and the run's JSON summary read them.
+ * Counters in the spirit of the kernel's page_pool stats; one entry each:
+ * field, Prometheus name, help. The struct, `show stats`, the metrics and
+ * the run's JSON summary read them.
  */
 #define RXP_POOL_COUNTERS(X) \
 	X(alloc_fast, "rxpath_pool_alloc_fast_total", "Buffers allocated from the worker's cache.") \

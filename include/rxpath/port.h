@@ -17,10 +17,10 @@
 struct rxp_port;
 struct rxp_queue;
 
-/* Per-queue driver counters: touched only by the thread that polls the queue. */
 /*
- * A queue's counters, one entry each: field, Prometheus name, help. The
- * struct, `show stats` and the metrics read them.
+ * Per-queue driver counters, touched only by the thread that polls the
+ * queue; one entry each: field, Prometheus name, help. The struct, `show
+ * stats` and the metrics read them.
  */
 #define RXP_QUEUE_COUNTERS(X) \
 	X(rx_packets, "rxpath_rx_packets_total", "Frames received.") \

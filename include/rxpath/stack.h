@@ -110,12 +110,11 @@ enum rxp_sink_class {
 
 const char *rxp_sink_name(enum rxp_sink_class c);
 
-/* Counters of one stack context (one worker): written only by its thread. */
 /*
- * The stack's counters besides the per-class and per-reason arrays, one
- * entry each: field, Prometheus name (NULL: not a metric of its own),
- * help. The struct, `show stats`, the metrics and the run's JSON summary
- * read them.
+ * Counters of one stack context (one worker), written only by its thread:
+ * besides the per-class and per-reason arrays, one entry each: field,
+ * Prometheus name (NULL: not a metric of its own), help. The struct, `show
+ * stats`, the metrics and the run's JSON summary read them.
  */
 #define RXP_STACK_COUNTERS(X) \
 	X(in_packets, "rxpath_stack_in_packets_total", "Packets handed to the stack.") \
@@ -262,13 +261,13 @@ struct rxp_stack {
 	struct rxp_rx_tuning tuning;
 	struct rxp_pool_cache *cache;	/* where freed buffers go */
 	struct rxp_router *router;	/* NULL: a host sink that takes every valid packet */
-	struct rxp_capture *capture;	/* packet capture (include/rxpath/capture.h); NULL: off */
+	struct rxp_capture *capture;	/* packet capture (src/net/capture.h); NULL: off */
 	bool timer_owner;		/* runs the neighbour timers (one worker of several does) */
 	unsigned neigh_lock_depth;	/* this worker's nesting of the neighbour lock (net/out.h) */
 	uint64_t now_ns;		/* the poll loop's clock, updated between polls */
 	uint64_t next_tick_ns;
 	uint64_t tx_pending;		/* bit per port with packets in txv */
-	uint64_t host_ports;		/* bit per port with a host path (include/rxpath/host.h) */
+	uint64_t host_ports;		/* bit per port with a host path (src/net/host.h) */
 	uint64_t host_pending;		/* bit per port whose host path holds packets to write */
 	struct rxp_host *host[RXP_STACK_PORTS_MAX];	/* host path (TAP) per port; NULL: none */
 	uint16_t ip_id;			/* identification of IPv4 packets the router makes */

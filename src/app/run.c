@@ -90,7 +90,7 @@ struct run_turn {
 	double start, last;	/* seconds: the loop's start, the last live line */
 };
 
-/* The loop's hook: the mailbox, the live lines and a stop signal. Returns false to stop. */
+/* The loop's hook: the mailbox and the live lines. Returns true: go on. */
 static bool run_at_clock(void *arg, uint64_t now_ns)
 {
 	struct run_turn *t = arg;
@@ -101,7 +101,7 @@ static bool run_at_clock(void *arg, uint64_t now_ns)
 		report_interval(t->dp, t->snap, t->last, now, t->start, t->o->json);
 		t->last = now;
 	}
-	return !stop_requested;
+	return true;
 }
 
 /* Runs worker 0's poll loop until a signal, --duration or the end of the inputs. Returns the seconds it ran. */
@@ -109,7 +109,8 @@ static double run_loop(struct dp *dp, struct control *ctl, const struct run_opts
 {
 	struct run_turn t = { .dp = dp, .ctl = ctl, .o = o };
 	const struct dp_loop loop = {
-		.duration_ns = (uint64_t)(o->duration * 1e9),
+		.duration = o->duration,
+		.stop = &stop_requested,
 		.until_finished = true,
 		.sleep_when_idle = true,
 		.at_clock = run_at_clock,

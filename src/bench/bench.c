@@ -156,6 +156,12 @@ static void config_for(enum bench_config c, struct dp_config *cfg)
 }
 
 /* Runs one measurement. Returns Mpps, or a negative value with @err on failure. */
+/* What the one port received. */
+static uint64_t received(const struct dp *dp)
+{
+	return dp->ports[0].queues[0].stats.rx_packets;
+}
+
 static double measure(enum bench_config c, uint32_t size, const struct bench_opts *o, char *err,
 		      size_t errlen)
 {
@@ -170,7 +176,7 @@ static double measure(enum bench_config c, uint32_t size, const struct bench_opt
 		 o->flows, o->device);
 	if (dp_config_add_port(&cfg, "bench0", spec, err, errlen) || dp_open(&dp, &cfg, err, errlen))
 		return -1;
-	mpps = dp_measure_mpps(&dp, &dp.ports[0].queues[0].stats.rx_packets, o->duration);
+	mpps = dp_measure_rate(&dp, received, o->duration);
 	bad = dp_close(&dp);
 	if (bad) {
 		snprintf(err, errlen, "%ld buffers not accounted for after a measurement", bad);

@@ -120,51 +120,40 @@ static double thread_cpu_ns(void)
  * shared machine the CPU time shows the datapath's own cost when other
  * threads (the capture writer among them) take turns on its core.
  */
-static uint64_t tx_packets(const struct rxp_port *port)
+/* What the router sent on: sim1's transmits over every queue. */
+static uint64_t forwarded(const struct dp *dp)
 {
+	const struct rxp_port *out = &dp->ports[1];
 	uint64_t n = 0;
 
 	/* the other workers' counters, read while they run: a benchmark's tolerance */
-	for (uint16_t q = 0; q < port->n_queues; q++)
-		n += __atomic_load_n(&port->queues[q].stats.tx_packets, __ATOMIC_RELAXED);
+	for (uint16_t q = 0; q < out->n_queues; q++)
+		n += __atomic_load_n(&out->queues[q].stats.tx_packets, __ATOMIC_RELAXED);
 	return n;
 }
 
-/* Like dp_measure_mpps(), with the other workers polling on their own cores. */
-static double measure_workers(struct l3fwd_case *c, const struct l3fwd_opts *o)
+static double measure(struct l3fwd_case *c, const struct l3fwd_opts *o, double *cpu_ns)
 {
-	struct rxp_port *out = &c->dp.ports[1];
-	const struct dp_loop warm = { .duration_ns = (uint64_t)(RXP_MAX(0.02, o->duration * 0.1) * 1e9) };
-	const struct dp_loop run = { .duration_ns = (uint64_t)(o->duration * 1e9) };
 	int cpus[DP_WORKERS_MAX];
-	uint64_t n0, ns;
+	uint64_t n0 = forwarded(&c->dp);
+	double t0, mpps;
 	char err[256];
 
+	if (c->workers == 1) {
+		t0 = thread_cpu_ns();
+		mpps = dp_measure_rate(&c->dp, forwarded, o->duration);
+		*cpu_ns = (thread_cpu_ns() - t0) / (double)RXP_MAX(forwarded(&c->dp) - n0, 1);
+		return mpps;
+	}
+	/* the other workers poll on their own cores; one thread's CPU time says little here */
+	*cpu_ns = 0;
 	if (dp_workers_start(&c->dp, cpus, err, sizeof(err))) {
 		fprintf(stderr, "rxpath bench l3fwd: %s\n", err);
 		dp_workers_stop(&c->dp);	/* gives this thread its CPUs back */
 		return 0;
 	}
-	dp_loop_run(&c->dp, 0, &warm);
-	n0 = tx_packets(out);
-	ns = dp_loop_run(&c->dp, 0, &run);
-	n0 = tx_packets(out) - n0;
+	mpps = dp_measure_rate(&c->dp, forwarded, o->duration);
 	dp_workers_stop(&c->dp);
-	return (double)n0 / ((double)ns * 1e-9) / 1e6;
-}
-
-static double measure(struct l3fwd_case *c, const struct l3fwd_opts *o, double *cpu_ns)
-{
-	if (c->workers > 1) {
-		*cpu_ns = 0;	/* one thread's CPU time says little here */
-		return measure_workers(c, o);
-	}
-	const uint64_t *forwarded = &c->dp.ports[1].queues[0].stats.tx_packets;
-	uint64_t n0 = *forwarded;
-	double t0 = thread_cpu_ns();
-	double mpps = dp_measure_mpps(&c->dp, forwarded, o->duration);
-
-	*cpu_ns = (thread_cpu_ns() - t0) / (double)RXP_MAX(*forwarded - n0, 1);
 	return mpps;
 }
 

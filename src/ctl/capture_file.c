@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Capture to a pcapng file (include/rxpath/capture_file.h): the file, its
+ * Capture to a pcapng file (capture_file.h): the file, its
  * header blocks, and the writer thread that drains the datapath's capture
  * ring into Enhanced Packet Blocks.
  *

@@ -2,7 +2,7 @@
 /*
  * Capture to a pcapng file: what `capture start POINT FILE [count N]
  * [filter EXPR]` and `capture stop` do. Starting makes a capture
- * (include/rxpath/capture.h), creates the file with one Interface
+ * (net/capture.h), creates the file with one Interface
  * Description Block per captured port (named as rxpath names the port) and
  * starts a writer thread that drains the capture's ring into Enhanced
  * Packet Blocks: time stamp, direction in epb_flags (inbound for rx and

@@ -48,7 +48,7 @@ static struct cmd_shown cmd_pair(const char *a, const char *b)
 {
 	struct cmd_shown m;
 
-	snprintf(m.text, sizeof(m.text), "'%.40s %.40s'", a, b);
+	snprintf(m.text, sizeof(m.text), "'%s %s'", a, b);
 	return m;
 }
 
@@ -376,9 +376,11 @@ int config_apply_line(struct dp_config *cfg, const char *line, const char *where
 		ret = v->parse(cfg, &l, where, &e);
 	if (ret >= 0)
 		return 0;
+	if (!e.text[0])	/* a parser that ran out of memory says nothing itself */
+		snprintf(e.text, sizeof(e.text), "%s", strerror(-ret));
 	cmd_set_where(e.where, sizeof(e.where), where);
 	cmd_err_format(&e, err, errlen);
-	return -EINVAL;
+	return ret == -ENOMEM ? ret : -EINVAL;
 }
 
 enum line_read { LINE_OK, LINE_EOF, LINE_LONG, LINE_NUL, LINE_ERROR };

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* pcapng block encoding (include/rxpath/pcapng.h). */
+/* pcapng block encoding (pcapng.h). */
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>

@@ -335,4 +335,3 @@ out:
 	free(diff);
 	dp_config_free(&fresh);
 }
-

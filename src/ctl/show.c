@@ -153,7 +153,6 @@ static void ports_json(struct dp *dp, const struct dp_config *cfg, struct rxp_sb
 
 /* ---- show stats ---- */
 
-
 static double avg_batch(const struct rxp_queue_stats *s)
 {
 	return s->rx_nonempty ? (double)s->rx_packets / (double)s->rx_nonempty : 0.0;

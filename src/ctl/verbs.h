@@ -25,6 +25,7 @@ struct ctl_server;
 struct cmd_verb {
 	const char *word;	/* the line's first word */
 	const char *listed_as;	/* how the ctl's list of commands names it, if not the word ("port set") */
+	unsigned ctl_rank;	/* its place in ctl's list of commands and its help, from 0 */
 	unsigned in;		/* enum cmd_context bits */
 	const char *help;	/* its lines of `rxpath ctl help` (NULL: none) */
 	const char *rest_word;	/* cmd_split(): from this word on, the rest of the line is one word */

@@ -72,7 +72,7 @@ int cmd_fail(struct cmd_err *e, const char *word, const char *fmt, ...)
 	int ret;
 
 	if (word && word[0])
-		snprintf(shown, sizeof(shown), "'%.*s'", (int)sizeof(shown) - 3, word);
+		snprintf(shown, sizeof(shown), "'%s'", word);
 	else if (word)
 		snprintf(shown, sizeof(shown), "''");
 	va_start(ap, fmt);

@@ -24,8 +24,8 @@ struct cmd_line {
 
 /* A parse error. */
 struct cmd_err {
-	char where[96];		/* "rxpath.conf:3", "-e 2"; empty: not told (ctl) */
-	char word[112];		/* the word at fault as shown: "'lladr'", "nothing after 'dev'"; may be empty */
+	char where[300];	/* "rxpath.conf:3", "-e 2"; empty: not told (ctl) */
+	char word[CMD_LINE_MAX + 4];	/* the word at fault as shown: "'lladr'", "nothing after 'dev'"; may be empty */
 	char text[512];		/* what was expected, or why not */
 };
 
@@ -60,7 +60,7 @@ void cmd_set_where(char *dst, size_t len, const char *where);
 
 /* A word as a message shows it. */
 struct cmd_shown {
-	char text[96];
+	char text[CMD_LINE_MAX + 4];
 };
 
 /*

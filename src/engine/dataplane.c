@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "core/clock.h"
 #include "dataplane.h"
 #include "rxpath/proto.h"

@@ -51,7 +51,7 @@ enum dp_cmd_kind {
 /* One router command, parsed; applied when the datapath opens, or while it runs. */
 struct dp_cmd {
 	enum dp_cmd_kind kind;
-	char where[DP_WHERE_LEN];	/* "-e 2", "file:7": for messages; empty: none to name (ctl) */
+	char where[DP_WHERE_LEN];	/* "-e 2", "file:7", "ctl": for messages; empty: none to name */
 	char dev[RXP_PORT_NAME_MAX];	/* empty: none given */
 	uint8_t family;
 	uint8_t plen;
@@ -137,8 +137,8 @@ struct dp {
 	struct rxp_pool_cache cache;	/* worker 0's */
 	/*
 	 * Worker w polls queue w (and w + n_workers, ...) of every port and
-	 * transmits on queue w. Worker 0 is the caller of dp_poll(); the others
-	 * are threads (workers.c). Control changes run on worker 0 while the
+	 * transmits on queue w. Worker 0 is the caller's thread (its
+	 * dp_loop_run()); the others are threads (workers.c). Control changes run on worker 0 while the
 	 * others wait between two polls (a barrier).
 	 */
 	unsigned n_workers;
@@ -233,7 +233,7 @@ int dp_config_add_cmd(struct dp_config *cfg, const struct dp_cmd *cmd);
  */
 bool dp_cmd_inverse(struct dp *dp, const struct dp_cmd *c, struct dp_cmd *inv);
 
-/* "WHERE: ", the start of a message about @c; "" when it has no source to name (ctl: the client names itself). */
+/* "WHERE: ", the start of a message about @c; "" when it has no source to name. */
 struct dp_where {
 	char text[DP_WHERE_LEN + 2];
 };
@@ -319,7 +319,7 @@ uint32_t dp_if_mtu(const struct dp *dp, int ifidx);
 
 /*
  * Asks every port's driver whether its device went away or came back, says
- * so on stderr in one line, and drops what the stack held for a port that
+ * so through dp_log() in one line, and drops what the stack held for a port that
  * went down. Call it from dp_tick().
  */
 void dp_ports_check(struct dp *dp, uint64_t now_ns);
@@ -368,7 +368,7 @@ int dp_host_apply(struct dp *dp, int ifidx, const struct dp_cmd *c, char *err, s
 /*
  * After the router took @c (an address added or deleted, an MTU set) on
  * interface @ifidx: does the same on the port's TAP, if it has one. A TAP
- * that does not follow is reported on stderr; the router keeps the change.
+ * that does not follow is told through dp_log(); the router keeps the change.
  */
 void dp_host_mirror(struct dp *dp, int ifidx, const struct dp_cmd *c);
 

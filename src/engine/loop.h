@@ -9,13 +9,15 @@
 #ifndef RXPATH_ENGINE_LOOP_H
 #define RXPATH_ENGINE_LOOP_H
 
+#include <signal.h>
 #include "dataplane.h"
 
 #define DP_POLLS_PER_CLOCK_READ 64u
 
 /* What a loop runs for and what it does at each clock read. */
 struct dp_loop {
-	uint64_t duration_ns;		/* 0: no limit */
+	double duration;		/* seconds; 0: no limit */
+	const volatile sig_atomic_t *stop;	/* worker 0: stops before the next poll once set (a signal) */
 	bool until_finished;		/* worker 0: stop once every finite source is done (dp_finished) */
 	bool sleep_when_idle;		/* wait on the queues when none had a frame for a while (idle.c) */
 	/* worker 0, after the timers: returns false to stop (a signal, a report's turn); may be NULL */
@@ -31,9 +33,10 @@ struct dp_loop {
 uint64_t dp_loop_run(struct dp *dp, unsigned w, const struct dp_loop *loop);
 
 /*
- * Runs worker 0's loop for a short warm-up, then for @seconds, and returns
- * the rate at which *@counter grew, in millions per second.
+ * Runs worker 0's loop for a short warm-up, then for @seconds (the other
+ * workers, if started, poll on their own), and returns the rate at which
+ * @count grew, in millions per second.
  */
-double dp_measure_mpps(struct dp *dp, const uint64_t *counter, double seconds);
+double dp_measure_rate(struct dp *dp, uint64_t (*count)(const struct dp *dp), double seconds);
 
 #endif

@@ -2,10 +2,10 @@
 /*
  * The worker threads of a datapath: workers 1..n-1 each poll their own
  * queue of every port, run to completion and never take a lock on the
- * fast path; worker 0 is the thread that calls dp_poll(). A control change
- * runs on worker 0 while the others wait between two polls (a barrier, as
- * routers with a control thread and workers do), so that no packet sees
- * the tables half changed.
+ * fast path; worker 0 is the caller's thread (its dp_loop_run()). A
+ * control change runs on worker 0 while the others wait between two polls
+ * (a barrier, as routers with a control thread and workers do), so that no
+ * packet sees the tables half changed.
  */
 #ifndef RXPATH_ENGINE_WORKERS_H
 #define RXPATH_ENGINE_WORKERS_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Packet capture on the datapath (include/rxpath/capture.h): the hooks the
+ * Packet capture on the datapath (capture.h): the hooks the
  * stack calls, the selection of points, ports and filter, and the record
  * ring the datapath fills and a writer thread drains.
  *
