@@ -54,7 +54,8 @@
 #define RXP_ICMP_UNREACH_HOST       1
 #define RXP_ICMP_UNREACH_PROTO      2
 #define RXP_ICMP_UNREACH_PORT       3
-#define RXP_ICMP_UNREACH_FRAG_NEEDED 4	/* and DF set: the word after the checksum holds the MTU (RFC 1191) */
+/* and DF set: the next-hop MTU in the low 16 bits of the word after the checksum (RFC 1191 4) */
+#define RXP_ICMP_UNREACH_FRAG_NEEDED 4
 #define RXP_ICMP_UNREACH_SRC_ROUTE  5	/* source route failed */
 #define RXP_ICMP_UNREACH_ADMIN      13	/* communication administratively prohibited */
 /* of Redirect (RFC 792) */

@@ -349,7 +349,7 @@ void rxp_icmp6_local(struct rxp_stack *st, struct rxp_pkt *pkt)
 	struct rxp_icmp_hdr *icmp = rxp_pkt_l4(pkt);
 	uint32_t icmp_len = (uint32_t)pkt->l3_len - (uint32_t)(pkt->l4_off - pkt->l3_off);
 
-	/* RFC 4443 2.3: the checksum covers the pseudo-header (type, code, checksum at least) */
+	/* RFC 4443 2.3: the checksum covers a pseudo-header and the message, of 4 bytes at least (type, code, checksum) */
 	if (icmp_len < 4 || rxp_icmp6_csum(ip, icmp, icmp_len) != 0) {
 		rxp_drop(st, pkt, RXP_DROP_ICMP_BAD);
 		return;

@@ -337,9 +337,9 @@ static rxp_noinline void route_slow(struct rxp_stack *st, struct rxp_pkt *pkt, u
 
 /*
  * The vector's fast path: forward_fast() with everything it reads about the
- * router held in locals. The packet writes go through byte pointers, which
- * the compiler must assume may change any memory; what sits in a register
- * it does not load again for every packet.
+ * router held in locals. The packet writes (its header's fields, the MAC
+ * copies) may alias any memory as far as the compiler knows; what sits in a
+ * register it does not load again for every packet.
  *
  * The neighbour generation is read once per vector: an entry another worker
  * changes in the meantime is seen from the next vector on (the adjacency
