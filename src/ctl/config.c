@@ -135,7 +135,7 @@ int verb_port(struct dp_config *cfg, const struct cmd_line *l, const char *where
 	if (n < 2 || strcmp(w[1], "add"))
 		return cmd_fail(e, n < 2 ? "" : w[1], "expected 'add' or 'set' after 'port'");
 	if (n != 4)
-		return cmd_fail_shown(e, cmd_misfit(l, "port add NAME DRIVER").text,
+		return cmd_fail_shown(e, n < 4 ? "missing words" : w[4],
 				      "expected 'port add NAME DRIVER[:key=value,...]'");
 	if (strcmp(w[3], "vlan") && strncmp(w[3], "vlan:", 5) &&
 	    !rxp_port_driver(strndupa(w[3], strcspn(w[3], ":"))))

@@ -178,8 +178,18 @@ int ctl_server_handle(struct ctl_server *s, const char *line, bool json, struct 
 	snprintf(buf, sizeof(buf), "%.*s", (int)strcspn(line, "\r\n"), line);
 	v = cmd_verb_of(buf, CMD_IN_CTL);
 	n = cmd_split(&l, buf, v ? v->rest_word : NULL, v ? v->rest_from : 0, &e);
+	if (v && v->max_words) {
+		/* the words before the rest word's own (capture's filter expression) */
+		int before = n > 0 && v->rest_word && n > v->rest_from + 1 &&
+			     !strcmp(l.w[n - 2], v->rest_word) ? n - 1 : n;
+
+		if (n == -E2BIG || before > v->max_words)
+			n = -E2BIG;
+	}
+	if (n == -E2BIG && v && v->too_many)
+		return ctl_reply_error(out, json, -EINVAL, v->too_many);
 	if (n < 0)
-		return ctl_reply_error(out, json, n, cmd_err_format(&e, msg, sizeof(msg)));
+		return ctl_reply_error(out, json, -EINVAL, cmd_err_format(&e, msg, sizeof(msg)));
 	if (n == 0)
 		return ctl_reply_error(out, json, -EINVAL, "empty command; 'help' lists them");
 	if (!v) {

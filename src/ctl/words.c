@@ -33,8 +33,10 @@ int cmd_split(struct cmd_line *l, const char *line, const char *rest_word, int r
 			p++;
 		if (!*p || *p == '#')
 			return l->n;
-		if (l->n == CMD_WORDS_MAX)
-			return cmd_fail(e, NULL, "too many words (at most %d)", CMD_WORDS_MAX);
+		if (l->n == CMD_WORDS_MAX) {
+			cmd_fail(e, NULL, "too many words (at most %d)", CMD_WORDS_MAX);
+			return -E2BIG;
+		}
 		l->w[l->n++] = p;
 		while (*p && !is_blank(*p))
 			p++;
@@ -49,8 +51,10 @@ int cmd_split(struct cmd_line *l, const char *line, const char *rest_word, int r
 			while (end > p && is_blank(end[-1]))
 				*--end = '\0';
 			if (*p) {
-				if (l->n == CMD_WORDS_MAX)
-					return cmd_fail(e, NULL, "too many words (at most %d)", CMD_WORDS_MAX);
+				if (l->n == CMD_WORDS_MAX) {
+					cmd_fail(e, NULL, "too many words (at most %d)", CMD_WORDS_MAX);
+					return -E2BIG;
+				}
 				l->w[l->n++] = p;
 			}
 			return l->n;

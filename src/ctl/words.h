@@ -33,7 +33,8 @@ struct cmd_err {
  * Splits @line. A word equal to @rest_word (NULL: none) at index
  * @rest_from or later ends the split: what follows it, trimmed, is one
  * last word (capture's filter expression). Returns the word count, or
- * -EINVAL with @e (a break inside the line, too long, too many words).
+ * -E2BIG (too many words) or -EINVAL (a break inside the line, too long)
+ * with @e.
  */
 int cmd_split(struct cmd_line *l, const char *line, const char *rest_word, int rest_from,
 	      struct cmd_err *e);

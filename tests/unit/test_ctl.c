@@ -103,7 +103,7 @@ static void test_split_errors(void)
 	CHECK_EQ(cmd_split(&l, "1 2 3 4 5 6 7 8 9 10 11 12", NULL, 0, &e), 12);
 	CHECK_EQ(cmd_split(&l, "1 2 3 4 5 6 7 8 9 10 11 12   # 13 14", NULL, 0, &e), 12);
 	memset(&e, 0, sizeof(e));
-	CHECK_EQ(cmd_split(&l, "1 2 3 4 5 6 7 8 9 10 11 12 13", NULL, 0, &e), -EINVAL);
+	CHECK_EQ(cmd_split(&l, "1 2 3 4 5 6 7 8 9 10 11 12 13", NULL, 0, &e), -E2BIG);
 	CHECK_STR(e.text, "too many words (at most 12)");
 	CHECK_STR(cmd_err_format(&e, msg, sizeof(msg)), "too many words (at most 12)");
 
@@ -556,7 +556,7 @@ static void test_config_bad_lines(void)
 	dp_config_free(&cfg);
 }
 
-/* A word after a port's spec is named like any other word at fault: in quotes. */
+/* A word after a port's spec, or a line that ends early, as rxpath has always said it. */
 static void test_config_port_add_extra_word(void)
 {
 	struct dp_config cfg;
@@ -564,7 +564,9 @@ static void test_config_port_add_extra_word(void)
 
 	base_config(&cfg);
 	CHECK_EQ(config_apply_line(&cfg, "port add p2 sim extra", "-e 1", err, sizeof(err)), -EINVAL);
-	CHECK_PREFIX(err, "-e 1: 'extra': expected 'port add NAME DRIVER[:key=value,...]'");
+	CHECK_PREFIX(err, "-e 1: extra: expected 'port add NAME DRIVER[:key=value,...]'");
+	CHECK_EQ(config_apply_line(&cfg, "port add p2", "-e 2", err, sizeof(err)), -EINVAL);
+	CHECK_PREFIX(err, "-e 2: missing words: expected 'port add NAME DRIVER[:key=value,...]'");
 	CHECK_EQ(cfg.n_ports, 2);
 	dp_config_free(&cfg);
 }
