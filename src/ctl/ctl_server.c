@@ -177,15 +177,7 @@ int ctl_server_handle(struct ctl_server *s, const char *line, bool json, struct 
 		return ctl_reply_error(out, json, -E2BIG, "request too long");
 	snprintf(buf, sizeof(buf), "%.*s", (int)strcspn(line, "\r\n"), line);
 	v = cmd_verb_of(buf, CMD_IN_CTL);
-	n = cmd_split(&l, buf, v ? v->rest_word : NULL, v ? v->rest_from : 0, &e);
-	if (v && v->max_words) {
-		/* the words before the rest word's own (capture's filter expression) */
-		int before = n > 0 && v->rest_word && n > v->rest_from + 1 &&
-			     !strcmp(l.w[n - 2], v->rest_word) ? n - 1 : n;
-
-		if (n == -E2BIG || before > v->max_words)
-			n = -E2BIG;
-	}
+	n = cmd_split(&l, buf, v ? &v->shape : NULL, &e);
 	if (n == -E2BIG && v && v->too_many)
 		return ctl_reply_error(out, json, -EINVAL, v->too_many);
 	if (n < 0)
@@ -193,9 +185,11 @@ int ctl_server_handle(struct ctl_server *s, const char *line, bool json, struct 
 	if (n == 0)
 		return ctl_reply_error(out, json, -EINVAL, "empty command; 'help' lists them");
 	if (!v) {
-		snprintf(msg, sizeof(msg), "'%.64s': expected a command: %s", l.w[0],
+		char unknown[512];	/* as long as a message of the config's could be */
+
+		snprintf(unknown, sizeof(unknown), "'%s': expected a command: %s", l.w[0],
 			 cmd_verbs_list(CMD_IN_CTL, verbs, sizeof(verbs)));
-		return ctl_reply_error(out, json, -EINVAL, msg);
+		return ctl_reply_error(out, json, -EINVAL, unknown);
 	}
 	if (v->serve)
 		return v->serve(s, &l, json, out);

@@ -30,7 +30,7 @@ static const struct cmd_verb verbs[] = {
 	  .help = "  show ports | stats | drops | routes [PREFIX|ADDRESS] | neigh | pool\n"
 		  "  show routes kernel    (the kernel's routes as mirrored, and what rxpath did with each)\n" },
 	{ .word = "capture", .ctl_rank = 8, .in = CMD_IN_CTL, .serve = ctl_capture_serve,
-	  .rest_word = "filter", .rest_from = 4, .max_words = 10,
+	  .shape = { .rest_word = "filter", .rest_from = 4, .max_words = 10 },
 	  .too_many = "capture: too many words; see 'help'",
 	  .help = "  capture start rx|tx|drop|all FILE [dev PORT] [count N] [filter EXPR]  |  capture stop\n" },
 	{ .word = "help", .ctl_rank = 9, .in = CMD_IN_CTL, .serve = ctl_help_serve },

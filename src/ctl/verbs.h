@@ -28,10 +28,8 @@ struct cmd_verb {
 	unsigned ctl_rank;	/* its place in ctl's list of commands and its help, from 0 */
 	unsigned in;		/* enum cmd_context bits */
 	const char *help;	/* its lines of `rxpath ctl help` (NULL: none) */
-	const char *rest_word;	/* cmd_split(): from this word on, the rest of the line is one word */
-	int rest_from;
-	int max_words;		/* before the rest word; 0: CMD_WORDS_MAX */
-	const char *too_many;	/* the message past it; NULL: the tokenizer's */
+	struct cmd_shape shape;	/* how cmd_split() cuts its lines */
+	const char *too_many;	/* the message for too many words; NULL: the tokenizer's */
 	/* Parses @l into @cfg (@where: the line's source, for the commands). Returns 0 or -EINVAL with @e. */
 	int (*parse)(struct dp_config *cfg, const struct cmd_line *l, const char *where,
 		     struct cmd_err *e);

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include "rxpath/common.h"
 #include "words.h"
 
 static bool is_blank(char c)
@@ -10,9 +11,11 @@ static bool is_blank(char c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
-int cmd_split(struct cmd_line *l, const char *line, const char *rest_word, int rest_from,
+int cmd_split(struct cmd_line *l, const char *line, const struct cmd_shape *shape,
 	      struct cmd_err *e)
 {
+	int max = shape && shape->max_words ? RXP_MIN(shape->max_words, CMD_WORDS_MAX - 1) :
+					       CMD_WORDS_MAX;
 	size_t len = strlen(line);
 	char *p;
 
@@ -33,8 +36,8 @@ int cmd_split(struct cmd_line *l, const char *line, const char *rest_word, int r
 			p++;
 		if (!*p || *p == '#')
 			return l->n;
-		if (l->n == CMD_WORDS_MAX) {
-			cmd_fail(e, NULL, "too many words (at most %d)", CMD_WORDS_MAX);
+		if (l->n == max) {
+			cmd_fail(e, NULL, "too many words (at most %d)", max);
 			return -E2BIG;
 		}
 		l->w[l->n++] = p;
@@ -42,7 +45,8 @@ int cmd_split(struct cmd_line *l, const char *line, const char *rest_word, int r
 			p++;
 		if (*p)
 			*p++ = '\0';
-		if (rest_word && l->n > rest_from && !strcmp(l->w[l->n - 1], rest_word)) {
+		if (shape && shape->rest_word && l->n > shape->rest_from &&
+		    !strcmp(l->w[l->n - 1], shape->rest_word)) {
 			char *end;
 
 			while (is_blank(*p))
@@ -50,13 +54,8 @@ int cmd_split(struct cmd_line *l, const char *line, const char *rest_word, int r
 			end = p + strlen(p);
 			while (end > p && is_blank(end[-1]))
 				*--end = '\0';
-			if (*p) {
-				if (l->n == CMD_WORDS_MAX) {
-					cmd_fail(e, NULL, "too many words (at most %d)", CMD_WORDS_MAX);
-					return -E2BIG;
-				}
-				l->w[l->n++] = p;
-			}
+			if (*p)
+				l->w[l->n++] = p;	/* room kept: max is below CMD_WORDS_MAX */
 			return l->n;
 		}
 	}

@@ -29,14 +29,18 @@ struct cmd_err {
 	char text[512];		/* what was expected, or why not */
 };
 
+/* How a verb's lines are cut, beyond plain words (NULL: plain words, CMD_WORDS_MAX of them). */
+struct cmd_shape {
+	const char *rest_word;	/* at index rest_from or later, it ends the split: what follows, */
+	int rest_from;		/* trimmed, is one last word (capture's filter expression) */
+	int max_words;		/* words at most, the rest word's own not counted; 0: CMD_WORDS_MAX */
+};
+
 /*
- * Splits @line. A word equal to @rest_word (NULL: none) at index
- * @rest_from or later ends the split: what follows it, trimmed, is one
- * last word (capture's filter expression). Returns the word count, or
- * -E2BIG (too many words) or -EINVAL (a break inside the line, too long)
- * with @e.
+ * Splits @line as @shape says. Returns the word count, or -E2BIG (too many
+ * words) or -EINVAL (a break inside the line, too long) with @e.
  */
-int cmd_split(struct cmd_line *l, const char *line, const char *rest_word, int rest_from,
+int cmd_split(struct cmd_line *l, const char *line, const struct cmd_shape *shape,
 	      struct cmd_err *e);
 
 /*

@@ -59,7 +59,7 @@ static void test_split_words(void)
 	struct cmd_err e = { 0 };
 
 	CHECK_EQ(cmd_split(&l, "  route add 10.9.0.0/16\tvia 10.0.1.2  # the lab's gateway\n", NULL,
-			   0, &e), 5);
+			   &e), 5);
 	CHECK_EQ(l.n, 5);
 	CHECK_STR(l.w[0], "route");
 	CHECK_STR(l.w[2], "10.9.0.0/16");
@@ -67,18 +67,18 @@ static void test_split_words(void)
 	CHECK_STR(l.w[4], "10.0.1.2");
 
 	/* a comment, an empty line, blanks: no words */
-	CHECK_EQ(cmd_split(&l, "# port add p0 sim", NULL, 0, &e), 0);
-	CHECK_EQ(cmd_split(&l, "   \t# indented comment", NULL, 0, &e), 0);
-	CHECK_EQ(cmd_split(&l, "", NULL, 0, &e), 0);
-	CHECK_EQ(cmd_split(&l, " \t \n", NULL, 0, &e), 0);
+	CHECK_EQ(cmd_split(&l, "# port add p0 sim", NULL, &e), 0);
+	CHECK_EQ(cmd_split(&l, "   \t# indented comment", NULL, &e), 0);
+	CHECK_EQ(cmd_split(&l, "", NULL, &e), 0);
+	CHECK_EQ(cmd_split(&l, " \t \n", NULL, &e), 0);
 	/* as in sh, a '#' inside a word is part of it */
-	CHECK_EQ(cmd_split(&l, "port add p#1 sim # a comment", NULL, 0, &e), 4);
+	CHECK_EQ(cmd_split(&l, "port add p#1 sim # a comment", NULL, &e), 4);
 	CHECK_STR(l.w[2], "p#1");
 
 	/* a line's own end, Unix or DOS, is not part of it */
-	CHECK_EQ(cmd_split(&l, "addr add 10.0.1.1/24 dev p0\r\n", NULL, 0, &e), 5);
+	CHECK_EQ(cmd_split(&l, "addr add 10.0.1.1/24 dev p0\r\n", NULL, &e), 5);
 	CHECK_STR(l.w[4], "p0");
-	CHECK_EQ(cmd_split(&l, "neigh ageing 60\n", NULL, 0, &e), 3);
+	CHECK_EQ(cmd_split(&l, "neigh ageing 60\n", NULL, &e), 3);
 	CHECK_STR(l.w[2], "60");
 }
 
@@ -91,33 +91,33 @@ static void test_split_errors(void)
 
 	/* a line break inside would hide the rest */
 	memset(&e, 0, sizeof(e));
-	CHECK_EQ(cmd_split(&l, "addr add 10.0.1.1/24 dev p0\nroute del default", NULL, 0, &e), -EINVAL);
+	CHECK_EQ(cmd_split(&l, "addr add 10.0.1.1/24 dev p0\nroute del default", NULL, &e), -EINVAL);
 	CHECK_STR(e.word, "");
 	CHECK_HAS(e.text, "a line break inside one command");
 	memset(&e, 0, sizeof(e));
-	CHECK_EQ(cmd_split(&l, "neigh ageing 60\r\nsync off\n", NULL, 0, &e), -EINVAL);
+	CHECK_EQ(cmd_split(&l, "neigh ageing 60\r\nsync off\n", NULL, &e), -EINVAL);
 	CHECK_HAS(e.text, "line break");
-	CHECK_EQ(cmd_split(&l, "a\rb", NULL, 0, &e), -EINVAL);
+	CHECK_EQ(cmd_split(&l, "a\rb", NULL, &e), -EINVAL);
 
 	/* at most CMD_WORDS_MAX words; a comment after them does not count */
-	CHECK_EQ(cmd_split(&l, "1 2 3 4 5 6 7 8 9 10 11 12", NULL, 0, &e), 12);
-	CHECK_EQ(cmd_split(&l, "1 2 3 4 5 6 7 8 9 10 11 12   # 13 14", NULL, 0, &e), 12);
+	CHECK_EQ(cmd_split(&l, "1 2 3 4 5 6 7 8 9 10 11 12", NULL, &e), 12);
+	CHECK_EQ(cmd_split(&l, "1 2 3 4 5 6 7 8 9 10 11 12   # 13 14", NULL, &e), 12);
 	memset(&e, 0, sizeof(e));
-	CHECK_EQ(cmd_split(&l, "1 2 3 4 5 6 7 8 9 10 11 12 13", NULL, 0, &e), -E2BIG);
+	CHECK_EQ(cmd_split(&l, "1 2 3 4 5 6 7 8 9 10 11 12 13", NULL, &e), -E2BIG);
 	CHECK_STR(e.text, "too many words (at most 12)");
 	CHECK_STR(cmd_err_format(&e, msg, sizeof(msg)), "too many words (at most 12)");
 
 	/* at most CMD_LINE_MAX - 1 characters */
 	memset(line, 'x', CMD_LINE_MAX - 1);
 	line[CMD_LINE_MAX - 1] = '\0';
-	CHECK_EQ(cmd_split(&l, line, NULL, 0, &e), 1);
+	CHECK_EQ(cmd_split(&l, line, NULL, &e), 1);
 	CHECK_EQ(strlen(l.w[0]), CMD_LINE_MAX - 1);
 	line[CMD_LINE_MAX - 1] = '\n';	/* its line break aside, it fits */
 	line[CMD_LINE_MAX] = '\0';
-	CHECK_EQ(cmd_split(&l, line, NULL, 0, &e), 1);
+	CHECK_EQ(cmd_split(&l, line, NULL, &e), 1);
 	line[CMD_LINE_MAX - 1] = 'x';
 	memset(&e, 0, sizeof(e));
-	CHECK_EQ(cmd_split(&l, line, NULL, 0, &e), -EINVAL);
+	CHECK_EQ(cmd_split(&l, line, NULL, &e), -EINVAL);
 	CHECK_STR(e.text, "line longer than 1023 characters");
 }
 
@@ -131,30 +131,36 @@ static void test_split_rest_word(void)
 	CHECK(v != NULL);
 	if (!v)
 		return;
-	CHECK_STR(v->rest_word, "filter");
-	CHECK_EQ(v->rest_from, 4);
+	CHECK_STR(v->shape.rest_word, "filter");
+	CHECK_EQ(v->shape.rest_from, 4);
+	CHECK_EQ(v->shape.max_words, 10);
 	CHECK_EQ(cmd_split(&l, "capture start all /tmp/c.pcap dev p0 filter udp and  port 53 \t\n",
-			   v->rest_word, v->rest_from, &e), 8);
+			   &v->shape, &e), 8);
 	CHECK_STR(l.w[6], "filter");
 	CHECK_STR(l.w[7], "udp and  port 53");	/* trimmed, its inside as written */
 
 	/* before rest_from, the word is an ordinary one (a file called filter) */
-	CHECK_EQ(cmd_split(&l, "capture start all filter filter tcp", v->rest_word, v->rest_from,
-			   &e), 6);
+	CHECK_EQ(cmd_split(&l, "capture start all filter filter tcp", &v->shape, &e), 6);
 	CHECK_STR(l.w[3], "filter");
 	CHECK_STR(l.w[5], "tcp");
 
 	/* nothing after it: no last word */
-	CHECK_EQ(cmd_split(&l, "capture start all c.pcap filter   ", v->rest_word, v->rest_from,
-			   &e), 5);
+	CHECK_EQ(cmd_split(&l, "capture start all c.pcap filter   ", &v->shape, &e), 5);
 
 	/* the filter is one word, however many it has */
 	CHECK_EQ(cmd_split(&l, "capture start all c.pcap dev p0 count 5 filter "
-			   "a or b or c or d or e or f or g", v->rest_word, v->rest_from, &e), 10);
+			   "a or b or c or d or e or f or g", &v->shape, &e), 10);
 	CHECK_STR(l.w[9], "a or b or c or d or e or f or g");
 
+	/* at most 10 words, the filter expression not counted, as capture always took */
+	CHECK_EQ(cmd_split(&l, "capture start all c.pcap dev p0 count 5 count 6 filter tcp",
+			   &v->shape, &e), -E2BIG);
+	CHECK_EQ(cmd_split(&l, "capture start all c.pcap dev p0 count 5 dev p1", &v->shape, &e), 10);
+	CHECK_EQ(cmd_split(&l, "capture start all c.pcap dev p0 count 5 dev p1 count", &v->shape,
+			   &e), -E2BIG);
+
 	/* without a rest word, "filter" is a word like any */
-	CHECK_EQ(cmd_split(&l, "capture start all c.pcap filter udp port 53", NULL, 0, &e), 8);
+	CHECK_EQ(cmd_split(&l, "capture start all c.pcap filter udp port 53", NULL, &e), 8);
 }
 
 static void test_err_format(void)
@@ -205,19 +211,19 @@ static void test_misfit(void)
 	struct cmd_err e = { 0 };
 	const char *pat = "neigh add ADDRESS lladdr MAC dev PORT";
 
-	cmd_split(&l, "neigh add 10.0.1.2 lladr 02:00:00:00:00:01 dev p0", NULL, 0, &e);
+	cmd_split(&l, "neigh add 10.0.1.2 lladr 02:00:00:00:00:01 dev p0", NULL, &e);
 	CHECK_STR(cmd_misfit(&l, pat).text, "'lladr'");
-	cmd_split(&l, "neigh add 10.0.1.2 lladdr 02:00:00:00:00:01 dev", NULL, 0, &e);
+	cmd_split(&l, "neigh add 10.0.1.2 lladdr 02:00:00:00:00:01 dev", NULL, &e);
 	CHECK_STR(cmd_misfit(&l, pat).text, "nothing after 'dev'");
-	cmd_split(&l, "neigh add 10.0.1.2 lladdr 02:00:00:00:00:01 dev p0 extra", NULL, 0, &e);
+	cmd_split(&l, "neigh add 10.0.1.2 lladdr 02:00:00:00:00:01 dev p0 extra", NULL, &e);
 	CHECK_STR(cmd_misfit(&l, pat).text, "'extra'");
-	cmd_split(&l, "neigh add 10.0.1.2 lladdr 02:00:00:00:00:01 dev p0", NULL, 0, &e);
+	cmd_split(&l, "neigh add 10.0.1.2 lladdr 02:00:00:00:00:01 dev p0", NULL, &e);
 	CHECK_STR(cmd_misfit(&l, pat).text, "");
-	cmd_split(&l, "ip source-route maybe", NULL, 0, &e);
+	cmd_split(&l, "ip source-route maybe", NULL, &e);
 	CHECK_STR(cmd_misfit(&l, "ip source-route on|off").text, "'maybe'");
-	cmd_split(&l, "ip source-route off", NULL, 0, &e);
+	cmd_split(&l, "ip source-route off", NULL, &e);
 	CHECK_STR(cmd_misfit(&l, "ip source-route on|off").text, "");
-	cmd_split(&l, "ip source-route o", NULL, 0, &e);
+	cmd_split(&l, "ip source-route o", NULL, &e);
 	CHECK_STR(cmd_misfit(&l, "ip source-route on|off").text, "'o'");
 }
 
