@@ -48,7 +48,7 @@ int cmd_verbs_help(unsigned in, struct rxp_sbuf *out);
 
 /* ---- the verbs' functions, each in the file of its job ---- */
 
-/* config.c: the router, port and sync lines */
+/* config.c: the router, port and sync lines. Each returns 0 or -EINVAL with @e (as ->parse). */
 int verb_addr(struct dp_config *cfg, const struct cmd_line *l, const char *where, struct cmd_err *e);
 int verb_route(struct dp_config *cfg, const struct cmd_line *l, const char *where, struct cmd_err *e);
 int verb_neigh(struct dp_config *cfg, const struct cmd_line *l, const char *where, struct cmd_err *e);
@@ -57,7 +57,10 @@ int verb_icmp(struct dp_config *cfg, const struct cmd_line *l, const char *where
 int verb_ip(struct dp_config *cfg, const struct cmd_line *l, const char *where, struct cmd_err *e);
 int verb_sync(struct dp_config *cfg, const struct cmd_line *l, const char *where, struct cmd_err *e);
 
-/* ctl_server.c, ctl_sync.c, ctl_capture.c: what the control thread answers itself */
+/*
+ * ctl_server.c, ctl_sync.c, ctl_capture.c: what the control thread answers
+ * itself. Each returns 0 with the reply in @out, or -errno (as ->serve).
+ */
 int ctl_show_serve(struct ctl_server *s, const struct cmd_line *l, bool json, struct rxp_sbuf *out);
 int ctl_help_serve(struct ctl_server *s, const struct cmd_line *l, bool json, struct rxp_sbuf *out);
 int ctl_sync_serve(struct ctl_server *s, const struct cmd_line *l, bool json, struct rxp_sbuf *out);

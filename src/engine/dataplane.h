@@ -298,7 +298,7 @@ static inline unsigned dp_poll(struct dp *dp)
  */
 void dp_idle_after_clock(struct dp *dp, unsigned w, struct dp_idle *idle, uint64_t now_ns);
 
-/* The most an interface's MTU can be (@vlan: a sub-port's tag takes room): what a frame of the pool carries. */
+/* Returns the most an interface's MTU can be (@vlan: a sub-port's tag takes room): what a pool frame carries. */
 uint32_t dp_if_max_mtu(const struct dp *dp, uint16_t vlan);
 
 /*
