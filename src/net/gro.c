@@ -21,13 +21,16 @@
  * What is not merged keeps its order within its flow: a flow's open
  * super-packet is written before anything else of that flow.
  */
+#include <stddef.h>
 #include "offload.h"
 
 #define GRO_FLOWS 8	/* flows coalesced at once; one more writes out the oldest */
 
 /* What GRO looks at in one TCP segment held for the host. */
 struct gro_seg {
-	uint8_t *frame, *ip, *tcp;
+	uint8_t *frame;
+	uint8_t *ip;		/* network header: seg_ip4() or seg_ip6() */
+	struct rxp_tcp_hdr *tcp;
 	uint16_t l4_off;	/* TCP header, from the frame start */
 	uint16_t ip_hlen, tcp_hlen;
 	uint16_t payload;	/* TCP payload bytes */
@@ -50,6 +53,17 @@ struct gro_flow {
 	struct iovec iov[2 + RXP_HOST_SEGS_MAX];
 };
 
+/* @s's network header as what it is (packed: any alignment does) */
+static struct rxp_ip4_hdr *seg_ip4(const struct gro_seg *s)
+{
+	return (struct rxp_ip4_hdr *)s->ip;
+}
+
+static struct rxp_ip6_hdr *seg_ip6(const struct gro_seg *s)
+{
+	return (struct rxp_ip6_hdr *)s->ip;
+}
+
 enum seg_kind {
 	SEG_OTHER,	/* not TCP, or a fragment: written as it is */
 	SEG_TCP_BAD,	/* TCP whose checksum fails */
@@ -59,12 +73,11 @@ enum seg_kind {
 /* Bytes of @pkt's frame to hand over: an IP packet without the Ethernet padding. */
 static uint32_t frame_len(const struct rxp_pkt *pkt)
 {
-	const uint8_t *frame = rxp_pkt_cdata(pkt);
 	uint16_t type;
 
 	if (pkt->len < RXP_ETH_HLEN || pkt->l3_off != RXP_ETH_HLEN)
 		return pkt->len;
-	type = rxp_load_be16(frame + 12);
+	type = ntohs(rxp_pkt_ceth(pkt)->type);
 	if ((type == RXP_ETHERTYPE_IP4 || type == RXP_ETHERTYPE_IP6) &&
 	    (uint32_t)pkt->l3_off + pkt->l3_len <= pkt->len)
 		return (uint32_t)pkt->l3_off + pkt->l3_len;
@@ -85,7 +98,7 @@ static enum seg_kind parse_seg(struct rxp_pkt *pkt, struct gro_seg *s)
 	if (pkt->len < RXP_ETH_HLEN || pkt->l3_off != RXP_ETH_HLEN ||
 	    pkt->l4_proto != RXP_IPPROTO_TCP || (pkt->flags & RXP_PKT_F_FRAG))
 		return SEG_OTHER;
-	type = rxp_load_be16(frame + 12);
+	type = ntohs(rxp_pkt_ceth(pkt)->type);
 	s->v6 = pkt->flags & RXP_PKT_F_IP6;
 	if (type != (s->v6 ? RXP_ETHERTYPE_IP6 : RXP_ETHERTYPE_IP4) || l3_end > pkt->len ||
 	    pkt->l4_off < (uint32_t)pkt->l3_off + (s->v6 ? RXP_IP6_HLEN : RXP_IP4_HLEN) ||
@@ -93,16 +106,16 @@ static enum seg_kind parse_seg(struct rxp_pkt *pkt, struct gro_seg *s)
 		return SEG_OTHER;
 	s->frame = frame;
 	s->ip = frame + pkt->l3_off;
-	s->tcp = frame + pkt->l4_off;
+	s->tcp = rxp_pkt_l4(pkt);
 	s->l4_off = pkt->l4_off;
 	s->ip_hlen = (uint16_t)(pkt->l4_off - pkt->l3_off);
 	l4_len = l3_end - pkt->l4_off;
-	s->tcp_hlen = (uint16_t)((s->tcp[12] >> 4) * 4u);
+	s->tcp_hlen = (uint16_t)rxp_tcp_doff(s->tcp);
 	if (s->tcp_hlen < RXP_TCP_HLEN || s->tcp_hlen > l4_len)
 		return SEG_OTHER;
 	s->payload = (uint16_t)(l4_len - s->tcp_hlen);
-	s->seq = rxp_load_be32(s->tcp + 4);
-	s->flags = s->tcp[13];
+	s->seq = ntohl(s->tcp->seq);
+	s->flags = s->tcp->flags;
 	if (rxp_csum_fold(rxp_csum_partial(s->tcp, l4_len, rxp_csum_pseudo_ip(s->ip, s->v6, RXP_IPPROTO_TCP, l4_len))))
 		return SEG_TCP_BAD;
 	return SEG_TCP;
@@ -133,10 +146,10 @@ static void set_partial(const struct gro_seg *s, uint32_t tcp_len, struct rxp_vn
 {
 	uint16_t c = (uint16_t)~rxp_csum_fold(rxp_csum_pseudo_ip(s->ip, s->v6, RXP_IPPROTO_TCP, tcp_len));
 
-	memcpy(s->tcp + RXP_TCP_CSUM_OFF, &c, 2);
+	s->tcp->csum = c;
 	vh->flags = RXP_VNET_F_NEEDS_CSUM;
 	vh->csum_start = rxp_vnet16(s->l4_off);
-	vh->csum_offset = rxp_vnet16(RXP_TCP_CSUM_OFF);
+	vh->csum_offset = rxp_vnet16(offsetof(struct rxp_tcp_hdr, csum));
 }
 
 /* Writes one verified segment alone. */
@@ -158,12 +171,12 @@ static void write_super(struct rxp_host *h, struct gro_flow *f)
 	struct rxp_vnet_hdr vh = { 0 };
 
 	if (s->v6) {
-		rxp_store_be16(s->ip + 4, (uint16_t)tcp_len);
+		seg_ip6(s)->payload_len = htons((uint16_t)tcp_len);
 	} else {
-		rxp_store_be16(s->ip + 2, (uint16_t)(s->ip_hlen + tcp_len));
-		rxp_ip4_set_csum(s->ip, s->ip_hlen);
+		seg_ip4(s)->tot_len = htons((uint16_t)(s->ip_hlen + tcp_len));
+		rxp_ip4_set_csum(seg_ip4(s), s->ip_hlen);
 	}
-	s->tcp[13] |= f->flags_or & RXP_TCP_F_PSH;
+	s->tcp->flags |= f->flags_or & RXP_TCP_F_PSH;
 	set_partial(s, tcp_len, &vh);
 	vh.gso_type = s->v6 ? RXP_VNET_GSO_TCPV6 : RXP_VNET_GSO_TCPV4;
 	vh.hdr_len = rxp_vnet16((uint16_t)(s->l4_off + s->tcp_hlen));
@@ -188,9 +201,14 @@ static void emit(struct rxp_host *h, struct gro_flow *f)
 /* Returns true when @a and @b belong to one connection in one direction. */
 static bool same_flow(const struct gro_seg *a, const struct gro_seg *b)
 {
-	if (a->v6 != b->v6 || memcmp(a->tcp, b->tcp, 4))	/* both ports */
+	const struct rxp_ip4_hdr *a4 = seg_ip4(a), *b4 = seg_ip4(b);
+	const struct rxp_ip6_hdr *a6 = seg_ip6(a), *b6 = seg_ip6(b);
+
+	if (a->v6 != b->v6 || a->tcp->sport != b->tcp->sport || a->tcp->dport != b->tcp->dport)
 		return false;
-	return a->v6 ? !memcmp(a->ip + 8, b->ip + 8, 32) : !memcmp(a->ip + 12, b->ip + 12, 8);
+	if (a->v6)
+		return !memcmp(a6->src, b6->src, 16) && !memcmp(a6->dst, b6->dst, 16);
+	return a4->src == b4->src && a4->dst == b4->dst;
 }
 
 static struct gro_flow *find_flow(struct gro_flow *flows, const struct gro_seg *s)
@@ -210,7 +228,7 @@ static struct gro_flow *find_flow(struct gro_flow *flows, const struct gro_seg *
 static bool mergeable(const struct gro_seg *s)
 {
 	return s->payload && (s->flags & (uint8_t)~RXP_TCP_F_PSH) == RXP_TCP_F_ACK &&
-	       !(s->tcp[12] & 0x0f) && (s->v6 || s->ip_hlen == RXP_IP4_HLEN);
+	       !(s->tcp->doff_rsvd & 0x0f) && (s->v6 || s->ip_hlen == RXP_IP4_HLEN);
 }
 
 /*
@@ -220,17 +238,20 @@ static bool mergeable(const struct gro_seg *s)
  */
 static bool ip_id_follows(const struct gro_flow *f, const struct gro_seg *s)
 {
-	uint16_t first = rxp_load_be16(f->first.ip + 4), id = rxp_load_be16(s->ip + 4);
+	const struct rxp_ip4_hdr *ip = seg_ip4(s);
+	uint16_t first = ntohs(seg_ip4(&f->first)->id), id = ntohs(ip->id);
 
 	if (!f->id_fixed && id == (uint16_t)(first + f->n_segs))
 		return true;
-	return (s->ip[6] & (RXP_IP4_DF >> 8)) && id == first && (f->n_segs == 1 || f->id_fixed);
+	return (ip->frag_off & htons(RXP_IP4_DF)) && id == first && (f->n_segs == 1 || f->id_fixed);
 }
 
 /* Returns true when @s may follow what @f holds. */
 static bool can_merge(const struct gro_flow *f, const struct gro_seg *s)
 {
 	const struct gro_seg *a = &f->first;
+	const struct rxp_ip4_hdr *s4 = seg_ip4(s), *a4 = seg_ip4(a);
+	const struct rxp_ip6_hdr *s6 = seg_ip6(s), *a6 = seg_ip6(a);
 
 	if (f->closed || f->n_segs == RXP_HOST_SEGS_MAX || s->seq != f->next_seq ||
 	    s->payload > f->mss || s->tcp_hlen != a->tcp_hlen ||
@@ -238,15 +259,15 @@ static bool can_merge(const struct gro_flow *f, const struct gro_seg *s)
 		return false;
 	if ((s->flags ^ a->flags) & (uint8_t)~RXP_TCP_F_PSH)
 		return false;
-	/* ACK number, and the word of data offset, flags and window (PSH aside, as above) */
-	if (memcmp(s->tcp + 8, a->tcp + 8, 4) || memcmp(s->tcp + 14, a->tcp + 14, 2) ||
-	    memcmp(s->tcp + RXP_TCP_HLEN, a->tcp + RXP_TCP_HLEN, s->tcp_hlen - RXP_TCP_HLEN))
+	/* ACK number, window, and the option bytes after the fixed header (of one length, above) */
+	if (s->tcp->ack != a->tcp->ack || s->tcp->window != a->tcp->window ||
+	    memcmp(s->tcp + 1, a->tcp + 1, s->tcp_hlen - RXP_TCP_HLEN))
 		return false;
 	if (s->v6)	/* version, traffic class, flow label; hop limit */
-		return !memcmp(s->ip, a->ip, 4) && s->ip[7] == a->ip[7];
+		return s6->ver_tc_flow == a6->ver_tc_flow && s6->hop_limit == a6->hop_limit;
 	/* TOS, DF, TTL, identification */
-	return s->ip[1] == a->ip[1] && ((s->ip[6] ^ a->ip[6]) & (RXP_IP4_DF >> 8)) == 0 &&
-	       s->ip[8] == a->ip[8] && ip_id_follows(f, s);
+	return s4->tos == a4->tos && ((s4->frag_off ^ a4->frag_off) & htons(RXP_IP4_DF)) == 0 &&
+	       s4->ttl == a4->ttl && ip_id_follows(f, s);
 }
 
 static void flow_start(struct gro_flow *f, const struct gro_seg *s)
@@ -266,8 +287,8 @@ static void flow_start(struct gro_flow *f, const struct gro_seg *s)
 static void flow_append(struct gro_flow *f, const struct gro_seg *s)
 {
 	if (!s->v6 && f->n_segs == 1)	/* the second segment says how IDs go */
-		f->id_fixed = rxp_load_be16(s->ip + 4) == rxp_load_be16(f->first.ip + 4);
-	f->iov[1 + f->n_segs].iov_base = s->tcp + s->tcp_hlen;
+		f->id_fixed = seg_ip4(s)->id == seg_ip4(&f->first)->id;
+	f->iov[1 + f->n_segs].iov_base = (uint8_t *)s->tcp + s->tcp_hlen;
 	f->iov[1 + f->n_segs].iov_len = s->payload;
 	f->n_segs++;
 	f->payload += s->payload;

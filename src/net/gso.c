@@ -87,34 +87,37 @@ static void output_tso(struct rxp_stack *st, struct rxp_host *h, const struct rx
 	const struct rxp_pool *pool = st->cache->pool;
 	bool v6 = (vh->gso_type & (uint8_t)~RXP_VNET_GSO_ECN) == RXP_VNET_GSO_TCPV6;
 	uint32_t l3_off = RXP_ETH_HLEN, l4_off, ip_hlen, tcp_hlen, hdrs, payload, mss, seq, n_segs;
-	uint16_t type = rxp_load_be16(frame + 12), ip_id = 0;
-	const uint8_t *ip, *tcp;
+	uint16_t type = ntohs(((const struct rxp_eth_hdr *)frame)->type), ip_id = 0;
+	const struct rxp_tcp_hdr *tcp;
 
 	if (type == RXP_ETHERTYPE_VLAN && len >= RXP_ETH_HLEN + RXP_VLAN_HLEN) {
 		l3_off += RXP_VLAN_HLEN;
-		type = rxp_load_be16(frame + 16);
+		type = ntohs(((const struct rxp_vlan_hdr *)(frame + RXP_ETH_HLEN))->type);
 	}
-	ip = frame + l3_off;
 	if (v6) {
+		const struct rxp_ip6_hdr *ip = (const struct rxp_ip6_hdr *)(frame + l3_off);
+
 		/* TCP straight after the IPv6 header: the kernel puts no extension header on TSO */
-		if (type != RXP_ETHERTYPE_IP6 || len < l3_off + RXP_IP6_HLEN || (ip[0] >> 4) != 6 ||
-		    ip[6] != RXP_IPPROTO_TCP)
+		if (type != RXP_ETHERTYPE_IP6 || len < l3_off + RXP_IP6_HLEN || rxp_ip6_version(ip) != 6 ||
+		    ip->next_hdr != RXP_IPPROTO_TCP)
 			goto bad;
 		ip_hlen = RXP_IP6_HLEN;
 	} else {
-		if (type != RXP_ETHERTYPE_IP4 || len < l3_off + RXP_IP4_HLEN || (ip[0] >> 4) != 4 ||
-		    ip[9] != RXP_IPPROTO_TCP)
+		const struct rxp_ip4_hdr *ip = (const struct rxp_ip4_hdr *)(frame + l3_off);
+
+		if (type != RXP_ETHERTYPE_IP4 || len < l3_off + RXP_IP4_HLEN || rxp_ip4_version(ip) != 4 ||
+		    ip->proto != RXP_IPPROTO_TCP)
 			goto bad;
-		ip_hlen = (ip[0] & 0x0fu) * 4u;
+		ip_hlen = rxp_ip4_ihl(ip);
 		if (ip_hlen < RXP_IP4_HLEN)
 			goto bad;
-		ip_id = rxp_load_be16(ip + 4);
+		ip_id = ntohs(ip->id);
 	}
 	l4_off = l3_off + ip_hlen;
 	if (len < l4_off + RXP_TCP_HLEN)
 		goto bad;
-	tcp = frame + l4_off;
-	tcp_hlen = (tcp[12] >> 4) * 4u;
+	tcp = (const struct rxp_tcp_hdr *)(frame + l4_off);
+	tcp_hlen = rxp_tcp_doff(tcp);
 	hdrs = l4_off + tcp_hlen;
 	mss = rxp_vnet16(vh->gso_size);
 	if (tcp_hlen < RXP_TCP_HLEN || hdrs > len || mss == 0 ||
@@ -122,13 +125,13 @@ static void output_tso(struct rxp_stack *st, struct rxp_host *h, const struct rx
 		goto bad;
 	payload = len - hdrs;
 	n_segs = payload ? (payload + mss - 1) / mss : 1;
-	seq = rxp_load_be32(tcp + 4);
+	seq = ntohl(tcp->seq);
 	h->stats.gso_frames++;
 	for (uint32_t i = 0, off = 0; i < n_segs; i++, off += mss) {
 		uint32_t chunk = RXP_MIN(mss, payload - off), tcp_len = tcp_hlen + chunk;
 		struct rxp_pkt *pkt = frame_alloc(st, h, hdrs + chunk);
-		uint8_t *d, *sip, *stcp;
-		uint16_t c;
+		struct rxp_tcp_hdr *stcp;
+		uint8_t *d, *sip;
 
 		if (!pkt) {
 			h->stats.no_buffer += n_segs - i - 1;	/* frame_alloc counted this one */
@@ -141,23 +144,24 @@ static void output_tso(struct rxp_stack *st, struct rxp_host *h, const struct rx
 		pkt->l4_off = (uint16_t)l4_off;
 		pkt->l3_len = (uint16_t)(ip_hlen + tcp_len);
 		sip = d + l3_off;
-		stcp = d + l4_off;
+		stcp = (struct rxp_tcp_hdr *)(d + l4_off);
 		if (v6) {
-			rxp_store_be16(sip + 4, (uint16_t)tcp_len);
+			((struct rxp_ip6_hdr *)sip)->payload_len = htons((uint16_t)tcp_len);
 		} else {
-			rxp_store_be16(sip + 2, (uint16_t)(ip_hlen + tcp_len));
-			rxp_store_be16(sip + 4, (uint16_t)(ip_id + i));
-			rxp_ip4_set_csum(sip, ip_hlen);
+			struct rxp_ip4_hdr *ip = (struct rxp_ip4_hdr *)sip;
+
+			ip->tot_len = htons((uint16_t)(ip_hlen + tcp_len));
+			ip->id = htons((uint16_t)(ip_id + i));
+			rxp_ip4_set_csum(ip, ip_hlen);
 		}
-		rxp_store_be32(stcp + 4, seq + off);
+		stcp->seq = htonl(seq + off);
 		if (i + 1 < n_segs)
-			stcp[13] &= (uint8_t)~(RXP_TCP_F_FIN | RXP_TCP_F_PSH);
+			stcp->flags &= (uint8_t)~(RXP_TCP_F_FIN | RXP_TCP_F_PSH);
 		if (i > 0)
-			stcp[13] &= (uint8_t)~RXP_TCP_F_CWR;
-		stcp[RXP_TCP_CSUM_OFF] = 0;
-		stcp[RXP_TCP_CSUM_OFF + 1] = 0;
-		c = rxp_csum_fold(rxp_csum_partial(stcp, tcp_len, rxp_csum_pseudo_ip(sip, v6, RXP_IPPROTO_TCP, tcp_len)));
-		memcpy(stcp + RXP_TCP_CSUM_OFF, &c, 2);
+			stcp->flags &= (uint8_t)~RXP_TCP_F_CWR;
+		stcp->csum = 0;
+		stcp->csum = rxp_csum_fold(rxp_csum_partial(stcp, tcp_len,
+							    rxp_csum_pseudo_ip(sip, v6, RXP_IPPROTO_TCP, tcp_len)));
 		h->stats.gso_segments++;
 		host_send(st, h, pkt);
 	}

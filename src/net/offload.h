@@ -8,8 +8,6 @@
 #include "host.h"
 #include "stage.h"
 
-#define RXP_TCP_CSUM_OFF 16	/* the checksum field, from the TCP header */
-
 /* Writes @h's held packets to its TAP, coalescing TCP segments when GRO is on; frees them. */
 void rxp_gro_flush(struct rxp_stack *st, struct rxp_host *h);
 
@@ -21,14 +19,11 @@ void rxp_gro_flush(struct rxp_stack *st, struct rxp_host *h);
 void rxp_gso_output(struct rxp_stack *st, struct rxp_host *h, const struct rxp_vnet_hdr *vh,
 		    uint8_t *frame, uint32_t len);
 
-
-/* Recomputes the checksum of the IPv4 header at @ip (@ihl bytes). */
-static inline void rxp_ip4_set_csum(uint8_t *ip, unsigned ihl)
+/* Recomputes the checksum of the IPv4 header at @ip (@ihl bytes, options included). */
+static inline void rxp_ip4_set_csum(struct rxp_ip4_hdr *ip, unsigned ihl)
 {
-	struct rxp_ip4_hdr *h = (struct rxp_ip4_hdr *)ip;
-
-	h->csum = 0;
-	h->csum = rxp_csum(h, ihl);
+	ip->csum = 0;
+	ip->csum = rxp_csum(ip, ihl);
 }
 
 #endif
