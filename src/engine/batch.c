@@ -27,8 +27,8 @@ int dp_batch_apply(struct dp *dp, void *arg, struct rxp_sbuf *out)
 		       w->cmds[i].kind != DP_CMD_ROUTE_ADD && w->cmds[i].kind != DP_CMD_NEIGH_ADD)
 			i++;
 		if (i == w->n_cmds && w->n_cmds) {
-			rxp_sbuf_printf(w->errors, "%srxpath runs as a receive sink (no address, no route); add an address first\n",
-					dp_cmd_where(&w->cmds[0]).text);
+			rxp_sbuf_printf(w->errors, "%s: rxpath runs as a receive sink (no address, no route); add an address first\n",
+					w->cmds[0].where);
 			w->failed++;
 			return -EINVAL;
 		}

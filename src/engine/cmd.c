@@ -246,8 +246,7 @@ static int route_add(struct dp *dp, const struct dp_cmd *c, int ifidx, char *err
 	/* a configured route wins over the kernel's for the same prefix, which waits under it */
 	if (c->kernel && rt && rt->origin != RXP_ROUTE_KERNEL) {
 		shadowed_keep(dp, c);
-		snprintf(err, errlen, "%sa configured route has this prefix; it stays",
-			 dp_cmd_where(c).text);
+		snprintf(err, errlen, "%s: a configured route has this prefix; it stays", c->where);
 		return -EEXIST;
 	}
 	if (over_kernel) {
@@ -298,8 +297,8 @@ static int route_del(struct dp *dp, const struct dp_cmd *c, int ifidx, char *err
 		else
 			snprintf(has, sizeof(has), "%s%s%sdev %s", gw[0] ? "via " : "", gw,
 				 gw[0] ? " " : "", r->ifs[nh->ifidx].name);
-		snprintf(err, errlen, "%sthe route to that prefix is %s; nothing deleted",
-			 dp_cmd_where(c).text,
+		snprintf(err, errlen, "%s: the route to that prefix is %s; nothing deleted",
+			 c->where,
 			 has);
 		return -ESRCH;
 	}
@@ -376,8 +375,8 @@ static int neigh_add(struct dp *dp, const struct dp_cmd *c, int ifidx, char *err
 	ret = rxp_stack_neigh_set(&dp->stack, ifidx, c->family, c->addr, c->mac, c->kernel);
 	if (ret == -EEXIST) {
 		shadowed_keep(dp, c);
-		snprintf(err, errlen, "%sa configured neighbour has this address; it stays",
-			 dp_cmd_where(c).text);
+		snprintf(err, errlen, "%s: a configured neighbour has this address; it stays",
+			 c->where);
 		return ret;
 	}
 	if (!ret && over_kernel)
@@ -439,15 +438,15 @@ static int mtu_set(struct dp *dp, const struct dp_cmd *c, int ifidx, char *err, 
 	mtu = c->mtu ? c->mtu : dp_if_default_mtu(dp, ifp->port, ifp->vlan);
 
 	if (mtu > max) {
-		snprintf(err, errlen, "%smtu %u: larger than the %u bytes a %u-byte frame carries; raise --max-frame",
-			 dp_cmd_where(c).text, mtu, max, dp->pool->max_frame);
+		snprintf(err, errlen, "%s: mtu %u: larger than the %u bytes a %u-byte frame carries; raise --max-frame",
+			 c->where, mtu, max, dp->pool->max_frame);
 		return -EINVAL;
 	}
 	/* the kernel drops what its device's MTU does not carry, without a word */
 	if (dev && mtu > dev) {
-		snprintf(err, errlen, "%smtu %u: larger than the %u-byte MTU of %s's interface %s, "
+		snprintf(err, errlen, "%s: mtu %u: larger than the %u-byte MTU of %s's interface %s, "
 			 "which would drop the larger packets unseen; raise that first (ip link set dev "
-			 "%s mtu %u)", dp_cmd_where(c).text, mtu, dev, port->name, port->dev, port->dev,
+			 "%s mtu %u)", c->where, mtu, dev, port->name, port->dev, port->dev,
 			 mtu);
 		return -EINVAL;
 	}
@@ -462,16 +461,16 @@ static int mtu_set(struct dp *dp, const struct dp_cmd *c, int ifidx, char *err, 
 		vlans_follow(dp, ifidx);
 	if (c->mtu && ifp->mtu < mtu) {
 		/* as a Linux VLAN device's: held to the port's (Linux refuses it; a reload's order must not matter) */
-		snprintf(err, errlen, "warning: %smtu %u held to %u, the MTU of %s, the port %s's "
-			 "frames leave by, until that is raised", dp_cmd_where(c).text, mtu, ifp->mtu,
+		snprintf(err, errlen, "warning: %s: mtu %u held to %u, the MTU of %s, the port %s's "
+			 "frames leave by, until that is raised", c->where, mtu, ifp->mtu,
 			 r->ifs[r->port_if[ifp->port]].name, ifp->name);
 		dp_log(dp, "%s", err);
 	} else if (mtu < RXP_IP6_MIN_MTU) {
 		/* taken, with a warning for the log and for whoever asked (ctl) */
-		snprintf(err, errlen, "warning: %smtu %u is below the %u bytes every IPv6 link "
+		snprintf(err, errlen, "warning: %s: mtu %u is below the %u bytes every IPv6 link "
 			 "carries (RFC 8200 5): IPv6 packets over %u bytes leaving %s are answered "
 			 "with Packet Too Big, which hosts ignore below %u (RFC 8201); keep %u or "
-			 "more where IPv6 is routed", dp_cmd_where(c).text, mtu, RXP_IP6_MIN_MTU, mtu,
+			 "more where IPv6 is routed", c->where, mtu, RXP_IP6_MIN_MTU, mtu,
 			 c->dev, RXP_IP6_MIN_MTU, RXP_IP6_MIN_MTU);
 		dp_log(dp, "%s", err);
 	}
@@ -524,8 +523,7 @@ static void icmp_rate_key(const struct dp_cmd *c, char *key, size_t len)
 static int host_set(struct dp *dp, const struct dp_cmd *c, int ifidx, char *err, size_t errlen)
 {
 	if (dp->n_workers > 1) {
-		snprintf(err, errlen, "%sa host path (TAP) needs --workers 1 for now",
-			 dp_cmd_where(c).text);
+		snprintf(err, errlen, "%s: a host path (TAP) needs --workers 1 for now", c->where);
 		return -EINVAL;
 	}
 	return dp_host_apply(dp, ifidx, c, err, errlen);	/* writes its own message */
@@ -707,13 +705,13 @@ int dp_apply_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 	if (c->dev[0]) {
 		ifidx = rxp_router_if_by_name(dp->router, c->dev);
 		if (ifidx < 0) {
-			snprintf(err, errlen, "%s'%s': no such port", dp_cmd_where(c).text, c->dev);
+			snprintf(err, errlen, "%s: '%s': no such port", c->where, c->dev);
 			return -ENOENT;
 		}
 	}
 	ret = kinds[c->kind].apply(dp, c, ifidx, err, errlen);
 	if (ret && !err[0])
-		snprintf(err, errlen, "%s%s%s", dp_cmd_where(c).text, dp_cmd_strerror(ret),
+		snprintf(err, errlen, "%s: %s%s", c->where, dp_cmd_strerror(ret),
 			 cmd_subject(c).text);
 	else if (!ret)
 		dp_host_mirror(dp, ifidx, c);	/* a port's TAP follows its addresses and MTU */

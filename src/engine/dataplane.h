@@ -51,7 +51,7 @@ enum dp_cmd_kind {
 /* One router command, parsed; applied when the datapath opens, or while it runs. */
 struct dp_cmd {
 	enum dp_cmd_kind kind;
-	char where[DP_WHERE_LEN];	/* "-e 2", "file:7", "ctl": for messages; empty: none to name */
+	char where[DP_WHERE_LEN];	/* "-e 2", "file:7", "ctl": for messages */
 	char dev[RXP_PORT_NAME_MAX];	/* empty: none given */
 	uint8_t family;
 	uint8_t plen;
@@ -232,20 +232,6 @@ int dp_config_add_cmd(struct dp_config *cfg, const struct dp_cmd *cmd);
  * would come back by itself, as a learned neighbour).
  */
 bool dp_cmd_inverse(struct dp *dp, const struct dp_cmd *c, struct dp_cmd *inv);
-
-/* "WHERE: ", the start of a message about @c; "" when it has no source to name. */
-struct dp_where {
-	char text[DP_WHERE_LEN + 2];
-};
-
-static inline struct dp_where dp_cmd_where(const struct dp_cmd *c)
-{
-	struct dp_where w = { "" };
-
-	if (c->where[0])
-		snprintf(w.text, sizeof(w.text), "%s: ", c->where);
-	return w;
-}
 
 /* Writes what @c is about (reload's diff): commands about one thing share a key. */
 void dp_cmd_key(const struct dp_cmd *c, char *key, size_t len);

@@ -21,13 +21,13 @@ int dp_host_apply(struct dp *dp, int ifidx, const struct dp_cmd *c, char *err, s
 	int ret;
 
 	if (!dp->router || ifidx < 0 || (unsigned)ifidx >= dp->router->n_ifs) {
-		snprintf(err, errlen, "%shost: no such port", dp_cmd_where(c).text);
+		snprintf(err, errlen, "%s: host: no such port", c->where);
 		return -ENOENT;
 	}
 	ifp = &dp->router->ifs[ifidx];
 	if (ifp->vlan) {
-		snprintf(err, errlen, "%s%s is a VLAN sub-port: a host path belongs to a port",
-			 dp_cmd_where(c).text,
+		snprintf(err, errlen, "%s: %s is a VLAN sub-port: a host path belongs to a port",
+			 c->where,
 			 ifp->name);
 		return -EINVAL;
 	}
@@ -47,20 +47,20 @@ int dp_host_apply(struct dp *dp, int ifidx, const struct dp_cmd *c, char *err, s
 	hc.gro = c->host_gro;
 	ret = rxp_host_open(&h, dp->router, ifidx, &hc, herr, sizeof(herr));
 	if (ret == -EPERM && (dp->caps_dropped >> CAP_NET_ADMIN & 1)) {
-		snprintf(err, errlen, "%shost path of %s: rxpath gave up CAP_NET_ADMIN after set-up, as no port had a host path then; "
+		snprintf(err, errlen, "%s: host path of %s: rxpath gave up CAP_NET_ADMIN after set-up, as no port had a host path then; "
 			 "put 'port set %s host on' in the config, or start rxpath with --keep-caps net_admin",
-			 dp_cmd_where(c).text, ifp->name, ifp->name);
+			 c->where, ifp->name, ifp->name);
 		return ret;
 	}
 	if (ret) {
-		snprintf(err, errlen, "%s%s", dp_cmd_where(c).text, herr);
+		snprintf(err, errlen, "%s: %s", c->where, herr);
 		return ret;
 	}
 	rxp_host_close(&dp->stack, old);
 	ret = rxp_host_attach(&dp->stack, h);
 	if (ret) {
 		rxp_host_close(&dp->stack, h);
-		snprintf(err, errlen, "%shost path of %s: cannot attach it", dp_cmd_where(c).text, ifp->name);
+		snprintf(err, errlen, "%s: host path of %s: cannot attach it", c->where, ifp->name);
 	}
 	return ret;
 }
@@ -92,7 +92,7 @@ void dp_host_mirror(struct dp *dp, int ifidx, const struct dp_cmd *c)
 		return;
 	}
 	if (ret)
-		dp_log(dp, "%sthe router took it, but its host path did not: %s", dp_cmd_where(c).text,
+		dp_log(dp, "%s: the router took it, but its host path did not: %s", c->where,
 		       err);
 }
 
