@@ -100,6 +100,9 @@ int rxp_lpm4_del(struct rxp_lpm4 *lpm, uint32_t prefix, uint8_t len);
  */
 uint32_t rxp_lpm4_reclaim(struct rxp_lpm4 *lpm);
 
+/* True when the route @prefix/@len itself is in the table (writer side). */
+bool rxp_lpm4_has(const struct rxp_lpm4 *lpm, uint32_t prefix, uint8_t len);
+
 /* Returns the number of routes, the default route included. */
 uint32_t rxp_lpm4_count(const struct rxp_lpm4 *lpm);
 

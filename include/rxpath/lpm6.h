@@ -90,6 +90,9 @@ int rxp_lpm6_del(struct rxp_lpm6 *lpm, const uint8_t prefix[16], uint8_t len);
  */
 uint32_t rxp_lpm6_reclaim(struct rxp_lpm6 *lpm);
 
+/* True when the route @prefix/@len itself is in the table (writer side). */
+bool rxp_lpm6_has(const struct rxp_lpm6 *lpm, const uint8_t prefix[16], uint8_t len);
+
 /* Returns the number of routes, the default route included. */
 uint32_t rxp_lpm6_count(const struct rxp_lpm6 *lpm);
 

@@ -80,6 +80,11 @@
 	X(BLACKHOLE,      "blackhole",         "to a blackhole route: dropped without an answer") \
 	X(ROUTE_REJECT,   "route_reject",      "to an unreachable or prohibit route (Destination Unreachable sent: host unreachable or no route, administratively prohibited)") \
 	X(SOURCE_ROUTE,   "ip4_source_route",  "source-routed through the router to a next address it has no route to, or (strict) not on a connected network (Destination Unreachable 5 sent), or with ip source-route off, or an echo request whose recorded route would send the reply to one of the router's addresses, a broadcast or a martian") \
+	X(FILTER_DROP,    "filter_drop",       "dropped by a filter rule or a chain's drop policy (show filter; a capture's comment names the rule)") \
+	X(FILTER_REJECT,  "filter_reject",     "rejected by a filter rule: answered with a TCP reset, or ICMP administratively prohibited (rate-limited)") \
+	X(CT_INVALID,     "ct_invalid",        "connection tracking found it invalid (impossible TCP flags, out of the window, an ICMP error about no known connection, malformed) and a rule or policy dropped it") \
+	X(CT_TABLE_FULL,  "ct_table_full",     "a new connection the filter let through found the connection table full of answered connections (conntrack max N)") \
+	X(FILTER_FRAG,    "filter_fragment",   "a fragment the filter held for its datagram's first one (whose ports decide), which did not come in time, or with no room left to hold it") \
 	X(STOPPED,        "stopped",           "still waiting for a neighbour or for the rest of its datagram when the run stopped (--duration, a signal): dropped without an answer")
 
 enum rxp_drop_reason {
@@ -173,6 +178,10 @@ _Static_assert(!(RXP_STACK_NH_MAX & (RXP_STACK_NH_MAX - 1)), "ip4_fwd.c masks ne
 struct rxp_neigh;
 struct rxp_capture;
 struct rxp_host;
+struct rxp_filter;
+struct rxp_ct;
+struct rxp_rule_count;
+struct rxp_filter_frags;
 
 /*
  * A next hop's resolved neighbour (an adjacency), cached so that forwarding
@@ -262,6 +271,13 @@ struct rxp_stack {
 	struct rxp_pool_cache *cache;	/* where freed buffers go */
 	struct rxp_router *router;	/* NULL: a host sink that takes every valid packet */
 	struct rxp_capture *capture;	/* packet capture (src/net/capture.h); NULL: off */
+	const struct rxp_filter *filter;	/* the filter (src/net/filter.h); NULL: nothing filters */
+	struct rxp_ct *ct;		/* connection tracking, shared by the workers; NULL: off */
+	unsigned worker;		/* this stack's worker, for the tracking's bookkeeping */
+	unsigned ct_depth;		/* nesting of rxp_filter_enter() (net/filter.h) */
+	struct rxp_rule_count *rule_count[3];	/* per chain: this worker's rule counters (policy last) */
+	uint32_t rule_count_n[3];
+	struct rxp_filter_frags *frags;	/* fragments the filter holds or has decided (net/filter.h) */
 	bool timer_owner;		/* runs the neighbour timers (one worker of several does) */
 	unsigned neigh_lock_depth;	/* this worker's nesting of the neighbour lock (net/out.h) */
 	uint64_t now_ns;		/* the poll loop's clock, updated between polls */

@@ -24,8 +24,12 @@
 #include "core/fmt.h"
 #include "engine/loop.h"
 #include "engine/workers.h"
+#include "net/conntrack.h"
+#include "port/gen.h"
+#include "port/sim.h"
+#include "rxpath/proto.h"
 
-#define CASES_MAX 4
+#define CASES_MAX 8
 #define WORKER_COUNTS_MAX 8
 #define REPS_MAX 101
 #define BIG_TABLE_ROUTES 1000000u
@@ -35,6 +39,9 @@ struct l3fwd_case {
 	const char *proto;
 	const char *dst;	/* the generator's destination range */
 	unsigned extra_routes;	/* random prefixes added to the table */
+	unsigned flows;		/* the generator's flows for this case; 0: --flows */
+	enum { FILTER_NONE, FILTER_STATELESS, FILTER_CT_ESTABLISHED, FILTER_CT_NEW } filter;
+	unsigned rules;		/* FILTER_STATELESS: rules before the one that lets the traffic through */
 	unsigned workers;
 	struct dp_config cfg;
 	struct dp dp;
@@ -73,6 +80,13 @@ static void usage(FILE *out)
 		"  ipv4             16 /8 routes; UDP to 16.0.0.0/4\n"
 		"  ipv6             16 /16 routes; UDP to 2000::/12\n"
 		"  ipv4-1m-routes   the ipv4 table plus 1,000,000 random prefixes\n"
+		"  ipv4-filter-10   ipv4 through 10 stateless forward rules (the last lets it through)\n"
+		"  ipv4-filter-10k  the same with 10,000 rules\n"
+		"  ipv4-ct-1m       ct-state established accept, policy drop, over 1,000,000\n"
+		"                   connections made established before the measurement\n"
+		"  ipv4-ct-new      every packet a new connection (1,048,576 flows through a\n"
+		"                   65,536-entry table): Mpps is connections made, and dropped, per second\n"
+		"  --cases LIST     the cases to measure, by name, separated by commas (default all)\n"
 		"\n"
 		"  --duration S     seconds per measurement (default 1)\n"
 		"  --reps N         repetitions per case, interleaved (default 5)\n"
@@ -218,6 +232,104 @@ static void print_capture_row(const struct l3fwd_case *c, const struct l3fwd_opt
 		       (double)c->capture.captured / n, (double)c->capture.lost / n);
 }
 
+/*
+ * @n random forward rules none of the bench's traffic (UDP to port 9 from
+ * 198.18/15) matches, as an edge's list looks: TCP services, UDP services
+ * on other ports, blocked prefixes outside the traffic's sources; then the
+ * one that lets the traffic through. Seeded: every run the same.
+ */
+static int add_stateless_rules(struct dp_config *cfg, unsigned n, char *err, size_t errlen)
+{
+	static const unsigned tcp_ports[] = { 22, 25, 53, 80, 110, 143, 443, 993, 3306, 8080 };
+	uint64_t s = 0x243f6a8885a308d3ull;
+	char line[256];
+
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t r = rng_next(&s);
+		uint32_t a = (uint32_t)(r >> 32), b = (uint32_t)r;
+		unsigned len = 8 + (unsigned)(r >> 12) % 25, dlen = 8 + (unsigned)(r >> 20) % 25;
+		const char *verdict = i % 2 ? "drop" : "accept";
+
+		/* no source in 198.18.0.0/15, the traffic's */
+		if ((a >> 24) == 198)
+			a ^= 0x40000000u;
+		a &= len ? ~0u << (32 - len) : 0;
+		b &= dlen ? ~0u << (32 - dlen) : 0;
+		switch (r % 3) {
+		case 0:
+			snprintf(line, sizeof(line), "filter add forward src %u.%u.%u.%u/%u proto tcp dport %u %s",
+				 a >> 24, a >> 16 & 255, a >> 8 & 255, a & 255, len,
+				 tcp_ports[(r >> 40) % RXP_ARRAY_SIZE(tcp_ports)], verdict);
+			break;
+		case 1:
+			snprintf(line, sizeof(line), "filter add forward dst %u.%u.%u.%u/%u proto udp dport %u-%u %s",
+				 b >> 24, b >> 16 & 255, b >> 8 & 255, b & 255, dlen, 10 + (unsigned)(r >> 44) % 1000,
+				 1100 + (unsigned)(r >> 50) % 1000, verdict);
+			break;
+		default:
+			snprintf(line, sizeof(line), "filter add forward src %u.%u.%u.%u/%u dst %u.%u.%u.%u/%u %s",
+				 a >> 24, a >> 16 & 255, a >> 8 & 255, a & 255, len,
+				 b >> 24, b >> 16 & 255, b >> 8 & 255, b & 255, dlen, verdict);
+			break;
+		}
+		if (add_cmd(cfg, line, err, errlen))
+			return -1;
+	}
+	return add_cmd(cfg, "filter add forward proto udp dport 9 accept", err, errlen) ||
+	       add_cmd(cfg, "filter policy forward drop", err, errlen) ? -1 : 0;
+}
+
+/*
+ * Makes every flow sim0 sends a connection that has seen its reply, as
+ * traffic in both directions would have: the first packet tracked and
+ * confirmed, then the answer tracked.
+ */
+static int make_established(struct l3fwd_case *c, char *err, size_t errlen)
+{
+	struct rxp_stack *st = dp_stack(&c->dp, 0);
+	uint64_t now = st->now_ns;
+
+	for (unsigned q = 0; q < c->workers; q++) {
+		const struct rxp_gen *g = rxp_sim_gen(&c->dp.ports[0], (uint16_t)q);
+
+		for (uint32_t i = 0; g && i < g->n_good; i++) {
+			const uint8_t *frame = g->frames + (size_t)i * g->stride;
+			struct rxp_ct_pkt p, reply;
+			struct rxp_ct_ref ref;
+
+			if (g->lens[i] < RXP_ETH_HLEN ||
+			    rxp_ct_parse(frame + RXP_ETH_HLEN, g->lens[i] - RXP_ETH_HLEN, 4, &p))
+				continue;
+			rxp_ct_enter(st->ct, 0);
+			if (rxp_ct_track(st->ct, 0, &p, now, &ref) == RXP_ACL_CT_NEW &&
+			    rxp_ct_confirm(st->ct, 0, &p, now, &ref)) {
+				rxp_ct_leave(st->ct, 0);
+				snprintf(err, errlen, "the connection table filled at %u flows", i);
+				return -1;
+			}
+			reply = p;
+			memcpy(reply.t.src, p.t.dst, 16);
+			memcpy(reply.t.dst, p.t.src, 16);
+			reply.t.sport = p.t.dport;
+			reply.t.dport = p.t.sport;
+			rxp_ct_track(st->ct, 0, &reply, now, &ref);
+			rxp_ct_leave(st->ct, 0);
+		}
+	}
+	return 0;
+}
+
+/* Is @name in the comma-separated @list (NULL: every case is)? */
+static bool case_wanted(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, name, len) && (p[len] == ',' || !p[len]))
+			return true;
+	return !list;
+}
+
 static int build_case(struct l3fwd_case *c, const struct l3fwd_opts *o, char *err, size_t errlen)
 {
 	char line[256];
@@ -229,7 +341,7 @@ static int build_case(struct l3fwd_case *c, const struct l3fwd_opts *o, char *er
 	c->cfg.tuning.budget = (uint16_t)o->budget;
 	c->cfg.n_workers = c->workers;
 	snprintf(line, sizeof(line), "port add sim0 sim:proto=%s,size=%u,flows=%u,%s=%s,queues=%u",
-		 c->proto, o->size, o->flows, v6 ? "dst6" : "dst4", c->dst, c->workers);
+		 c->proto, o->size, c->flows ? c->flows : o->flows, v6 ? "dst6" : "dst4", c->dst, c->workers);
 	if (add_cmd(&c->cfg, line, err, errlen))
 		return -1;
 	snprintf(line, sizeof(line), "port add sim1 sim:rx=off,queues=%u", c->workers);
@@ -249,9 +361,32 @@ static int build_case(struct l3fwd_case *c, const struct l3fwd_opts *o, char *er
 		if (add_cmd(&c->cfg, line, err, errlen))
 			return -1;
 	}
+	switch (c->filter) {
+	case FILTER_NONE:
+		break;
+	case FILTER_STATELESS:
+		if (add_stateless_rules(&c->cfg, c->rules, err, errlen))
+			return -1;
+		break;
+	case FILTER_CT_ESTABLISHED:
+		c->cfg.ct_max = 2 * c->flows;
+		if (add_cmd(&c->cfg, "filter add forward ct-state established,related accept", err, errlen) ||
+		    add_cmd(&c->cfg, "filter policy forward drop", err, errlen))
+			return -1;
+		break;
+	case FILTER_CT_NEW:
+		c->cfg.ct_max = 65536;
+		if (add_cmd(&c->cfg, "filter add forward ct-state established,related accept", err, errlen) ||
+		    add_cmd(&c->cfg, "filter add forward ct-state new accept", err, errlen) ||
+		    add_cmd(&c->cfg, "filter policy forward drop", err, errlen))
+			return -1;
+		break;
+	}
 	if (dp_open(&c->dp, &c->cfg, err, errlen))
 		return -1;
 	c->open = true;
+	if (c->filter == FILTER_CT_ESTABLISHED && make_established(c, err, errlen))
+		return -1;
 	if (c->extra_routes) {
 		uint64_t s = 0x9e3779b97f4a7c15ull;
 		uint8_t gw[4] = { 10, 0, 1, 2 };
@@ -291,6 +426,7 @@ int cmd_bench_l3fwd(int argc, char **argv)
 		{ "capture-filter", required_argument, NULL, 'F' },
 		{ "capture-points", required_argument, NULL, 'P' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "cases", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -299,7 +435,16 @@ int cmd_bench_l3fwd(int argc, char **argv)
 		{ .name = "ipv6", .proto = "udp6", .dst = "2000::/12" },
 		{ .name = "ipv4-1m-routes", .proto = "udp4", .dst = "16.0.0.0/4",
 		  .extra_routes = BIG_TABLE_ROUTES },
+		{ .name = "ipv4-filter-10", .proto = "udp4", .dst = "16.0.0.0/4",
+		  .filter = FILTER_STATELESS, .rules = 9 },
+		{ .name = "ipv4-filter-10k", .proto = "udp4", .dst = "16.0.0.0/4",
+		  .filter = FILTER_STATELESS, .rules = 9999 },
+		{ .name = "ipv4-ct-1m", .proto = "udp4", .dst = "16.0.0.0/4",
+		  .filter = FILTER_CT_ESTABLISHED, .flows = 1000000 },
+		{ .name = "ipv4-ct-new", .proto = "udp4", .dst = "16.0.0.0/4",
+		  .filter = FILTER_CT_NEW, .flows = 1u << 20 },
 	};
+	const char *only = NULL;	/* --cases */
 	static struct l3fwd_case cases[CASES_MAX * WORKER_COUNTS_MAX];
 	struct l3fwd_opts o = { .duration = 1, .reps = 5, .size = 64, .flows = 4096,
 				.budget = RXP_BUDGET_DEFAULT,
@@ -356,6 +501,9 @@ int cmd_bench_l3fwd(int argc, char **argv)
 			}
 			o.budget = (unsigned)v;
 			break;
+		case 'C':
+			only = optarg;
+			break;
 		case 'w': {
 			char *list = optarg, *tok, *save = NULL;
 
@@ -409,8 +557,23 @@ int cmd_bench_l3fwd(int argc, char **argv)
 			argv[optind]);
 		return 2;
 	}
+	if (only) {
+		char list[256], *tok, *save = NULL;
+
+		snprintf(list, sizeof(list), "%s", only);
+		for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			bool known = false;
+
+			for (unsigned b = 0; b < RXP_ARRAY_SIZE(base); b++)
+				known |= !strcmp(tok, base[b].name);
+			if (!known) {
+				fprintf(stderr, "rxpath bench l3fwd: --cases: '%s': no such case; see 'rxpath bench l3fwd --help'\n", tok);
+				return 2;
+			}
+		}
+	}
 	for (unsigned b = 0; b < RXP_ARRAY_SIZE(base); b++)
-		for (unsigned k = 0; k < o.n_worker_counts; k++) {
+		for (unsigned k = 0; k < o.n_worker_counts && case_wanted(only, base[b].name); k++) {
 			cases[n_cases] = base[b];
 			cases[n_cases++].workers = o.worker_counts[k];
 		}

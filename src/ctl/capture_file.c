@@ -110,6 +110,7 @@ static int stage_flush(struct rxp_capture_file *cf)
 static void stage_record(struct rxp_capture_file *cf, const struct rxp_capture_rec *rec)
 {
 	struct rxp_pcapng_packet p;
+	char comment[96];
 	int len;
 
 	if (rec->port >= RXP_PORTS_MAX || cf->if_of_port[rec->port] == NO_IF)
@@ -124,6 +125,19 @@ static void stage_record(struct rxp_capture_file *cf, const struct rxp_capture_r
 		.comment = rec->point == RXP_CAPTURE_DROP ?
 			   rxp_drop_name((enum rxp_drop_reason)rec->reason) : NULL,
 	};
+	/* a filter's drop names its rule: "filter_drop forward rule 3", "... forward policy" */
+	if (rec->point == RXP_CAPTURE_DROP && (rec->rule >> 31)) {
+		static const char *const chains[] = { "input", "forward", "output" };
+		unsigned chain = RXP_CAPTURE_RULE_CHAIN(rec->rule), num = RXP_CAPTURE_RULE_NUMBER(rec->rule);
+
+		if (num)
+			snprintf(comment, sizeof(comment), "%s %s rule %u", p.comment,
+				 chain < 3 ? chains[chain] : "?", num);
+		else
+			snprintf(comment, sizeof(comment), "%s %s policy", p.comment,
+				 chain < 3 ? chains[chain] : "?");
+		p.comment = comment;
+	}
 	len = rxp_pcapng_epb(cf->stage + cf->stage_len, STAGE_BYTES - cf->stage_len, &p);
 	if (len == -ENOSPC) {
 		stage_flush(cf);

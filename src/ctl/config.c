@@ -8,8 +8,7 @@
 #include "verbs.h"
 #include "rxpath/proto.h"
 
-/* Parses an IPv4 or IPv6 address; returns its family (4 or 6) or 0. */
-static int parse_ip_addr(const char *text, uint8_t out[16])
+int parse_ip_addr(const char *text, uint8_t out[16])
 {
 	memset(out, 0, 16);
 	if (strchr(text, ':'))
@@ -17,8 +16,7 @@ static int parse_ip_addr(const char *text, uint8_t out[16])
 	return inet_pton(AF_INET, text, out) == 1 ? 4 : 0;
 }
 
-/* Parses "ADDR/LEN" (a bare address means a host prefix). Returns the family or 0. */
-static int parse_prefix(const char *text, uint8_t out[16], uint8_t *plen)
+int parse_prefix(const char *text, uint8_t out[16], uint8_t *plen)
 {
 	char buf[64];
 	const char *slash = strchr(text, '/');

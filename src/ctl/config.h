@@ -39,4 +39,10 @@ int config_apply_file(struct dp_config *cfg, const char *path, char *err, size_t
 int apply_rx_option(struct dp_config *cfg, const char *name, const char *value, char *err,
 		    size_t errlen);
 
+/* Parses an IPv4 or IPv6 address; returns its family (4 or 6) or 0. */
+int parse_ip_addr(const char *text, uint8_t out[16]);
+
+/* Parses "ADDR/LEN" (a bare address means a host prefix). Returns the family or 0. */
+int parse_prefix(const char *text, uint8_t out[16], uint8_t *plen);
+
 #endif

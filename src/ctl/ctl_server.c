@@ -16,6 +16,7 @@
 #include "ctl_server_priv.h"
 #include "engine/control.h"
 #include "show.h"
+#include "show_filter.h"
 #include "verbs.h"
 
 #define CLIENT_TIMEOUT_S 2	/* a client that stops reading the answer is dropped */
@@ -77,8 +78,26 @@ int ctl_show_serve(struct ctl_server *s, const struct cmd_line *l, bool json, st
 
 	if (l->n == 3 && !strcmp(l->w[1], "routes") && !strcmp(l->w[2], "kernel"))
 		return ctl_sync_show_routes(s, json, out);
+	if (l->n >= 2 && !strcmp(l->w[1], "filter")) {
+		if (l->n > 2) {
+			snprintf(msg, sizeof(msg), "show filter: '%.31s': expected nothing more", l->w[2]);
+			return ctl_reply_error(out, json, -EINVAL, msg);
+		}
+		ret = control_call(s->cfg.ctl, show_filter_run, &json, out);
+		return ret == -ESHUTDOWN ? ctl_reply_error(out, json, ret, "rxpath is stopping") : ret;
+	}
+	if (l->n >= 2 && !strcmp(l->w[1], "conntrack")) {
+		struct show_ct_request q = { .json = json };
+
+		if (show_conntrack_parse(l, &q, msg, sizeof(msg)))
+			return ctl_reply_error(out, json, -EINVAL, msg);
+		ret = control_call(s->cfg.ctl, show_conntrack_table, &q, out);
+		if (ret)
+			return ctl_reply_error(out, json, ret, "rxpath is stopping");
+		return q.stats ? show_conntrack_stats(&q, out) : show_conntrack_list(&q, out);
+	}
 	if (l->n < 2)
-		return ctl_reply_error(out, json, -EINVAL, "show: expected what to show: ports, stats, drops, routes [PREFIX|ADDRESS|kernel], neigh, pool");
+		return ctl_reply_error(out, json, -EINVAL, "show: expected what to show: ports, stats, drops, routes [PREFIX|ADDRESS|kernel], neigh, pool, filter, conntrack [...|stats]");
 	snprintf(req.what, sizeof(req.what), "%s", l->w[1]);
 	if (l->n >= 3 && strlen(l->w[2]) >= sizeof(req.arg)) {
 		/* refused rather than cut: a prefix read in part would be another one */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include "metrics.h"
+#include "show_filter.h"
 
 #define METRICS_CONNECTIONS_MAX 16u	/* scrapers are few; a flood must not cost threads */
 #define METRICS_TIMEOUT_S 10u		/* idle connections are closed after this */
@@ -172,6 +173,8 @@ int metrics_render(struct dp *dp, void *arg, struct rxp_sbuf *out)
 		rxp_sbuf_printf(out, "%s %" PRIu64 "\n", pool_counters[i].name,
 				counter_at(&t.pool, pool_counters[i].off));
 	}
+
+	show_filter_metrics(dp, out);
 
 	if (meta && meta->start_time > 0) {
 		family(out, "rxpath_start_time_seconds", "gauge",

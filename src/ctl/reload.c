@@ -7,6 +7,7 @@
 #include "ctl_server_priv.h"
 #include "engine/control.h"
 #include "reload.h"
+#include "net/conntrack.h"
 
 /* One entry of a config's end state: the last command about one thing. */
 struct state_entry {
@@ -26,7 +27,98 @@ static int entry_cmp(const void *a, const void *b)
 static bool is_del(const struct dp_cmd *c)
 {
 	return c->kind == DP_CMD_ADDR_DEL || c->kind == DP_CMD_ROUTE_DEL ||
-	       c->kind == DP_CMD_NEIGH_DEL;
+	       c->kind == DP_CMD_NEIGH_DEL || c->kind == DP_CMD_SET_DEL;
+}
+
+/* The filter's rules: an ordered list, compared as a whole (filter_lists), not by key. */
+static bool is_rule_cmd(const struct dp_cmd *c)
+{
+	return c->kind == DP_CMD_FILTER_ADD || c->kind == DP_CMD_FILTER_DEL ||
+	       c->kind == DP_CMD_FILTER_FLUSH || c->kind == DP_CMD_FILTER_RESTORE;
+}
+
+/* Each chain's rules at the end of @cfg: the adds, in order, that no del or flush took back. */
+struct rule_lists {
+	const struct dp_cmd **rules[DP_CHAINS];
+	unsigned n[DP_CHAINS];
+};
+
+static int rule_lists_of(const struct dp_config *cfg, struct rule_lists *l)
+{
+	memset(l, 0, sizeof(*l));
+	for (unsigned k = 0; k < DP_CHAINS; k++) {
+		l->rules[k] = calloc(cfg->n_cmds + 1, sizeof(*l->rules[k]));
+		if (!l->rules[k])
+			return -ENOMEM;
+	}
+	for (unsigned i = 0; i < cfg->n_cmds; i++) {
+		const struct dp_cmd *c = &cfg->cmds[i];
+		unsigned ch = c->filter.chain;
+
+		if (c->kind == DP_CMD_FILTER_ADD) {
+			unsigned at = c->filter.index && c->filter.index <= l->n[ch] ? c->filter.index - 1 : l->n[ch];
+
+			memmove(&l->rules[ch][at + 1], &l->rules[ch][at], (l->n[ch] - at) * sizeof(*l->rules[ch]));
+			l->rules[ch][at] = c;
+			l->n[ch]++;
+		} else if (c->kind == DP_CMD_FILTER_DEL && c->filter.index >= 1 && c->filter.index <= l->n[ch]) {
+			unsigned at = c->filter.index - 1;
+
+			memmove(&l->rules[ch][at], &l->rules[ch][at + 1], (l->n[ch] - at - 1) * sizeof(*l->rules[ch]));
+			l->n[ch]--;
+		} else if (c->kind == DP_CMD_FILTER_FLUSH) {
+			for (unsigned k = 0; k < DP_CHAINS; k++)
+				if (ch == DP_CHAIN_ALL || ch == k)
+					l->n[k] = 0;
+		}
+	}
+	return 0;
+}
+
+static void rule_lists_free(struct rule_lists *l)
+{
+	for (unsigned k = 0; k < DP_CHAINS; k++)
+		free(l->rules[k]);
+}
+
+static bool same_rule(const struct dp_cmd *a, const struct dp_cmd *b)
+{
+	return a->filter.verdict == b->filter.verdict && !strcmp(a->filter.text, b->filter.text);
+}
+
+/*
+ * Appends to @adds, for each chain whose rules differ between @old and
+ * @new, a flush of it and the new file's rules in order. Returns the count
+ * appended, or -ENOMEM.
+ */
+static long rule_diff(const struct dp_config *old, const struct dp_config *new, struct dp_cmd *adds)
+{
+	struct rule_lists a, b;
+	long n = 0;
+
+	if (rule_lists_of(old, &a) || rule_lists_of(new, &b)) {
+		rule_lists_free(&a);
+		rule_lists_free(&b);
+		return -ENOMEM;
+	}
+	for (unsigned k = 0; k < DP_CHAINS; k++) {
+		bool same = a.n[k] == b.n[k];
+
+		for (unsigned i = 0; same && i < a.n[k]; i++)
+			same = same_rule(a.rules[k][i], b.rules[k][i]);
+		if (same)
+			continue;
+		adds[n] = (struct dp_cmd){ .kind = DP_CMD_FILTER_FLUSH, .filter.chain = (uint8_t)k };
+		snprintf(adds[n++].where, sizeof(adds[0].where), "reload (the %s chain's rules)",
+			 k == 0 ? "input" : k == 1 ? "forward" : "output");
+		for (unsigned i = 0; i < b.n[k]; i++) {
+			adds[n] = *b.rules[k][i];
+			adds[n++].filter.index = 0;
+		}
+	}
+	rule_lists_free(&a);
+	rule_lists_free(&b);
+	return n;
 }
 
 /* Builds the end state of @cfg: one entry per thing, sorted by key. Returns the count or -ENOMEM. */
@@ -46,7 +138,7 @@ static long end_state(const struct dp_config *cfg, struct state_entry **out)
 	for (unsigned i = 0; i < cfg->n_cmds; i++) {
 		if (i + 1 < cfg->n_cmds && !strcmp(e[i].key, e[i + 1].key))
 			continue;	/* a later command about the same thing wins */
-		if (!is_del(e[i].cmd))
+		if (!is_del(e[i].cmd) && !is_rule_cmd(e[i].cmd))
 			e[n++] = e[i];
 	}
 	*out = e;
@@ -62,7 +154,9 @@ static bool same_effect(const struct dp_cmd *a, const struct dp_cmd *b)
 	       a->rate == b->rate && a->burst == b->burst && a->host_on == b->host_on &&
 	       a->host_gro == b->host_gro && !strcmp(a->host_name, b->host_name) &&
 	       a->redirects == b->redirects && a->seconds == b->seconds && a->ra_on == b->ra_on &&
-	       a->source_route == b->source_route && a->route_type == b->route_type;
+	       a->source_route == b->source_route && a->route_type == b->route_type &&
+	       a->seconds == b->seconds && a->filter.verdict == b->filter.verdict &&
+	       a->filter.on == b->filter.on && !strcmp(a->filter.set, b->filter.set);
 }
 
 /* The undo of an add: the matching del. */
@@ -71,7 +165,8 @@ static struct dp_cmd undo(const struct dp_cmd *c)
 	struct dp_cmd d = *c;
 
 	d.kind = c->kind == DP_CMD_ADDR_ADD ? DP_CMD_ADDR_DEL :
-		 c->kind == DP_CMD_ROUTE_ADD ? DP_CMD_ROUTE_DEL : DP_CMD_NEIGH_DEL;
+		 c->kind == DP_CMD_ROUTE_ADD ? DP_CMD_ROUTE_DEL :
+		 c->kind == DP_CMD_SET_ADD ? DP_CMD_SET_DEL : DP_CMD_NEIGH_DEL;
 	if (d.kind == DP_CMD_ROUTE_DEL)
 		d.dev[0] = '\0';
 	d.undo = true;
@@ -94,7 +189,11 @@ static struct dp_cmd setting_default(const struct dp_cmd *c)
 	d.redirects = true;
 	d.ra_on = false;
 	d.source_route = true;
-	d.seconds = (uint32_t)(RXP_NEIGH_REACHABLE_NS / 1000000000ull);
+	d.seconds = c->kind == DP_CMD_CT_TIMEOUT ?
+		    rxp_ct_timeout_default((enum rxp_ct_timeout)c->filter.timeout) :
+		    (uint32_t)(RXP_NEIGH_REACHABLE_NS / 1000000000ull);
+	d.filter.verdict = DP_VERDICT_ACCEPT;	/* a chain's policy */
+	d.filter.on = false;			/* conntrack tcp liberal */
 	snprintf(d.where, sizeof(d.where), "reload (was %.80s)", c->where);
 	return d;
 }
@@ -102,7 +201,8 @@ static struct dp_cmd setting_default(const struct dp_cmd *c)
 /* Apply order: routes go before the addresses their gateways need, and come after them. */
 static int del_rank(const struct dp_cmd *c)
 {
-	return c->kind == DP_CMD_ROUTE_DEL ? 0 : c->kind == DP_CMD_NEIGH_DEL ? 1 : 2;
+	return c->kind == DP_CMD_ROUTE_DEL ? 0 : c->kind == DP_CMD_NEIGH_DEL ? 1 :
+	       c->kind == DP_CMD_SET_DEL ? 3 : 2;
 }
 
 /*
@@ -111,9 +211,11 @@ static int del_rank(const struct dp_cmd *c)
  */
 static int add_rank(const struct dp_cmd *c)
 {
+	/* sets before the rules that name them; the rules last but for host paths and adverts */
 	return c->kind == DP_CMD_MTU ? 0 : c->kind == DP_CMD_ADDR_ADD ? 1 :
 	       c->kind == DP_CMD_NEIGH_ADD ? 2 : c->kind == DP_CMD_ROUTE_ADD ? 3 :
-	       c->kind == DP_CMD_HOST || c->kind == DP_CMD_RA ? 5 : 4;
+	       c->kind == DP_CMD_SET_ADD ? 4 : is_rule_cmd(c) ? 6 :
+	       c->kind == DP_CMD_HOST || c->kind == DP_CMD_RA ? 7 : 5;
 }
 
 long reload_diff(const struct dp_config *old, const struct dp_config *new, struct dp_cmd **out)
@@ -125,8 +227,9 @@ long reload_diff(const struct dp_config *old, const struct dp_config *new, struc
 	na = end_state(old, &a);
 	nb = end_state(new, &b);
 	dels = calloc((size_t)(na > 0 ? na : 0) + 1, sizeof(*dels));
-	/* room for the new state and for a default restored per old setting */
-	adds = calloc((size_t)(na > 0 ? na : 0) + (size_t)(nb > 0 ? nb : 0) + 1, sizeof(*adds));
+	/* room for the new state, a default restored per old setting, and the rules (a flush per chain) */
+	adds = calloc((size_t)(na > 0 ? na : 0) + (size_t)(nb > 0 ? nb : 0) + new->n_cmds + DP_CHAINS + 1,
+		      sizeof(*adds));
 	if (na < 0 || nb < 0 || !dels || !adds)
 		goto out;
 	for (long i = 0, j = 0; i < na || j < nb;) {
@@ -134,8 +237,11 @@ long reload_diff(const struct dp_config *old, const struct dp_config *new, struc
 
 		if (c < 0) {		/* gone from the file */
 			if (a[i].cmd->kind == DP_CMD_ADDR_ADD || a[i].cmd->kind == DP_CMD_ROUTE_ADD ||
-			    a[i].cmd->kind == DP_CMD_NEIGH_ADD)
+			    a[i].cmd->kind == DP_CMD_NEIGH_ADD ||
+			    (a[i].cmd->kind == DP_CMD_SET_ADD && a[i].cmd->family))
 				dels[n_dels++] = undo(a[i].cmd);
+			else if (a[i].cmd->kind == DP_CMD_SET_ADD)
+				;	/* a set made empty stays, and so do the rules that name it */
 			else	/* a setting: back to its default */
 				adds[n_adds++] = setting_default(a[i].cmd);
 			i++;
@@ -151,15 +257,22 @@ long reload_diff(const struct dp_config *old, const struct dp_config *new, struc
 			i++, j++;
 		}
 	}
+	{
+		long n_rules = rule_diff(old, new, adds + n_adds);
+
+		if (n_rules < 0)
+			goto out;
+		n_adds += n_rules;
+	}
 	*out = calloc((size_t)(n_dels + n_adds) + 1, sizeof(**out));
 	if (!*out)
 		goto out;
 	n = 0;
-	for (int rank = 0; rank <= 2; rank++)
+	for (int rank = 0; rank <= 3; rank++)
 		for (long i = 0; i < n_dels; i++)
 			if (del_rank(&dels[i]) == rank)
 				(*out)[n++] = dels[i];
-	for (int rank = 0; rank <= 5; rank++)
+	for (int rank = 0; rank <= 7; rank++)
 		for (long i = 0; i < n_adds; i++)
 			if (add_rank(&adds[i]) == rank)
 				(*out)[n++] = adds[i];

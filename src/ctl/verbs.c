@@ -21,19 +21,29 @@ static const struct cmd_verb verbs[] = {
 		  "  neigh ageing SECONDS\n" },
 	{ .word = "icmp", .ctl_rank = 5, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_icmp,
 	  .help = "  icmp ratelimit ERRORS_PER_SECOND [burst N]\n" },
-	{ .word = "sync", .ctl_rank = 7, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_sync,
+	{ .word = "sync", .ctl_rank = 9, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_sync,
 	  .serve = ctl_sync_serve,
 	  .help = "  sync kernel [table N] [interval SECONDS]  |  sync off\n" },
 	{ .word = "ip", .ctl_rank = 6, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_ip,
 	  .help = "  ip source-route on|off\n" },
+	{ .word = "filter", .ctl_rank = 7, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_filter,
+	  .shape = { .max_words = CMD_WORDS_MAX - 1 },
+	  .help = "  filter add input|forward|output [in PORT] [out PORT] [src PREFIX|@SET] [dst PREFIX|@SET]\n"
+		  "             [proto tcp|udp|icmp|icmpv6|N] [sport N[-M]] [dport N[-M]] [icmp-type T]\n"
+		  "             [ct-state new,established,related,invalid] accept|drop|reject\n"
+		  "  filter policy input|forward|output accept|drop  |  filter del CHAIN N  |  filter flush [CHAIN]\n"
+		  "  filter set add NAME [PREFIX...]  |  filter set del NAME PREFIX...\n" },
+	{ .word = "conntrack", .ctl_rank = 8, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_conntrack,
+	  .help = "  conntrack max N  |  conntrack timeout NAME SECONDS  |  conntrack tcp liberal on|off\n" },
 	{ .word = "show", .ctl_rank = 0, .in = CMD_IN_CTL, .serve = ctl_show_serve,
-	  .help = "  show ports | stats | drops | routes [PREFIX|ADDRESS] | neigh | pool\n"
+	  .help = "  show ports | stats | drops | routes [PREFIX|ADDRESS] | neigh | pool | filter\n"
+		  "  show conntrack [src ADDR] [dst ADDR] [proto P] [state S]  |  show conntrack stats\n"
 		  "  show routes kernel    (the kernel's routes as mirrored, and what rxpath did with each)\n" },
-	{ .word = "capture", .ctl_rank = 8, .in = CMD_IN_CTL, .serve = ctl_capture_serve,
+	{ .word = "capture", .ctl_rank = 10, .in = CMD_IN_CTL, .serve = ctl_capture_serve,
 	  .shape = { .rest_word = "filter", .rest_from = 4, .max_words = 10 },
 	  .too_many = "capture: too many words; see 'help'",
 	  .help = "  capture start rx|tx|drop|all FILE [dev PORT] [count N] [filter EXPR]  |  capture stop\n" },
-	{ .word = "help", .ctl_rank = 9, .in = CMD_IN_CTL, .serve = ctl_help_serve },
+	{ .word = "help", .ctl_rank = 11, .in = CMD_IN_CTL, .serve = ctl_help_serve },
 };
 
 const struct cmd_verb *cmd_verb_of(const char *line, unsigned in)

@@ -57,6 +57,11 @@ int verb_icmp(struct dp_config *cfg, const struct cmd_line *l, const char *where
 int verb_ip(struct dp_config *cfg, const struct cmd_line *l, const char *where, struct cmd_err *e);
 int verb_sync(struct dp_config *cfg, const struct cmd_line *l, const char *where, struct cmd_err *e);
 
+/* filter_verbs.c: the filter's rules, policies and sets, and connection tracking. */
+int verb_filter(struct dp_config *cfg, const struct cmd_line *l, const char *where, struct cmd_err *e);
+int verb_conntrack(struct dp_config *cfg, const struct cmd_line *l, const char *where,
+		   struct cmd_err *e);
+
 /*
  * ctl_server.c, ctl_sync.c, ctl_capture.c: what the control thread answers
  * itself. Each returns 0 with the reply in @out, or -errno (as ->serve).

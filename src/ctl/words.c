@@ -15,7 +15,7 @@ int cmd_split(struct cmd_line *l, const char *line, const struct cmd_shape *shap
 	      struct cmd_err *e)
 {
 	int max = shape && shape->max_words ? RXP_MIN(shape->max_words, CMD_WORDS_MAX - 1) :
-					       CMD_WORDS_MAX;
+					       CMD_WORDS_DEFAULT;
 	size_t len = strlen(line);
 	char *p;
 

@@ -12,7 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define CMD_WORDS_MAX 12
+#define CMD_WORDS_DEFAULT 12	/* words a line has at most, unless its verb says */
+#define CMD_WORDS_MAX 256	/* ... which it may, up to this (a set's prefixes) */
 #define CMD_LINE_MAX 1024
 
 /* One command line, split. */
@@ -29,11 +30,11 @@ struct cmd_err {
 	char text[512];		/* what was expected, or why not */
 };
 
-/* How a verb's lines are cut, beyond plain words (NULL: plain words, CMD_WORDS_MAX of them). */
+/* How a verb's lines are cut, beyond plain words (NULL: plain words, CMD_WORDS_DEFAULT of them). */
 struct cmd_shape {
 	const char *rest_word;	/* at index rest_from or later, it ends the split: what follows, */
 	int rest_from;		/* trimmed, is one last word (capture's filter expression) */
-	int max_words;		/* words at most, the rest word's own not counted; 0: CMD_WORDS_MAX */
+	int max_words;		/* words at most, the rest word's own not counted; 0: CMD_WORDS_DEFAULT */
 };
 
 /*

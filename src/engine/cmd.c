@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dataplane.h"
+#include "dp_filter.h"
 #include "rxpath/proto.h"
 
 const char *dp_cmd_strerror(int ret)
@@ -647,6 +648,19 @@ static void source_route_key(const struct dp_cmd *c, char *key, size_t len)
 	snprintf(key, len, "source-route");
 }
 
+/* The filter's, set's and conntrack's kinds live with their state (dp_filter.c). */
+static int filter_apply(struct dp *dp, const struct dp_cmd *c, int ifidx, char *err, size_t errlen)
+{
+	(void)ifidx;
+	return dp_filter_apply(dp, c, err, errlen);
+}
+
+static bool filter_inverse(struct dp *dp, const struct dp_cmd *c, int ifidx, struct dp_cmd *inv)
+{
+	(void)ifidx;
+	return dp_filter_inverse(dp, c, inv);
+}
+
 /* ---- the table ---- */
 
 struct cmd_kind {
@@ -675,6 +689,15 @@ static const struct cmd_kind kinds[] = {
 	[DP_CMD_NEIGH_AGEING] = { neigh_ageing_set, neigh_ageing_inverse, neigh_ageing_key },
 	[DP_CMD_RA] = { ra_set, ra_inverse, ra_key },
 	[DP_CMD_SOURCE_ROUTE] = { source_route_set, source_route_inverse, source_route_key },
+	[DP_CMD_FILTER_ADD] = { filter_apply, filter_inverse, dp_filter_key },
+	[DP_CMD_FILTER_DEL] = { filter_apply, filter_inverse, dp_filter_key },
+	[DP_CMD_FILTER_FLUSH] = { filter_apply, filter_inverse, dp_filter_key },
+	[DP_CMD_FILTER_RESTORE] = { filter_apply, filter_inverse, dp_filter_key },
+	[DP_CMD_FILTER_POLICY] = { filter_apply, filter_inverse, dp_filter_key },
+	[DP_CMD_SET_ADD] = { filter_apply, filter_inverse, dp_filter_key },
+	[DP_CMD_SET_DEL] = { filter_apply, filter_inverse, dp_filter_key },
+	[DP_CMD_CT_TIMEOUT] = { filter_apply, filter_inverse, dp_filter_key },
+	[DP_CMD_CT_LIBERAL] = { filter_apply, filter_inverse, dp_filter_key },
 };
 _Static_assert(RXP_ARRAY_SIZE(kinds) == DP_CMD_KINDS, "a command kind without its entry");
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include "control.h"
+#include "dp_filter.h"
 #include "workers.h"
 
 /* One queued call; it lives on the caller's stack while the caller waits. */
@@ -89,6 +90,7 @@ void control_run_pending(struct control *c)
 	dp_barrier_enter(c->dp);	/* the other workers wait between two polls */
 	for (struct control_call *call = list; call; call = call->next)
 		call->ret = call->fn(c->dp, call->arg, call->out);
+	dp_filter_publish(c->dp);	/* rules changed by the calls go in whole, before anyone polls */
 	dp_barrier_exit(c->dp);
 	pthread_mutex_lock(&c->lock);
 	for (struct control_call *call = list; call; call = next) {

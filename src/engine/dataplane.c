@@ -6,6 +6,7 @@
 #include <string.h>
 #include "core/clock.h"
 #include "dataplane.h"
+#include "dp_filter.h"
 #include "rxpath/proto.h"
 #include "workers.h"
 
@@ -110,7 +111,7 @@ static int open_router(struct dp *dp, const struct dp_config *cfg, char *err, si
 		if (ret)
 			return ret;
 	}
-	return 0;
+	return dp_filter_commit(dp, err, errlen);	/* the config's rules, compiled once */
 }
 
 int dp_router_enable(struct dp *dp, char *err, size_t errlen)
@@ -340,6 +341,13 @@ int dp_open(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen
 	ret = open_workers(dp, cfg, err, errlen);
 	if (ret)
 		goto err_ports;
+	dp->filter = calloc(1, sizeof(*dp->filter));
+	if (!dp->filter) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+		goto err_ports;
+	}
+	dp_filter_init(dp, cfg->ct_max);
 	if (cfg->n_cmds || cfg->n_vlans) {
 		ret = open_router(dp, cfg, err, errlen);
 		if (ret)
@@ -362,6 +370,9 @@ int dp_open(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen
 	return 0;
 
 err_ports:
+	dp_filter_free(dp);
+	free(dp->filter);
+	dp->filter = NULL;
 	dp_hosts_close(dp);
 	for (unsigned i = dp->n_ports; i-- > 0;)
 		rxp_port_close(&dp->ports[i]);
@@ -470,6 +481,9 @@ long dp_close(struct dp *dp)
 	dp_hosts_close(dp);	/* the TAPs go away; what they held goes back to the cache */
 	for (unsigned w = dp->n_workers; w-- > 0;)
 		rxp_stack_close(dp_stack(dp, w));
+	dp_filter_free(dp);
+	free(dp->filter);
+	dp->filter = NULL;
 	for (unsigned i = dp->n_ports; i-- > 0;)
 		rxp_port_close(&dp->ports[i]);
 	dp->n_ports = 0;

@@ -11,12 +11,15 @@
 #include "rxpath/port.h"
 #include "rxpath/router.h"
 #include "rxpath/stack.h"
+#include "fib/acl.h"
 
 #define DP_PORTS_MAX 16
 #define DP_VLANS_MAX 48
 #define DP_BUFS_PER_PORT 4096u	/* RX ring + TX ring + room in flight, at default ring sizes */
 #define DP_WHERE_LEN 96
 #define DP_WORKERS_MAX 64
+
+struct dp_filter;
 
 struct dp_port_config {
 	char name[RXP_PORT_NAME_MAX];
@@ -45,7 +48,46 @@ enum dp_cmd_kind {
 	DP_CMD_NEIGH_AGEING,	/* neigh ageing SECONDS */
 	DP_CMD_RA,		/* port set NAME ra on|off */
 	DP_CMD_SOURCE_ROUTE,	/* ip source-route on|off */
+	DP_CMD_FILTER_ADD,	/* filter add|insert CHAIN ... VERDICT */
+	DP_CMD_FILTER_DEL,	/* filter del CHAIN N */
+	DP_CMD_FILTER_FLUSH,	/* filter flush [CHAIN] */
+	DP_CMD_FILTER_RESTORE,	/* a flush's inverse: the rules it took, back */
+	DP_CMD_FILTER_POLICY,	/* filter policy CHAIN accept|drop */
+	DP_CMD_SET_ADD,		/* filter set add NAME PREFIX (one per prefix) */
+	DP_CMD_SET_DEL,		/* filter set del NAME PREFIX */
+	DP_CMD_CT_TIMEOUT,	/* conntrack timeout NAME SECONDS */
+	DP_CMD_CT_LIBERAL,	/* conntrack tcp liberal on|off */
 	DP_CMD_KINDS
+};
+
+/* The chains of the filter, as nftables' hooks of the same names. */
+enum dp_chain {
+	DP_CHAIN_INPUT,		/* to the router itself */
+	DP_CHAIN_FORWARD,	/* what it routes */
+	DP_CHAIN_OUTPUT,	/* what it originates */
+	DP_CHAINS,
+	DP_CHAIN_ALL = DP_CHAINS	/* filter flush without a chain */
+};
+
+enum dp_verdict { DP_VERDICT_ACCEPT, DP_VERDICT_DROP, DP_VERDICT_REJECT };
+
+#define DP_SET_NAME_MAX 32
+#define DP_RULE_TEXT_MAX 240
+
+/* What a filter, set or conntrack command says, beyond dp_cmd's common fields. */
+struct dp_filter_cmd {
+	uint8_t chain;			/* enum dp_chain */
+	uint8_t verdict;		/* enum dp_verdict; FILTER_POLICY: accept or drop */
+	uint32_t index;			/* FILTER_DEL: rule number from 1; FILTER_ADD: insert before it (0: append) */
+	uint32_t snapshot;		/* FILTER_RESTORE: which flush's rules */
+	uint64_t rule_id;		/* FILTER_ADD taking back a del: the rule's own, so its counters come back */
+	struct rxp_acl_rule rule;	/* the match; its set ids and interfaces resolved when applied */
+	char src_set[DP_SET_NAME_MAX], dst_set[DP_SET_NAME_MAX];	/* empty: none */
+	char in_if[RXP_PORT_NAME_MAX], out_if[RXP_PORT_NAME_MAX];	/* empty: any */
+	char set[DP_SET_NAME_MAX];	/* SET_ADD, SET_DEL */
+	int timeout;			/* CT_TIMEOUT: enum rxp_ct_timeout */
+	bool on;			/* CT_LIBERAL */
+	char text[DP_RULE_TEXT_MAX];	/* the rule as `show filter` prints it */
 };
 
 /* One router command, parsed; applied when the datapath opens, or while it runs. */
@@ -70,6 +112,7 @@ struct dp_cmd {
 	uint8_t route_type;		/* 0, or a rejecting next hop kind (blackhole, ...) */
 	uint32_t seconds;		/* neigh ageing */
 	char host_name[RXP_TAP_NAME_MAX];	/* empty: the default name */
+	struct dp_filter_cmd filter;	/* the FILTER_, SET_ and CT_ kinds */
 };
 
 /*
@@ -97,6 +140,7 @@ struct dp_config {
 		uint32_t interval_ms;	/* full resync period */
 		char where[DP_WHERE_LEN];
 	} sync;
+	uint32_t ct_max;		/* `conntrack max N`: entries, sized at start; 0: the default */
 };
 
 /*
@@ -165,6 +209,7 @@ struct dp {
 	rxp_cache_aligned unsigned n_ports;
 	struct rxp_port ports[DP_PORTS_MAX];
 	struct rxp_router *router;	/* NULL: no addresses or routes, a receive sink */
+	struct dp_filter *filter;	/* rules, sets, tracking (dp_filter.h); made at open */
 	bool drained;
 	unsigned finish_checks;		/* dp_finished() calls since worker 0's inputs ended */
 	uint64_t next_port_check_ns;	/* dp_ports_check() */

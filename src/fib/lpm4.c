@@ -467,6 +467,15 @@ void rxp_lpm4_destroy(struct rxp_lpm4 *lpm)
 	free(lpm);
 }
 
+bool rxp_lpm4_has(const struct rxp_lpm4 *lpm, uint32_t prefix, uint8_t len)
+{
+	bool found = false;
+
+	if (len <= 32)
+		rule_slot(lpm->w, prefix & prefix_mask(len), len, &found);
+	return found;
+}
+
 uint32_t rxp_lpm4_count(const struct rxp_lpm4 *lpm)
 {
 	return lpm->w->n_rules;

@@ -661,6 +661,18 @@ void rxp_lpm6_destroy(struct rxp_lpm6 *lpm)
 	free(lpm);
 }
 
+bool rxp_lpm6_has(const struct rxp_lpm6 *lpm, const uint8_t prefix[16], uint8_t len)
+{
+	struct pfx p;
+	bool found = false;
+
+	if (len <= 128) {
+		p = pfx_make(prefix, len);
+		rule_slot(lpm->w, &p, &found);
+	}
+	return found;
+}
+
 uint32_t rxp_lpm6_count(const struct rxp_lpm6 *lpm)
 {
 	return lpm->w->n_rules;

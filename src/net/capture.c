@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 #include <time.h>
 #include "capture.h"
+#include "rxpath/stack.h"
 
 #define REC_ALIGN 8u
 #define REC_HDR ((uint32_t)sizeof(struct rxp_capture_rec))
@@ -177,6 +178,12 @@ static rxp_always_inline bool capture_one(struct rxp_capture *cap, struct hook_c
 	rec->point = point;
 	rec->reason = reason;
 	rec->ts_ns = hook_time(cap, c);
+	/* the filter's drops say which rule (net/filter.c leaves it in user[1]) */
+	rec->rule = point == RXP_CAPTURE_DROP && (reason == RXP_DROP_FILTER_DROP ||
+						  reason == RXP_DROP_FILTER_REJECT ||
+						  reason == RXP_DROP_CT_INVALID) ?
+		    (uint32_t)pkt->user[1] : 0;
+	rec->pad = 0;
 	memcpy(rec->data, frame, cap_len);
 	c->captured++;
 	if (cap->count && cap->n_captured + c->captured >= cap->count) {

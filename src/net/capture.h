@@ -65,10 +65,17 @@ struct rxp_capture_rec {
 	uint8_t point;		/* RXP_CAPTURE_RX, _TX or _DROP; 0: padding */
 	uint8_t reason;		/* enum rxp_drop_reason, for point DROP */
 	uint64_t ts_ns;		/* CLOCK_REALTIME, nanoseconds since the epoch */
+	uint32_t rule;		/* a filter drop: RXP_CAPTURE_RULE(chain, rule number from 1; 0: the policy) */
+	uint32_t pad;
 	uint8_t data[];
 };
 
-_Static_assert(sizeof(struct rxp_capture_rec) == 24, "capture record header is 24 bytes");
+/* Which rule a filter drop was, as the record and the packet's user[1] carry it. */
+#define RXP_CAPTURE_RULE(chain, number) (1u << 31 | (uint32_t)(chain) << 24 | (uint32_t)(number))
+#define RXP_CAPTURE_RULE_CHAIN(v) ((v) >> 24 & 0x7f)
+#define RXP_CAPTURE_RULE_NUMBER(v) ((v) & 0xffffff)
+
+_Static_assert(sizeof(struct rxp_capture_rec) == 32, "capture record header is 32 bytes");
 _Static_assert(offsetof(struct rxp_capture_rec, ts_ns) == 16, "timestamp is 8-byte aligned");
 
 /*

@@ -14,6 +14,7 @@
 #include "ip4_route.h"
 #include "local.h"
 #include "out.h"
+#include "filter.h"
 #include "reasm.h"
 
 static void local_deliver4(struct rxp_stack *st, struct rxp_pkt *pkt)
@@ -326,6 +327,8 @@ void rxp_ip4_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 
 	if (rxp_lpm4_lookup(st->router->fib4, ntohl(rxp_pkt_cip4(pkt)->dst), &nh))
 		nh = RXP_LPM_NO_ROUTE;
+	if (rxp_unlikely(rxp_filter_on(st)) && !rxp_filter_routed(st, &pkt, NULL, &nh, 1))
+		return;
 	route_nh(st, pkt, nh);
 }
 
@@ -347,8 +350,7 @@ static rxp_noinline void route_slow(struct rxp_stack *st, struct rxp_pkt *pkt, u
  * reason an adjacency checked once holds for the rest of the vector: a run
  * of packets to one next hop checks it once.
  */
-void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, const uint32_t *dst,
-			  uint16_t n)
+void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint32_t *dst, uint16_t n)
 {
 	const struct rxp_router *r = st->router;
 	const struct rxp_adj *adjs = st->adj;
@@ -364,6 +366,9 @@ void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, const uin
 		return;
 	/* one lookup for the whole vector: the table's cache misses overlap */
 	rxp_lpm4_lookup_bulk(r->fib4, dst, nh, n);
+	/* the filter takes out what it drops, before anything is forwarded */
+	if (rxp_unlikely(rxp_filter_on(st)))
+		n = rxp_filter_routed(st, pkts, dst, nh, n);
 	for (uint16_t i = 0; i < n; i++) {
 		struct rxp_pkt *pkt = pkts[i];
 		struct rxp_ip4_hdr *ip = rxp_pkt_ip4(pkt);

@@ -12,7 +12,7 @@ void rxp_ip4_route(struct rxp_stack *st, struct rxp_pkt *pkt);
  * The same for a vector, with one bulk FIB lookup for all of it; @dst holds
  * each packet's destination address in host order.
  */
-void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, const uint32_t *dst,
+void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint32_t *dst,
 			  uint16_t n);
 
 /* Routes @pkt whose FIB lookup gave next hop @nh (RXP_LPM_NO_ROUTE: none). */

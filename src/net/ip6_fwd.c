@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <string.h>
 #include "host.h"
+#include "filter.h"
 #include "icmp.h"
 #include "ip6_addr.h"
 #include "ip6_route.h"
@@ -117,6 +118,10 @@ void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 	/* RFC 4291 2.5.6: link-local is for the link it came in on; no FIB lookup */
 	if (rxp_unlikely(rxp_ip6_is_link_local(dst))) {
 		if (rxp_l3if_has_addr6(&r->ifs[pkt->ifidx], dst)) {
+			nh = RXP_NH_LOCAL;
+			if (rxp_unlikely(rxp_filter_on(st)) && !(pkt->flags & RXP_PKT_F_FILTERED) &&
+			    !rxp_filter_routed(st, &pkt, NULL, &nh, 1))
+				return;
 			local_deliver6(st, pkt);
 			return;
 		}
@@ -133,6 +138,9 @@ void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 		rxp_drop(st, pkt, RXP_DROP_NO_ROUTE);
 		return;
 	}
+	if (rxp_unlikely(rxp_filter_on(st)) && !(pkt->flags & RXP_PKT_F_FILTERED) &&
+	    !rxp_filter_routed(st, &pkt, NULL, &nh, 1))
+		return;
 	if (nh == RXP_NH_LOCAL) {
 		local_deliver6(st, pkt);
 		return;
@@ -199,6 +207,32 @@ void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt)
  * has every check. The neighbour generation is read once per vector, as
  * for IPv4.
  */
+/*
+ * The filter first, for the whole vector: each packet's FIB result as
+ * rxp_ip6_route() finds it (multicast and link-local not for the router
+ * are no chain's), and the survivors marked so that it does not ask again.
+ */
+static rxp_noinline uint16_t filter_vector6(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t n)
+{
+	const struct rxp_router *r = st->router;
+	uint32_t nh[RXP_BURST_MAX];
+
+	for (uint16_t i = 0; i < n; i++) {
+		const uint8_t *dst = rxp_pkt_cip6(pkts[i])->dst;
+
+		if (dst[0] == 0xff)
+			nh[i] = RXP_LPM_NO_ROUTE;
+		else if (rxp_ip6_is_link_local(dst))
+			nh[i] = rxp_l3if_has_addr6(&r->ifs[pkts[i]->ifidx], dst) ? RXP_NH_LOCAL : RXP_LPM_NO_ROUTE;
+		else if (rxp_lpm6_lookup(r->fib6, dst, &nh[i]))
+			nh[i] = RXP_LPM_NO_ROUTE;
+	}
+	n = rxp_filter_routed(st, pkts, NULL, nh, n);
+	for (uint16_t i = 0; i < n; i++)
+		pkts[i]->flags |= RXP_PKT_F_FILTERED;
+	return n;
+}
+
 void rxp_ip6_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t n)
 {
 	const struct rxp_router *r = st->router;
@@ -209,6 +243,9 @@ void rxp_ip6_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 	unsigned v_port = UINT_MAX;
 	/* the next hop whose adjacency passed (as in rxp_ip4_route_vector); never a FIB result */
 	uint32_t ok_nh = UINT32_MAX - 1;
+
+	if (rxp_unlikely(rxp_filter_on(st)))
+		n = filter_vector6(st, pkts, n);
 
 	for (uint16_t i = 0; i < n; i++) {
 		struct rxp_pkt *pkt = pkts[i];

@@ -36,6 +36,13 @@ bool rxp_l4_sum_ok(const struct rxp_pkt *pkt, uint32_t len, uint64_t data_sum);
  * (IPv4) or Parameter Problem pointing at offset @nh_at (IPv6). Returns the
  * drop reason the packet is counted under; @pkt is not consumed.
  */
+/*
+ * Answers the TCP segment @orig (its header at l4_off, @len bytes with it)
+ * with a reset from the address it was sent to, per RFC 9293 3.10.7.1
+ * (rate-limited as ICMP errors are). @orig is not consumed.
+ */
+void rxp_tcp_reset(struct rxp_stack *st, const struct rxp_pkt *orig, uint32_t len);
+
 enum rxp_drop_reason rxp_local_l4_answer(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t len,
 					 uint32_t nh_at);
 

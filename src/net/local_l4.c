@@ -164,7 +164,7 @@ bool rxp_l4_sum_ok(const struct rxp_pkt *pkt, uint32_t len, uint64_t data_sum)
  * carries one, else sequence 0 acknowledging all it occupied. @len is
  * the segment's length, header included.
  */
-static void tcp_reset(struct rxp_stack *st, const struct rxp_pkt *orig, uint32_t len)
+void rxp_tcp_reset(struct rxp_stack *st, const struct rxp_pkt *orig, uint32_t len)
 {
 	const struct rxp_tcp_hdr *tcp = rxp_pkt_cl4(orig);
 	bool v6 = orig->flags & RXP_PKT_F_IP6;
@@ -251,7 +251,7 @@ enum rxp_drop_reason rxp_local_l4_answer(struct rxp_stack *st, struct rxp_pkt *p
 	case RXP_IPPROTO_TCP:
 		/* RFC 9293 3.10.7.1: a reset is never answered */
 		if (!(((const struct rxp_tcp_hdr *)rxp_pkt_cl4(pkt))->flags & RXP_TCP_F_RST))
-			tcp_reset(st, pkt, len);
+			rxp_tcp_reset(st, pkt, len);
 		return RXP_DROP_TCP_RESET;
 	default:
 		/* Protocol Unreachable, or Parameter Problem at the Next Header that named it */

@@ -12,6 +12,7 @@
  * as a capture-driven test expects).
  */
 #include <string.h>
+#include "filter.h"
 #include "ip6_addr.h"
 #include "out.h"
 
@@ -161,6 +162,8 @@ void rxp_reply_send(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t family,
 	memcpy(mac, way->known ? way->mac : prev_mac, 6);
 	pkt->port = ifp->port;
 	pkt->ifidx = (uint16_t)way->out;
+	if (rxp_unlikely(rxp_filter_on(st)) && !rxp_filter_output(st, pkt, family, way->out))
+		return;
 	/*
 	 * An answer larger than the link (an echo reply to a request that came
 	 * over a wider one) goes in fragments: IPv4's DF is ours to clear, and

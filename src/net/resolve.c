@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include "filter.h"
 #include "rxpath/csum.h"
 #include "arp.h"
 #include "icmp.h"
@@ -589,6 +590,8 @@ void rxp_stack_tick(struct rxp_stack *st, uint64_t now_ns)
 	struct walk_ctx c = { .st = st };
 
 	st->now_ns = now_ns;
+	if (st->filter)
+		rxp_filter_tick(st);
 	if (!st->router || now_ns < st->next_tick_ns)
 		return;
 	st->next_tick_ns = now_ns + TICK_NS;
@@ -621,12 +624,12 @@ static uint64_t end_held(struct rxp_stack *st, bool give_up)
 
 uint64_t rxp_stack_drain(struct rxp_stack *st)
 {
-	return end_held(st, true);
+	return end_held(st, true) + rxp_filter_frags_end(st, RXP_DROP_FILTER_FRAG);
 }
 
 uint64_t rxp_stack_release(struct rxp_stack *st)
 {
-	return end_held(st, false);
+	return end_held(st, false) + rxp_filter_frags_end(st, RXP_DROP_STOPPED);
 }
 
 struct port_down_ctx {

@@ -6,6 +6,7 @@
 #include "arp.h"
 #include "capture.h"
 #include "eth.h"
+#include "filter.h"
 #include "host.h"
 #include "icmp.h"
 #include "ip4.h"
@@ -342,6 +343,7 @@ void rxp_stack_input_list(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 		fast_port = UINT16_MAX;	/* no fast path: no router, or no interface */
 	if (rxp_unlikely(st->capture))
 		rxp_capture_rx(st->capture, pkts, n);
+	rxp_filter_enter(st);	/* tracking entries are read until the poll's end */
 	/*
 	 * Ethernet, and IPv4 or IPv6 validated in the same pass while the
 	 * header is in hand (an IPv4 destination kept for the FIB), with the
@@ -411,6 +413,7 @@ void rxp_stack_input_list(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 	sink_vector(st, l4, n_l4, drop, &n_drop);
 	drop_vector(st, drop, n_drop);
 	rxp_stack_flush(st);
+	rxp_filter_leave(st);
 }
 
 void rxp_sink_one(struct rxp_stack *st, struct rxp_pkt *pkt)
@@ -432,6 +435,7 @@ void rxp_stack_input_one(struct rxp_stack *st, struct rxp_pkt *pkt)
 
 	if (rxp_unlikely(st->capture))
 		rxp_capture_rx(st->capture, &pkt, 1);
+	rxp_filter_enter(st);
 	s->in_packets++;
 	s->in_bytes += pkt->len;
 	next = rxp_eth_input(st, pkt);
@@ -463,4 +467,5 @@ out:
 		rxp_stack_flush(st);
 	else if (rxp_unlikely(st->capture))
 		rxp_capture_burst_end(st->capture);	/* what the flush would have done */
+	rxp_filter_leave(st);
 }

@@ -29,6 +29,7 @@ enum rxp_next {
 #define RXP_PKT_F_FRAG     0x04	/* any fragment: transport lengths cover the whole datagram */
 #define RXP_PKT_F_LOCAL_OUT 0x08	/* made by the router (reply, error, request) */
 #define RXP_PKT_F_L2_MCAST  0x10	/* arrived in a link-layer broadcast/multicast frame */
+#define RXP_PKT_F_FILTERED  0x20	/* the filter let it through already (net/filter.c) */
 
 static inline enum rxp_next rxp_drop_as(struct rxp_pkt *pkt, enum rxp_drop_reason reason)
 {

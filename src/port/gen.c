@@ -13,7 +13,7 @@
 
 #define SCHED_MIN 4096u
 #define SCHED_MAX 65536u
-#define FLOWS_MAX 65536u
+#define FLOWS_MAX (1u << 20)
 #define PCAP_FRAMES_MAX 1000000u
 #define BAD_FRAME_SIZE 128u	/* malformed frames: 124 bytes, 128 with the VLAN tag */
 

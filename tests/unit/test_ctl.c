@@ -99,7 +99,7 @@ static void test_split_errors(void)
 	CHECK_HAS(e.text, "line break");
 	CHECK_EQ(cmd_split(&l, "a\rb", NULL, &e), -EINVAL);
 
-	/* at most CMD_WORDS_MAX words; a comment after them does not count */
+	/* at most CMD_WORDS_DEFAULT words; a comment after them does not count */
 	CHECK_EQ(cmd_split(&l, "1 2 3 4 5 6 7 8 9 10 11 12", NULL, &e), 12);
 	CHECK_EQ(cmd_split(&l, "1 2 3 4 5 6 7 8 9 10 11 12   # 13 14", NULL, &e), 12);
 	memset(&e, 0, sizeof(e));
@@ -258,9 +258,9 @@ static void test_verbs(void)
 	CHECK(cmd_verb_of("Addr add", CMD_IN_CONFIG) == NULL);	/* words are lower case */
 
 	CHECK_STR(cmd_verbs_list(CMD_IN_CONFIG, buf, sizeof(buf)),
-		  "port, addr, route, neigh, icmp, sync, ip");
+		  "port, addr, route, neigh, icmp, sync, ip, filter, conntrack");
 	CHECK_STR(cmd_verbs_list(CMD_IN_CTL, buf, sizeof(buf)),
-		  "show, addr, route, neigh, port set, icmp, ip, sync, capture, help");
+		  "show, addr, route, neigh, port set, icmp, ip, filter, conntrack, sync, capture, help");
 	CHECK_EQ(strlen(cmd_verbs_list(CMD_IN_CONFIG, small, sizeof(small))), sizeof(small) - 1);
 
 	CHECK_EQ(cmd_verbs_help(CMD_IN_CONFIG, &help), 0);

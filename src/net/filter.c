@@ -1,0 +1,492 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The filter's stage, nftables' semantics: a routed packet goes through
+ * input (to the router) or forward (through it), a packet the router
+ * makes through output; the first rule that matches decides, else the
+ * chain's policy. With tracking on, each packet's connection state is
+ * found first (a whole vector at once), and a new connection a chain
+ * lets through is inserted then (conntrack's confirm).
+ */
+#include <errno.h>
+#include <string.h>
+#include "capture.h"
+#include "filter.h"
+#include "icmp.h"
+#include "ip4_route.h"
+#include "ip6_route.h"
+#include "local.h"
+
+/* Which chain a routed packet with FIB result @nh goes through, or -1: none (no route, a reject route). */
+static rxp_always_inline int chain_of(const struct rxp_router *r, uint32_t nh)
+{
+	if (nh == RXP_NH_LOCAL)
+		return RXP_FILTER_INPUT;
+	if (nh >= RXP_NH_MAX || rxp_nh_kind_rejects(r->nh[nh].kind))
+		return -1;
+	return RXP_FILTER_FORWARD;
+}
+
+/* The packet's key, from what tracking parsed (or, for what did not parse, its addresses only). */
+static void key_of(struct rxp_acl_key *k, const struct rxp_ct_pkt *cp, int in_if, int out_if)
+{
+	memcpy(k->src, cp->t.src, 16);
+	memcpy(k->dst, cp->t.dst, 16);
+	k->family = cp->t.family;
+	k->proto = cp->t.proto;
+	if (cp->t.proto == RXP_IPPROTO_ICMP || cp->t.proto == RXP_IPPROTO_ICMP6) {
+		k->sport = cp->icmp_type;
+		k->dport = cp->icmp_code;
+	} else {
+		k->sport = cp->t.sport;
+		k->dport = cp->t.dport;
+	}
+	k->in_if = (uint8_t)(in_if >= 0 ? in_if : 63);
+	k->out_if = (uint8_t)(out_if >= 0 ? out_if : 63);
+	k->src_sets = k->dst_sets = 0;
+}
+
+/* The addresses and protocol of a packet whose transport header did not parse. */
+static void tuple_of_header(struct rxp_ct_pkt *cp, const struct rxp_pkt *pkt, uint8_t family)
+{
+	memset(cp, 0, sizeof(*cp));
+	if (family == 6) {
+		const struct rxp_ip6_hdr *ip = rxp_pkt_cip6(pkt);
+
+		cp->t.family = 6;
+		memcpy(cp->t.src, ip->src, 16);
+		memcpy(cp->t.dst, ip->dst, 16);
+		cp->t.proto = ip->next_hdr;
+	} else {
+		const struct rxp_ip4_hdr *ip = rxp_pkt_cip4(pkt);
+
+		cp->t.family = 4;
+		memcpy(cp->t.src, &ip->src, 4);
+		memcpy(cp->t.dst, &ip->dst, 4);
+		cp->t.proto = ip->proto;
+	}
+	cp->bytes = pkt->l3_len;
+}
+
+/* Which of the chain's sets hold the key's addresses. */
+static void sets_of(const struct rxp_filter *f, const struct rxp_filter_chain *c, struct rxp_acl_key *k)
+{
+	for (uint64_t m = c->src_sets | c->dst_sets; m; m &= m - 1) {
+		unsigned id = (unsigned)__builtin_ctzll(m);
+		const struct rxp_pset *s = f->sets[id];
+
+		if (!s)
+			continue;
+		if ((c->src_sets >> id & 1) &&
+		    (k->family == 4 ? rxp_pset_has4(s, rxp_load_be32(k->src)) : rxp_pset_has6(s, k->src)))
+			k->src_sets |= 1ull << id;
+		if ((c->dst_sets >> id & 1) &&
+		    (k->family == 4 ? rxp_pset_has4(s, rxp_load_be32(k->dst)) : rxp_pset_has6(s, k->dst)))
+			k->dst_sets |= 1ull << id;
+	}
+}
+
+/* Neighbor Discovery and MLD, which the router needs: input filters them only by rules that name them. */
+static bool is_nd(const struct rxp_ct_pkt *cp)
+{
+	return cp->t.proto == RXP_IPPROTO_ICMP6 &&
+	       ((cp->icmp_type >= 130 && cp->icmp_type <= 137) || cp->icmp_type == 143);
+}
+
+/* Answers a rejected packet: a TCP reset, else ICMP administratively prohibited. */
+static void reject(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_ct_pkt *cp, int chain)
+{
+	bool v6 = pkt->flags & RXP_PKT_F_IP6;
+
+	if (cp->t.proto == RXP_IPPROTO_TCP && !cp->frag_nth && cp->l4_off &&
+	    pkt->l3_len >= cp->l4_off + RXP_TCP_HLEN) {
+		if (!(cp->tcp_flags & RXP_TCP_F_RST)) {
+			pkt->l4_off = (uint16_t)(pkt->l3_off + cp->l4_off);
+			rxp_tcp_reset(st, pkt, pkt->l3_len - cp->l4_off);
+		}
+		return;
+	}
+	if (chain == RXP_FILTER_INPUT) {
+		if (v6)
+			rxp_icmp6_error_local(st, pkt, RXP_ICMP6_DEST_UNREACH, RXP_ICMP6_UNREACH_ADMIN, 0);
+		else
+			rxp_icmp4_error_local(st, pkt, RXP_ICMP_DEST_UNREACH, RXP_ICMP_UNREACH_ADMIN);
+	} else if (v6) {
+		rxp_icmp6_error(st, pkt, RXP_ICMP6_DEST_UNREACH, RXP_ICMP6_UNREACH_ADMIN, 0);
+	} else {
+		rxp_icmp4_error(st, pkt, RXP_ICMP_DEST_UNREACH, RXP_ICMP_UNREACH_ADMIN, 0);
+	}
+}
+
+/* Counts @pkt against rule @rule of @chain (n_rules: the policy) in this worker. */
+static inline void count_rule(struct rxp_stack *st, int chain, uint32_t rule, const struct rxp_pkt *pkt)
+{
+	if (rule < st->rule_count_n[chain]) {
+		st->rule_count[chain][rule].packets++;
+		st->rule_count[chain][rule].bytes += pkt->l3_len;
+	}
+}
+
+/*
+ * Applies what the chain decided for one packet: true when it goes on.
+ * @rule: the rule that matched, or RXP_ACL_NO_MATCH (the policy).
+ */
+static bool decide(struct rxp_stack *st, struct rxp_pkt *pkt, int chain, uint32_t rule,
+		   const struct rxp_ct_pkt *cp, struct rxp_ct_ref *ref, enum rxp_drop_reason *why)
+{
+	const struct rxp_filter_chain *c = &st->filter->chain[chain];
+	uint8_t v = rule == RXP_ACL_NO_MATCH ? c->policy : c->verdict[rule];
+
+	count_rule(st, chain, rule == RXP_ACL_NO_MATCH ? c->n_rules : rule, pkt);
+	pkt->user[1] = RXP_CAPTURE_RULE(chain, rule == RXP_ACL_NO_MATCH ? 0 : rule + 1);
+	if (rxp_likely(v == RXP_FILTER_ACCEPT)) {
+		if (ref && ref->state == RXP_ACL_CT_NEW && ref->entry == UINT32_MAX &&
+		    rxp_unlikely(rxp_ct_confirm(st->ct, st->worker, cp, st->now_ns, ref) == -ENOSPC)) {
+			*why = RXP_DROP_CT_TABLE_FULL;
+			rxp_drop(st, pkt, *why);
+			return false;
+		}
+		return true;
+	}
+	if (v == RXP_FILTER_REJECT) {
+		reject(st, pkt, cp, chain);
+		*why = RXP_DROP_FILTER_REJECT;
+	} else {
+		/* invalid, and dropped for it: by the policy, or by a rule about states */
+		*why = ref && ref->state == RXP_ACL_CT_INVALID &&
+		       (rule == RXP_ACL_NO_MATCH || (c->flags[rule] & RXP_FILTER_RULE_STATE)) ?
+		       RXP_DROP_CT_INVALID : RXP_DROP_FILTER_DROP;
+	}
+	rxp_drop(st, pkt, *why);
+	return false;
+}
+
+/* ---- fragments: a datagram decided by its first ---- */
+
+static bool frag_is(const struct rxp_filter_frag *d, const struct rxp_ct_pkt *cp)
+{
+	unsigned alen = cp->t.family == 4 ? 4 : 16;
+
+	/* IPv4's key has the protocol (RFC 791); IPv6's is the addresses and the identification */
+	return d->deadline_ns && d->id == cp->frag_id && d->family == cp->t.family &&
+	       (cp->t.family == 6 || d->proto == cp->t.proto) && !memcmp(d->src, cp->t.src, alen) &&
+	       !memcmp(d->dst, cp->t.dst, alen);
+}
+
+static struct rxp_filter_frag *frag_find(struct rxp_stack *st, const struct rxp_ct_pkt *cp)
+{
+	for (unsigned i = 0; i < RXP_FILTER_FRAG_DATAGRAMS; i++)
+		if (frag_is(&st->frags->d[i], cp))
+			return &st->frags->d[i];
+	return NULL;
+}
+
+/* A slot for @cp's datagram: a free one, else the oldest decided one. NULL: all wait for a first fragment. */
+static struct rxp_filter_frag *frag_new(struct rxp_stack *st, const struct rxp_ct_pkt *cp)
+{
+	struct rxp_filter_frag *best = NULL;
+
+	for (unsigned i = 0; i < RXP_FILTER_FRAG_DATAGRAMS; i++) {
+		struct rxp_filter_frag *d = &st->frags->d[i];
+
+		if (!d->deadline_ns) {
+			best = d;
+			break;
+		}
+		if (d->decided && (!best || d->deadline_ns < best->deadline_ns))
+			best = d;
+	}
+	if (!best)
+		return NULL;
+	memset(best, 0, sizeof(*best));
+	best->deadline_ns = st->now_ns + RXP_FILTER_FRAG_NS;
+	best->id = cp->frag_id;
+	best->family = cp->t.family;
+	best->proto = cp->t.proto;
+	memcpy(best->src, cp->t.src, 16);
+	memcpy(best->dst, cp->t.dst, 16);
+	return best;
+}
+
+/* Sends on a held fragment whose datagram's first one went through. */
+static void frag_send(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh)
+{
+	if (pkt->flags & RXP_PKT_F_IP6) {
+		pkt->flags |= RXP_PKT_F_FILTERED;
+		rxp_ip6_route(st, pkt);
+	} else {
+		rxp_ip4_route_nh(st, pkt, nh);
+	}
+}
+
+/*
+ * The first fragment of @cp's datagram was decided (@go; else dropped under
+ * @why, rule @mark): the held ones follow it, later ones will.
+ */
+static void frag_decided(struct rxp_stack *st, const struct rxp_ct_pkt *cp, bool go,
+			 enum rxp_drop_reason why, uint32_t mark)
+{
+	struct rxp_filter_frag *d = frag_find(st, cp);
+
+	if (!d)
+		d = frag_new(st, cp);
+	if (!d)
+		return;	/* every slot waits: its later fragments are held as if it had not come */
+	d->decided = go ? 1 : 2;
+	d->drop_reason = (uint8_t)why;
+	d->rule_mark = mark;
+	for (unsigned k = 0; k < d->n_held; k++) {
+		if (go) {
+			frag_send(st, d->held[k], d->held_nh[k]);
+		} else {
+			d->held[k]->user[1] = mark;
+			rxp_drop(st, d->held[k], why);
+		}
+	}
+	d->n_held = 0;
+}
+
+/*
+ * A fragment after the first: as its datagram was decided, or held until
+ * that is. Returns true when it goes on now (kept in the vector).
+ */
+static bool frag_later(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_ct_pkt *cp, uint32_t nh)
+{
+	struct rxp_filter_frag *d = frag_find(st, cp);
+
+	if (d && d->decided == 1)
+		return true;
+	if (d && d->decided == 2) {
+		pkt->user[1] = d->rule_mark;
+		rxp_drop(st, pkt, (enum rxp_drop_reason)d->drop_reason);
+		return false;
+	}
+	if (!d)
+		d = frag_new(st, cp);
+	if (!d || d->n_held == RXP_FILTER_FRAG_HELD) {
+		rxp_drop(st, pkt, RXP_DROP_FILTER_FRAG);
+		return false;
+	}
+	d->held[d->n_held] = pkt;
+	d->held_nh[d->n_held++] = nh;
+	return false;
+}
+
+/* Datagrams past their time: what they hold is dropped. */
+static void frags_expire(struct rxp_stack *st)
+{
+	for (unsigned i = 0; i < RXP_FILTER_FRAG_DATAGRAMS; i++) {
+		struct rxp_filter_frag *d = &st->frags->d[i];
+
+		if (!d->deadline_ns || d->deadline_ns > st->now_ns)
+			continue;
+		for (unsigned k = 0; k < d->n_held; k++)
+			rxp_drop(st, d->held[k], RXP_DROP_FILTER_FRAG);
+		memset(d, 0, sizeof(*d));
+	}
+}
+
+uint64_t rxp_filter_frags_end(struct rxp_stack *st, enum rxp_drop_reason reason)
+{
+	uint64_t n = 0;
+
+	if (!st->frags)
+		return 0;
+	for (unsigned i = 0; i < RXP_FILTER_FRAG_DATAGRAMS; i++) {
+		struct rxp_filter_frag *d = &st->frags->d[i];
+
+		for (unsigned k = 0; k < d->n_held; k++, n++)
+			rxp_drop(st, d->held[k], reason);
+		memset(d, 0, sizeof(*d));
+	}
+	return n;
+}
+
+#define CHAIN_NONE -1		/* no chain asks: it goes on */
+#define CHAIN_CONSUMED -2	/* a fragment held or dropped for its datagram */
+
+/* What one packet of a vector needs on its way through the stage. */
+struct fpkt {
+	struct rxp_ct_pkt cp;
+	struct rxp_acl_key key;
+	uint32_t rule;		/* the first rule it matched, or RXP_ACL_NO_MATCH */
+	int8_t chain;		/* enum rxp_filter_chain_id, or -1: no chain asks */
+};
+
+uint16_t rxp_filter_routed(struct rxp_stack *st, struct rxp_pkt **pkts, uint32_t *dst, uint32_t *nh,
+			   uint16_t n)
+{
+	const struct rxp_filter *f = st->filter;
+	const struct rxp_router *r = st->router;
+	struct fpkt fp[RXP_BURST_MAX];
+	const struct rxp_ct_pkt *track[RXP_BURST_MAX];
+	struct rxp_ct_ref refs[RXP_BURST_MAX];
+	struct rxp_acl_key keys[RXP_BURST_MAX];
+	uint32_t match[RXP_BURST_MAX];
+	uint16_t idx[RXP_BURST_MAX], n_track = 0, kept = 0;
+
+	/* what each packet is: its chain, its fields, whether tracking is asked */
+	for (uint16_t i = 0; i < n; i++) {
+		struct rxp_pkt *pkt = pkts[i];
+		int chain = chain_of(r, nh[i]);
+		uint8_t family = pkt->flags & RXP_PKT_F_IP6 ? 6 : 4;
+		struct fpkt *p = &fp[i];
+
+		p->chain = (int8_t)(chain >= 0 && (f->chain[chain].on || f->track) ? chain : CHAIN_NONE);
+		p->rule = RXP_ACL_NO_MATCH;
+		if (p->chain < 0)
+			continue;
+		if (rxp_ct_parse(rxp_pkt_cdata(pkt) + pkt->l3_off, pkt->l3_len, family, &p->cp)) {
+			tuple_of_header(&p->cp, pkt, family);
+			refs[i] = (struct rxp_ct_ref){ .entry = UINT32_MAX, .state = RXP_ACL_CT_INVALID };
+		} else if (rxp_unlikely(p->cp.frag_nth) && st->frags) {
+			/* its datagram's first fragment decides; the chain is not asked */
+			p->chain = frag_later(st, pkt, &p->cp, nh[i]) ? CHAIN_NONE : CHAIN_CONSUMED;
+			continue;
+		} else if (f->track) {
+			track[n_track] = &p->cp;
+			idx[n_track++] = i;
+		} else {
+			refs[i] = (struct rxp_ct_ref){ .entry = UINT32_MAX, .state = RXP_ACL_CT_UNTRACKED };
+		}
+		key_of(&p->key, &p->cp, pkt->ifidx, chain == RXP_FILTER_FORWARD ? r->nh[nh[i]].ifidx : -1);
+	}
+	if (n_track) {
+		struct rxp_ct_ref got[RXP_BURST_MAX];
+
+		rxp_ct_track_bulk(st->ct, st->worker, track, n_track, st->now_ns, got);
+		for (uint16_t k = 0; k < n_track; k++)
+			refs[idx[k]] = got[k];
+	}
+	/* each chain's packets classified together */
+	for (int chain = 0; chain < RXP_FILTER_OUTPUT; chain++) {
+		const struct rxp_filter_chain *c = &f->chain[chain];
+		uint16_t m = 0;
+
+		if (!c->acl)
+			continue;
+		for (uint16_t i = 0; i < n; i++) {
+			if (fp[i].chain != chain)
+				continue;
+			fp[i].key.ct_state = refs[i].state;
+			if (c->src_sets | c->dst_sets)
+				sets_of(f, c, &fp[i].key);
+			keys[m] = fp[i].key;
+			idx[m++] = i;
+		}
+		if (!m)
+			continue;
+		rxp_acl_classify(c->acl, keys, match, m);
+		for (uint16_t k = 0; k < m; k++)
+			fp[idx[k]].rule = match[k];
+	}
+	/* the verdicts, in order: what goes on stays in the arrays */
+	for (uint16_t i = 0; i < n; i++) {
+		struct rxp_pkt *pkt = pkts[i];
+		int chain = fp[i].chain;
+
+		if (chain == CHAIN_CONSUMED)
+			continue;
+		if (chain >= 0) {
+			const struct rxp_filter_chain *c = &f->chain[chain];
+			uint32_t rule = c->acl ? fp[i].rule : RXP_ACL_NO_MATCH;
+			enum rxp_drop_reason why = RXP_DROP_FILTER_DROP;
+			bool go, first_frag = fp[i].cp.frag && st->frags;
+			struct rxp_ct_pkt cp_copy;
+
+			/*
+			 * Neighbor Discovery and MLD to the router pass input, its
+			 * policy included, unless the rule that matched names them
+			 */
+			if (chain == RXP_FILTER_INPUT && is_nd(&fp[i].cp) &&
+			    (rule == RXP_ACL_NO_MATCH || !(c->flags[rule] & RXP_FILTER_RULE_ND))) {
+				count_rule(st, chain, c->n_rules, pkt);
+				go = true;
+			} else {
+				if (first_frag)
+					cp_copy = fp[i].cp;
+				go = decide(st, pkt, chain, rule, &fp[i].cp, f->track ? &refs[i] : NULL, &why);
+				if (first_frag)
+					frag_decided(st, &cp_copy, go, why,
+						     RXP_CAPTURE_RULE(chain, rule == RXP_ACL_NO_MATCH ? 0 : rule + 1));
+			}
+			if (!go)
+				continue;
+		}
+		pkts[kept] = pkt;
+		if (dst)
+			dst[kept] = dst[i];
+		nh[kept++] = nh[i];
+	}
+	return kept;
+}
+
+/* Output's decision, with the tracking entries it reads held (see rxp_filter_output). */
+static bool output_decide(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t family, int out_if)
+{
+	const struct rxp_filter *f = st->filter;
+	const struct rxp_filter_chain *c = &f->chain[RXP_FILTER_OUTPUT];
+	struct rxp_ct_ref ref = { .entry = UINT32_MAX, .state = RXP_ACL_CT_UNTRACKED };
+	uint32_t rule = RXP_ACL_NO_MATCH;
+	uint8_t flags = pkt->flags;
+	struct rxp_acl_key key;
+	enum rxp_drop_reason why;
+	struct rxp_ct_pkt cp;
+	bool go;
+
+	if (rxp_ct_parse(rxp_pkt_cdata(pkt) + pkt->l3_off, pkt->l3_len, family, &cp)) {
+		tuple_of_header(&cp, pkt, family);
+		ref.state = RXP_ACL_CT_INVALID;
+	} else if (f->track) {
+		rxp_ct_track(st->ct, st->worker, &cp, st->now_ns, &ref);
+	}
+	/* ND and MLD the router sends are its own business, as ARP is */
+	if (is_nd(&cp))
+		return true;
+	if (c->acl) {
+		key_of(&key, &cp, -1, out_if);
+		key.ct_state = ref.state;
+		if (c->src_sets | c->dst_sets)
+			sets_of(f, c, &key);
+		rule = rxp_acl_classify_one(c->acl, &key);
+	}
+	/* its drops count under the filter's reasons, on the port it was to leave by */
+	pkt->flags &= (uint8_t)~RXP_PKT_F_LOCAL_OUT;
+	/* what the router makes is never answered with another packet: a reject drops it */
+	if (rule != RXP_ACL_NO_MATCH && c->verdict[rule] == RXP_FILTER_REJECT) {
+		count_rule(st, RXP_FILTER_OUTPUT, rule, pkt);
+		pkt->user[1] = RXP_CAPTURE_RULE(RXP_FILTER_OUTPUT, rule + 1);
+		rxp_drop(st, pkt, RXP_DROP_FILTER_REJECT);
+		return false;
+	}
+	go = decide(st, pkt, RXP_FILTER_OUTPUT, rule, &cp, f->track ? &ref : NULL, &why);
+	if (go)
+		pkt->flags = flags;
+	return go;
+}
+
+bool rxp_filter_output(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t family, int out_if)
+{
+	const struct rxp_filter *f = st->filter;
+	bool go;
+
+	if (!f->chain[RXP_FILTER_OUTPUT].on && !f->track)
+		return true;
+	rxp_filter_enter(st);	/* the timers' answers come outside a poll */
+	go = output_decide(st, pkt, family, out_if);
+	rxp_filter_leave(st);
+	return go;
+}
+
+/* Entries looked at per call (every 64 rounds of the poll loop) for expiry. */
+#define EXPIRE_BUDGET 256u
+
+void rxp_filter_tick(struct rxp_stack *st)
+{
+	if (st->frags)
+		frags_expire(st);
+	if (!st->ct)
+		return;
+	rxp_filter_enter(st);
+	rxp_ct_expire(st->ct, st->worker, st->now_ns, EXPIRE_BUDGET);
+	rxp_filter_leave(st);
+}

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The filter's stage: nftables' input, forward and output hooks with
+ * connection tracking. What the workers read is one block (struct
+ * rxp_filter) made whole by the engine and swapped in between polls; the
+ * rule counters are each worker's own.
+ */
+#ifndef RXPATH_NET_FILTER_H
+#define RXPATH_NET_FILTER_H
+
+#include "conntrack.h"
+#include "fib/acl.h"
+#include "fib/prefix_set.h"
+#include "stage.h"
+
+enum rxp_filter_chain_id { RXP_FILTER_INPUT, RXP_FILTER_FORWARD, RXP_FILTER_OUTPUT, RXP_FILTER_CHAINS };
+enum rxp_filter_verdict { RXP_FILTER_ACCEPT, RXP_FILTER_DROP, RXP_FILTER_REJECT };
+
+#define RXP_FILTER_RULE_ND 0x01	/* the rule names a Neighbor Discovery or MLD type (input sees those only for such rules) */
+#define RXP_FILTER_RULE_STATE 0x02	/* the rule asks for connection states: an invalid packet it drops is ct_invalid */
+
+struct rxp_filter_chain {
+	const struct rxp_acl *acl;	/* NULL: no rules */
+	const uint8_t *verdict;		/* per rule: enum rxp_filter_verdict */
+	const uint8_t *flags;		/* per rule: RXP_FILTER_RULE_* */
+	uint32_t n_rules;
+	uint8_t policy;			/* RXP_FILTER_ACCEPT or RXP_FILTER_DROP */
+	bool on;			/* rules, or a drop policy: the chain is asked */
+	uint64_t src_sets, dst_sets;	/* sets its rules name, as source and destination */
+};
+
+struct rxp_filter {
+	struct rxp_filter_chain chain[RXP_FILTER_CHAINS];
+	bool track;			/* a rule asks for a connection's state */
+	struct rxp_pset *sets[RXP_ACL_SETS_MAX];	/* by id; changed in place by the engine */
+};
+
+/*
+ * A fragmented datagram is decided as a whole, by its first fragment (the
+ * one with the ports): later fragments follow that decision, and those
+ * that come before it are held until it comes (as Linux's defragmentation
+ * before conntrack decides a whole datagram), then sent on as they came.
+ */
+#define RXP_FILTER_FRAG_DATAGRAMS 64	/* per worker */
+#define RXP_FILTER_FRAG_HELD 16		/* fragments held for one datagram's first */
+#define RXP_FILTER_FRAG_NS (30ull * 1000000000ull)	/* as net.ipv4.ipfrag_time */
+
+struct rxp_filter_frag {
+	uint64_t deadline_ns;		/* 0: a free slot */
+	uint32_t id;
+	uint8_t family, proto;
+	uint8_t decided;		/* 0: waiting for the first fragment; 1: go; 2: dropped */
+	uint8_t drop_reason;		/* decided 2: the first fragment's */
+	uint32_t rule_mark;		/* its RXP_CAPTURE_RULE */
+	uint8_t src[16], dst[16];
+	uint8_t n_held;
+	struct rxp_pkt *held[RXP_FILTER_FRAG_HELD];
+	uint32_t held_nh[RXP_FILTER_FRAG_HELD];
+};
+
+struct rxp_filter_frags {
+	struct rxp_filter_frag d[RXP_FILTER_FRAG_DATAGRAMS];
+};
+
+/* Drops every held fragment under @reason and forgets the decisions. Returns the count dropped. */
+uint64_t rxp_filter_frags_end(struct rxp_stack *st, enum rxp_drop_reason reason);
+
+/* One rule's counters in one worker; a chain's policy has the one past its rules. */
+struct rxp_rule_count {
+	uint64_t packets, bytes;
+};
+
+/*
+ * Routed IPv4 or IPv6 packets @pkts[0..@n) with their FIB results @nh
+ * (and, IPv4, their destinations @dst, or NULL): those to the router go
+ * through input, those it forwards through forward; what the chains drop or
+ * reject is consumed and taken out of the arrays, the rest kept in order.
+ * Returns how many are kept.
+ */
+uint16_t rxp_filter_routed(struct rxp_stack *st, struct rxp_pkt **pkts, uint32_t *dst, uint32_t *nh,
+			   uint16_t n);
+
+/*
+ * A packet the router made (of @family), about to leave by interface
+ * @out_if: output decides. Returns true when it goes on; else it is
+ * consumed, counted under the filter's drop reasons.
+ */
+bool rxp_filter_output(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t family, int out_if);
+
+/*
+ * Marks the stretch in which this worker reads tracking entries (a poll,
+ * the timers, an answer the router makes): entries freed meanwhile wait.
+ * Nests; only the outermost tells the table.
+ */
+static inline void rxp_filter_enter(struct rxp_stack *st)
+{
+	if (st->ct && st->ct_depth++ == 0)
+		rxp_ct_enter(st->ct, st->worker);
+}
+
+static inline void rxp_filter_leave(struct rxp_stack *st)
+{
+	if (st->ct && --st->ct_depth == 0)
+		rxp_ct_leave(st->ct, st->worker);
+}
+
+/* Connection tracking's expiry, its bounded share each call: the timers call it between polls. */
+void rxp_filter_tick(struct rxp_stack *st);
+
+/* True when @st has something to filter or track (the stage's cheap test). */
+static inline bool rxp_filter_on(const struct rxp_stack *st)
+{
+	return st->filter != NULL;
+}
+
+#endif
