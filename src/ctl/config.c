@@ -364,7 +364,7 @@ int config_apply_line(struct dp_config *cfg, const char *line, const char *where
 	const struct cmd_verb *v = cmd_verb_of(line, CMD_IN_CONFIG);
 	struct cmd_err e = { 0 };
 	struct cmd_line l;
-	int ret = cmd_split(&l, line, NULL, &e);
+	int ret = cmd_split(&l, line, v ? &v->shape : NULL, &e);
 	char verbs[200];
 
 	if (ret > 0 && !v)

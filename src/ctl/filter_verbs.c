@@ -251,8 +251,12 @@ int filter_rule_parse(char *const *w, int n, struct dp_filter_cmd *f, struct cmd
 		if (at >= sizeof(f->text))
 			return cmd_fail(e, k, "the rule is longer than %zu characters", sizeof(f->text) - 1);
 	}
-	if (n % 2 == 0)
-		return cmd_fail(e, w[n - 2], "expected a value after it, then a verdict (accept, drop, reject)");
+	if (n % 2 == 0) {
+		char shown[CMD_LINE_MAX + 32];
+
+		snprintf(shown, sizeof(shown), "nothing after '%s %s'", w[n - 2], w[n - 1]);
+		return cmd_fail_shown(e, shown, "expected a verdict last: accept, drop or reject");
+	}
 	v = verdict_of(w[n - 1]);
 	if (v < 0)
 		return cmd_fail(e, w[n - 1], "expected accept, drop or reject last");

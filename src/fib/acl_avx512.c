@@ -12,6 +12,7 @@
  * compares test eight rules.
  */
 #include <stddef.h>
+#include <string.h>
 #include "fib/acl_priv.h"
 #include "rxpath/common.h"
 
@@ -172,115 +173,300 @@ static AVX512 uint32_t scan6_avx512(const struct rxp_acl *acl, uint32_t s, const
 
 /* ---- bursts ---- */
 
-/* One key's walk below the root, one node at a time (few keys get here). */
-static rxp_noinline uint32_t walk_on(const struct rxp_acl *acl, uint32_t s, const uint32_t *kf)
+/* Rows of a burst's fields: the tree fields, then what linear lists test. */
+enum {
+	SOA_CT = ACL_FIELDS, SOA_IN, SOA_OUT, SOA_SSET_LO, SOA_SSET_HI, SOA_DSET_LO, SOA_DSET_HI,
+	SOA_ROWS
+};
+
+/* A burst's keys as the lookups use them. */
+struct burst {
+	_Alignas(64) uint32_t f[SOA_ROWS][ACL_BURST];	/* a field of 16 keys per vector */
+	_Alignas(64) uint32_t best[ACL_BURST];		/* the answers so far */
+	_Alignas(64) uint32_t idx[ACL_BURST];
+	_Alignas(64) uint32_t kf6[ACL_BURST][16];	/* IPv6 leaf lanes */
+	_Alignas(16) uint16_t l4[ACL_BURST][ACL_LANES4];	/* IPv4 leaf lanes */
+	uint64_t fam[2];				/* the keys of each family */
+	unsigned n, groups;
+};
+
+/* From the 32-bit fields to the IPv4 lanes: src high, low, dst high, low, ports, protocol. */
+static const _Alignas(64) uint16_t fields_to_lanes4[32] = { 1, 0, 9, 8, 16, 18, 20, 0 };
+
+static inline uint32_t load_be32(const uint8_t *p)
 {
-	while (acl_slot_kind(s) == ACL_SLOT_NODE)
-		s = acl_step(acl, s, kf);
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return __builtin_bswap32(v);
+}
+
+static AVX512 void burst_load(struct burst *b, const struct rxp_acl *acl,
+			      const struct rxp_acl_key *keys, unsigned n)
+{
+	const __m512i to6 = _mm512_load_si512(lanes6_bytes), to4 = _mm512_load_si512(fields_to_lanes4);
+	bool v6 = acl->n_trees[1], extras = acl->linear_extras;
+	bool lanes4 = acl->need_lanes[0], lanes6 = acl->need_lanes[1];
+
+	uint64_t fam4 = 0, fam6 = 0;	/* in registers: no store-to-load chain per key */
+
+	b->n = n;
+	b->groups = (n + GROUP - 1) / GROUP;
+	for (unsigned i = 0; i < n; i++) {
+		const struct rxp_acl_key *k = &keys[i];
+
+		if (lanes4 | lanes6) {
+			__m512i f = _mm512_shuffle_epi8(_mm512_loadu_si512(k), to6);
+
+			if (lanes4)
+				_mm_store_si128((__m128i *)(void *)b->l4[i], _mm512_castsi512_si128(
+					_mm512_maskz_permutexvar_epi16(0x7f, to4, f)));
+			if (lanes6)
+				_mm512_store_si512(b->kf6[i], f);
+		}
+		b->f[ACL_F_SRC0][i] = load_be32(k->src);
+		b->f[ACL_F_DST0][i] = load_be32(k->dst);
+		b->f[ACL_F_SPORT][i] = k->sport;
+		b->f[ACL_F_DPORT][i] = k->dport;
+		b->f[ACL_F_PROTO][i] = k->proto;
+		b->best[i] = RXP_ACL_NO_MATCH;
+		fam4 |= (uint64_t)(k->family == 4) << i;
+		fam6 |= (uint64_t)(k->family == 6) << i;
+		if (v6) {
+			for (unsigned w = 1; w < 4; w++) {
+				b->f[ACL_F_SRC0 + w][i] = load_be32(k->src + 4 * w);
+				b->f[ACL_F_DST0 + w][i] = load_be32(k->dst + 4 * w);
+			}
+		}
+		if (extras) {
+			b->f[SOA_CT][i] = k->ct_state;
+			b->f[SOA_IN][i] = k->in_if;
+			b->f[SOA_OUT][i] = k->out_if;
+			b->f[SOA_SSET_LO][i] = (uint32_t)k->src_sets;
+			b->f[SOA_SSET_HI][i] = (uint32_t)(k->src_sets >> 32);
+			b->f[SOA_DSET_LO][i] = (uint32_t)k->dst_sets;
+			b->f[SOA_DSET_HI][i] = (uint32_t)(k->dst_sets >> 32);
+		}
+	}
+	b->fam[0] = fam4;
+	b->fam[1] = fam6;
+	/* lanes past n: no family, and fields that index in bounds */
+	for (unsigned i = n; i < b->groups * GROUP; i++) {
+		b->best[i] = RXP_ACL_NO_MATCH;
+		for (unsigned f = 0; f < ACL_FIELDS; f++)
+			b->f[f][i] = 0;
+	}
+}
+
+static inline __mmask16 group_bits(uint64_t m, unsigned g)
+{
+	return (__mmask16)(m >> (GROUP * g));
+}
+
+/* Bit @ifindex of the 64-bit mask hi:lo, for 16 keys (none from 64 on). */
+static AVX512 inline __mmask16 ifs_test(__mmask16 live, __m512i ifindex, uint32_t lo, uint32_t hi)
+{
+	__m512i t = _mm512_or_si512(_mm512_srlv_epi32(_mm512_set1_epi32((int)lo), ifindex),
+				    _mm512_srlv_epi32(_mm512_set1_epi32((int)hi),
+						      _mm512_sub_epi32(ifindex, _mm512_set1_epi32(32))));
+
+	return _mm512_mask_test_epi32_mask(live, t, _mm512_set1_epi32(1));
+}
+
+/* Runs linear list @prog over the keys @act of group @g. Returns their answers, lowered. */
+static AVX512 __m512i linear_group(const uint32_t *prog, const struct burst *b, unsigned g,
+				   __mmask16 act, __m512i best)
+{
+	const uint32_t *p = prog + 1;
+	unsigned o = GROUP * g;
+
+	for (uint32_t r = 0; r < prog[0]; r++) {
+		uint32_t id = p[0], nc = p[1] & 0xffff, n_range = p[1] >> 16;
+		const uint32_t *c = p + 2;
+		__mmask16 live = _mm512_mask_cmpgt_epu32_mask(act, best, _mm512_set1_epi32((int)id));
+
+		if (!live)
+			break;	/* the rules after come later still */
+		for (uint32_t j = 0; j < n_range; j++, c += 3)
+			live = _mm512_mask_cmple_epu32_mask(live,
+				_mm512_sub_epi32(_mm512_load_si512(&b->f[c[0] & 0xff][o]),
+						 _mm512_set1_epi32((int)c[1])),
+				_mm512_set1_epi32((int)c[2]));
+		for (uint32_t j = n_range; j < nc; j++, c += 3) {
+			unsigned kind = c[0] >> 8, row;
+
+			switch (kind) {
+			case ACL_CHECK_RANGE:
+				live = _mm512_mask_cmple_epu32_mask(live,
+					_mm512_sub_epi32(_mm512_load_si512(&b->f[c[0] & 0xff][o]),
+							 _mm512_set1_epi32((int)c[1])),
+					_mm512_set1_epi32((int)c[2]));
+				break;
+			case ACL_CHECK_CT:
+				live = _mm512_mask_test_epi32_mask(live, _mm512_load_si512(&b->f[SOA_CT][o]),
+								   _mm512_set1_epi32((int)c[1]));
+				break;
+			case ACL_CHECK_IN_IF:
+			case ACL_CHECK_OUT_IF:
+				row = kind == ACL_CHECK_IN_IF ? SOA_IN : SOA_OUT;
+				live = ifs_test(live, _mm512_load_si512(&b->f[row][o]), c[1], c[2]);
+				break;
+			default:
+				row = (kind == ACL_CHECK_SRC_SET ? SOA_SSET_LO : SOA_DSET_LO) + (c[1] >= 32);
+				live = _mm512_mask_test_epi32_mask(live, _mm512_load_si512(&b->f[row][o]),
+								   _mm512_set1_epi32((int)(1u << (c[1] & 31))));
+				break;
+			}
+		}
+		best = _mm512_mask_mov_epi32(best, live, _mm512_set1_epi32((int)id));
+		p = c;
+	}
+	return best;
+}
+
+/* The keys of @fam_mask that can still do better than @min_rule. */
+static AVX512 inline uint64_t tree_keys(const struct burst *b, uint64_t fam_mask, uint32_t min_rule)
+{
+	uint64_t act = 0;
+
+	for (unsigned g = 0; g < b->groups; g++)
+		act |= (uint64_t)_mm512_mask_cmpgt_epu32_mask(group_bits(fam_mask, g),
+			_mm512_load_si512(&b->best[GROUP * g]), _mm512_set1_epi32((int)min_rule))
+		       << (GROUP * g);
+	return act;
+}
+
+/* Key @i's walk on below the root (few keys get here). */
+static rxp_noinline uint32_t walk_on(const struct rxp_acl *acl, uint32_t s, const struct burst *b,
+				     unsigned i)
+{
+	while (acl_slot_kind(s) == ACL_SLOT_NODE) {
+		const struct acl_node *nd = &acl->nodes[s >> 2];
+		uint32_t i1 = (b->f[nd->f1][i] >> nd->s1) & nd->m1;
+		uint32_t i2 = (b->f[nd->f2][i] >> nd->s2) & nd->m2;
+
+		s = acl->slots[nd->base + (i1 << nd->sh | i2)];
+	}
 	return s;
 }
 
+static AVX512 inline __m512i lanes_of(const struct burst *b, bool v6, unsigned i)
+{
+	if (v6)
+		return _mm512_load_si512(b->kf6[i]);
+	return _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)(const void *)b->l4[i]));
+}
+
 /*
- * Lowers match[] of the keys @list[0..n) by the trees of family @v6. Tree
- * by tree: the keys still to look drop out without a branch, the root's cut
- * (its fields hoisted out of the loop) leads every key to a slot, the keys
- * at an empty leaf drop out, and the leaves reached are scanned.
+ * Lowers the answers of family @v6's keys of @b by its trees. Per tree: the
+ * keys still looking; for a linear list, 16 keys tested against each rule
+ * at once; for a cut, the root's child index of 16 keys at once, then per
+ * key its slot (keys at an empty leaf drop out without a branch), a walk on
+ * for the few below another node, and the leaf scans.
  */
-static AVX512 rxp_always_inline void burst_family(const struct rxp_acl *acl, bool v6, uint8_t *list, unsigned n,
-				const struct rxp_acl_key *keys, const struct acl_kfields *kf,
-				uint32_t *match)
+static AVX512 rxp_always_inline void burst_family(const struct rxp_acl *acl, bool v6,
+						  struct burst *b, const struct rxp_acl_key *keys)
 {
 	uint32_t cur[ACL_BURST];
 	uint8_t at[ACL_BURST];
 
 	for (unsigned t = 0; t < acl->n_trees[v6]; t++) {
 		const struct acl_tree *tr = &acl->trees[v6][t];
+		uint64_t act = tree_keys(b, b->fam[v6], tr->min_rule);
 		uint32_t root = tr->root;
-		unsigned keep = 0, m = 0;
+		unsigned m = 0;
 
-		for (unsigned j = 0; j < n; j++) {
-			list[keep] = list[j];
-			keep += match[list[j]] > tr->min_rule;
-		}
-		n = keep;
-		if (!n)
+		if (!act)
 			break;	/* the later trees start later still */
+		if (acl_slot_kind(root) == ACL_SLOT_LINEAR) {
+			const uint32_t *prog = acl->slots + (root >> 2);
+
+			for (unsigned g = 0; g < b->groups; g++) {
+				__mmask16 a = group_bits(act, g);
+
+				if (a)
+					_mm512_store_si512(&b->best[GROUP * g],
+						linear_group(prog, b, g, a,
+							     _mm512_load_si512(&b->best[GROUP * g])));
+			}
+			continue;
+		}
 		if (acl_slot_kind(root) == ACL_SLOT_NODE) {
 			const struct acl_node *nd = &acl->nodes[root >> 2];
 			const uint32_t *slots = acl->slots + nd->base;
-			unsigned f1 = nd->f1, s1 = nd->s1, f2 = nd->f2, s2 = nd->s2, sh = nd->sh;
-			uint32_t m1 = nd->m1, m2 = nd->m2;
+			const __m512i s1 = _mm512_set1_epi32(nd->s1), m1 = _mm512_set1_epi32(nd->m1);
+			const __m512i s2 = _mm512_set1_epi32(nd->s2), m2 = _mm512_set1_epi32(nd->m2);
+			const __m512i sh = _mm512_set1_epi32(nd->sh);
 			bool deeper = false;
 
-			for (unsigned j = 0; j < n; j++) {
-				unsigned i = list[j];
-				const uint32_t *f = kf[i].f;
-				uint32_t s = slots[((f[f1] >> s1) & m1) << sh | ((f[f2] >> s2) & m2)];
+			for (unsigned g = 0; g < b->groups; g++) {
+				unsigned o = GROUP * g;
+				__m512i i1 = _mm512_and_si512(_mm512_srlv_epi32(
+					_mm512_load_si512(&b->f[nd->f1][o]), s1), m1);
+				__m512i i2 = _mm512_and_si512(_mm512_srlv_epi32(
+					_mm512_load_si512(&b->f[nd->f2][o]), s2), m2);
+
+				_mm512_store_si512(&b->idx[o], _mm512_or_si512(_mm512_sllv_epi32(i1, sh), i2));
+			}
+			for (unsigned i = 0; i < b->n; i++) {
+				uint32_t s = slots[b->idx[i]];
 
 				cur[m] = s;
 				at[m] = (uint8_t)i;
-				m += s != 0;
+				m += (s != 0) & (unsigned)(act >> i);
 				deeper |= acl_slot_kind(s) == ACL_SLOT_NODE;
 			}
 			if (deeper) {
 				for (unsigned q = 0; q < m; q++)
 					if (acl_slot_kind(cur[q]) == ACL_SLOT_NODE)
-						cur[q] = walk_on(acl, cur[q], kf[at[q]].f);
+						cur[q] = walk_on(acl, cur[q], b, at[q]);
 			}
-		} else if (root) {
-			for (unsigned j = 0; j < n; j++) {
-				cur[j] = root;
-				at[j] = list[j];
+		} else {
+			for (unsigned i = 0; i < b->n; i++) {
+				cur[m] = root;
+				at[m] = (uint8_t)i;
+				m += (unsigned)(act >> i) & 1;
 			}
-			m = n;
 		}
 		for (unsigned q = 0; q < m; q++) {
 			unsigned i = at[q];
-			uint32_t r = scan(acl, cur[q], v6, &keys[i]);
+			uint32_t r, s = cur[q];
 
-			match[i] = match[i] < r ? match[i] : r;
+			if (rxp_unlikely(acl_slot_kind(s) == ACL_SLOT_CHAIN))
+				r = chain(acl, s, v6, lanes_of(b, v6, i), &keys[i]);
+			else if (v6)
+				r = leaf6(acl, s, lanes_of(b, true, i), &keys[i]);
+			else
+				r = leaf4(acl, s, lanes_of(b, false, i), &keys[i]);
+			b->best[i] = b->best[i] < r ? b->best[i] : r;
 		}
 	}
 }
 
 /* Each family its own copy of the loops, the layout of its leaves fixed in it. */
-static AVX512 rxp_noinline void burst4(const struct rxp_acl *acl, uint8_t *list, unsigned n,
-				       const struct rxp_acl_key *keys, const struct acl_kfields *kf,
-				       uint32_t *match)
+static AVX512 rxp_noinline void burst4(const struct rxp_acl *acl, struct burst *b,
+				       const struct rxp_acl_key *keys)
 {
-	burst_family(acl, false, list, n, keys, kf, match);
+	burst_family(acl, false, b, keys);
 }
 
-static AVX512 rxp_noinline void burst6(const struct rxp_acl *acl, uint8_t *list, unsigned n,
-				       const struct rxp_acl_key *keys, const struct acl_kfields *kf,
-				       uint32_t *match)
+static AVX512 rxp_noinline void burst6(const struct rxp_acl *acl, struct burst *b,
+				       const struct rxp_acl_key *keys)
 {
-	burst_family(acl, true, list, n, keys, kf, match);
+	burst_family(acl, true, b, keys);
 }
 
 static AVX512 void classify_avx512(const struct rxp_acl *acl, const struct rxp_acl_key *keys,
 				   uint32_t *match, unsigned n)
 {
-	struct acl_kfields kf[ACL_BURST];
-	uint8_t list[2][ACL_BURST];
-	unsigned n4 = 0, n6 = 0;
-	const __m512i shuf = _mm512_load_si512(lanes6_bytes);
+	struct burst b;
 
-	for (unsigned i = 0; i < n; i++) {
-		uint8_t fam = keys[i].family;
-
-		/* the fields as 32-bit words (IPv4: word 0 of each address) in one store */
-		_mm512_store_si512(kf[i].f, _mm512_shuffle_epi8(_mm512_loadu_si512(&keys[i]), shuf));
-		match[i] = RXP_ACL_NO_MATCH;
-		list[0][n4] = (uint8_t)i;
-		list[1][n6] = (uint8_t)i;
-		n4 += fam == 4;
-		n6 += fam == 6;
-	}
-	if (n4)
-		burst4(acl, list[0], n4, keys, kf, match);
-	if (n6)
-		burst6(acl, list[1], n6, keys, kf, match);
+	burst_load(&b, acl, keys, n);
+	if (b.fam[0] && acl->n_trees[0])
+		burst4(acl, &b, keys);
+	if (b.fam[1] && acl->n_trees[1])
+		burst6(acl, &b, keys);
+	memcpy(match, b.best, n * sizeof(*match));
 }
 
 const struct acl_impl acl_impl_avx512 = {

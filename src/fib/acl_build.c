@@ -81,6 +81,7 @@ struct builder {
 	struct leaf_hash *lh;
 	size_t lh_cap, lh_n;
 	const struct fam *fam;
+	bool linear_extras;
 	int err;		/* -ENOMEM, -E2BIG */
 };
 
@@ -450,6 +451,79 @@ static uint32_t chain_make(struct builder *b, const uint32_t *ids, uint32_t n)
 	return at << 2 | ACL_SLOT_CHAIN;
 }
 
+/* ---- linear lists ---- */
+
+static void region_full(const struct fam *fm, struct region *g)
+{
+	memset(g, 0, sizeof(*g));
+	for (unsigned i = 0; i < fm->n_fields; i++) {
+		unsigned f = fm->fields[i];
+
+		g->bits[f] = f == ACL_F_PROTO ? 8 : f >= ACL_F_SPORT ? 16 : 32;
+	}
+}
+
+static void check_add(struct builder *b, uint32_t at, unsigned *n, unsigned kind, unsigned field,
+		      uint32_t x, uint32_t y)
+{
+	uint32_t *c = b->slots + at + 2 + 3 * *n;
+
+	c[0] = kind << 8 | field;
+	c[1] = x;
+	c[2] = y;
+	(*n)++;
+}
+
+/* Returns the slot of a linear list of @ids[0..n), or 0 with b->err set. */
+static uint32_t linear_make(struct builder *b, const uint32_t *ids, uint32_t n)
+{
+	const struct fam *fm = b->fam;
+	uint32_t start = slots_add(b, 1);
+	struct region all;
+
+	if (start == UINT32_MAX)
+		return 0;
+	region_full(fm, &all);
+	b->slots[start] = n;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct brule *r = &fm->rules[ids[i]];
+		/* room for every field and every extra */
+		uint32_t at = slots_add(b, 2 + 3 * (ACL_FIELDS + 5));
+		unsigned nc = 0;
+
+		if (at == UINT32_MAX)
+			return 0;
+		unsigned n_range;
+
+		for (unsigned f = 0; f < ACL_FIELDS; f++)
+			if (r->lo[f] > all.lo[f] || r->hi[f] < region_hi(&all, f))
+				check_add(b, at, &nc, ACL_CHECK_RANGE, f, r->lo[f], r->hi[f] - r->lo[f]);
+		n_range = nc;
+		if (r->xidx != NO_EXTRA) {
+			const struct acl_extra *x = &b->extras[r->xidx];
+
+			if (x->ct_states != RXP_ACL_CT_ANY)
+				check_add(b, at, &nc, ACL_CHECK_CT, 0, x->ct_states, 0);
+			if (x->in_ifs != UINT64_MAX)
+				check_add(b, at, &nc, ACL_CHECK_IN_IF, 0, (uint32_t)x->in_ifs,
+					  (uint32_t)(x->in_ifs >> 32));
+			if (x->out_ifs != UINT64_MAX)
+				check_add(b, at, &nc, ACL_CHECK_OUT_IF, 0, (uint32_t)x->out_ifs,
+					  (uint32_t)(x->out_ifs >> 32));
+			if (x->src_set != RXP_ACL_NO_SET)
+				check_add(b, at, &nc, ACL_CHECK_SRC_SET, 0, x->src_set, 0);
+			if (x->dst_set != RXP_ACL_NO_SET)
+				check_add(b, at, &nc, ACL_CHECK_DST_SET, 0, x->dst_set, 0);
+			b->linear_extras = true;
+		}
+		b->slots[at] = r->id;
+		b->slots[at + 1] = nc | n_range << 16;
+		b->n_slots = at + 2 + 3 * nc;	/* give back the room not used */
+		(void)n_range;
+	}
+	return start << 2 | ACL_SLOT_LINEAR;
+}
+
 /* ---- choosing a cut ---- */
 
 struct cut {
@@ -728,7 +802,7 @@ static uint32_t prune(const struct builder *b, uint32_t *ids, uint32_t n, const 
 }
 
 static uint32_t node_build(struct builder *b, const uint32_t *ids_in, uint32_t n,
-			   const struct region *g, unsigned depth);
+			   const struct region *g, unsigned depth, bool root);
 
 /* Returns true when every rule of @ids covers child @g on the cut fields of @c. */
 static bool child_full(const struct builder *b, const uint32_t *ids, uint32_t n,
@@ -819,7 +893,7 @@ static uint32_t cut_build(struct builder *b, const uint32_t *ids, uint32_t n, co
 			b->slots[base + j] = last_slot;
 			continue;
 		}
-		s = node_build(b, lists + start, m, &cg, depth + 1);
+		s = node_build(b, lists + start, m, &cg, depth + 1, false);
 		if (b->err)
 			goto out;
 		b->slots[base + j] = s;
@@ -841,7 +915,7 @@ out:
 
 /* Returns the slot for @ids_in[0..n) over @g, or 0 (also the empty leaf) with b->err set. */
 static uint32_t node_build(struct builder *b, const uint32_t *ids_in, uint32_t n,
-			   const struct region *g, unsigned depth)
+			   const struct region *g, unsigned depth, bool root)
 {
 	const struct brule *rules = b->fam->rules;
 	uint32_t *ids, s = 0;
@@ -863,7 +937,9 @@ static uint32_t node_build(struct builder *b, const uint32_t *ids_in, uint32_t n
 	memcpy(ids, ids_in, n * sizeof(*ids));
 	if (n <= PRUNE_MAX)
 		n = prune(b, ids, n, g);
-	if (n <= ACL_LEAF_RULES)
+	if (root && n <= ACL_LINEAR_MAX)
+		s = linear_make(b, ids, n);
+	else if (n <= ACL_LEAF_RULES)
 		s = leaf_make(b, ids, n);
 	else if (depth >= DEPTH_MAX || !cut_pick(b, ids, n, g, &c))
 		s = b->err ? 0 : chain_make(b, ids, n);
@@ -890,16 +966,6 @@ static void fam_init(struct fam *fm, bool v6)
 		fm->n_fields = sizeof(f4);
 		memcpy(fm->fields, f4, sizeof(f4));
 		fm->rule_bytes = 2 * ACL_LANES4 * 2 + 4;
-	}
-}
-
-static void region_full(const struct fam *fm, struct region *g)
-{
-	memset(g, 0, sizeof(*g));
-	for (unsigned i = 0; i < fm->n_fields; i++) {
-		unsigned f = fm->fields[i];
-
-		g->bits[f] = f == ACL_F_PROTO ? 8 : f >= ACL_F_SPORT ? 16 : 32;
 	}
 }
 
@@ -970,7 +1036,7 @@ static int fam_build(struct builder *b, struct fam *fm, struct acl_tree *trees)
 		}
 		if (!m)
 			continue;
-		s = node_build(b, ids, m, &all, 0);
+		s = node_build(b, ids, m, &all, 0, true);
 		if (b->err)
 			break;
 		if (!s)
@@ -1039,6 +1105,7 @@ static struct rxp_acl *block_make(const struct builder *b, uint32_t n_rules)
 	acl->n_slots = b->n_slots;
 	acl->n_leaf_bytes = (uint32_t)b->n_leaf;
 	acl->n_extras = b->n_extras;
+	acl->linear_extras = b->linear_extras;
 	if (b->n_nodes)
 		memcpy(p + o_nodes, b->nodes, (size_t)b->n_nodes * sizeof(struct acl_node));
 	if (b->n_slots)
@@ -1125,6 +1192,8 @@ struct rxp_acl *rxp_acl_build(const struct rxp_acl_rule *rules, uint32_t n, char
 	for (int v6 = 0; v6 < 2; v6++) {
 		acl->n_trees[v6] = (uint8_t)n_trees[v6];
 		memcpy(acl->trees[v6], trees[v6], sizeof(trees[v6]));
+		for (int t = 0; t < n_trees[v6]; t++)
+			acl->need_lanes[v6] |= acl_slot_kind(trees[v6][t].root) != ACL_SLOT_LINEAR;
 	}
 	ret = 0;
 out:

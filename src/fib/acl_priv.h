@@ -45,13 +45,21 @@ enum {
 /*
  * Slots. Low two bits: the kind. A leaf: n rules (bits 2-5; 0 is the empty
  * leaf, slot 0), bit 6 set when one of its rules has extras, and its offset
- * in the leaf area in 16-byte units (bits 7-31). A node or a chain: an index
- * (bits 2-31) into the nodes, or into the slots where the chain's count and
- * then its leaf slots are.
+ * in the leaf area in 16-byte units (bits 7-31). A node, a chain or a linear
+ * list: an index (bits 2-31) into the nodes, or into the slots where the
+ * chain's count and then its leaf slots are, or the list's program.
+ *
+ * A linear list is a tree's whole rule set when it is small: every key is
+ * tested against every rule, which SIMD does for 16 keys at once (a field of
+ * 16 keys in one vector). Its program: the rule count, then per rule its
+ * index, its check count (bits 0-15; bits 16-31: how many of them are
+ * ranges, which come first) and the checks, three words each (kind << 8 |
+ * field, a, b): a range (field - a <= b, unsigned) or a bit-mask test.
  */
 #define ACL_SLOT_LEAF 0u
 #define ACL_SLOT_NODE 1u
 #define ACL_SLOT_CHAIN 2u
+#define ACL_SLOT_LINEAR 3u
 #define ACL_SLOT_EXTRAS 0x40u
 #define ACL_LEAF_UNIT 16u
 
@@ -76,6 +84,17 @@ struct acl_node {
 	uint8_t f1, s1, f2, s2;
 	uint8_t sh;
 	uint8_t pad[3];
+};
+
+#define ACL_LINEAR_MAX 16	/* rules of a tree scanned as a linear list */
+
+enum acl_check_kind {
+	ACL_CHECK_RANGE,	/* tree field @field in [a, a + b] */
+	ACL_CHECK_CT,		/* the key's state is in mask a */
+	ACL_CHECK_IN_IF,	/* the ingress interface is a bit of mask b:a (high:low) */
+	ACL_CHECK_OUT_IF,
+	ACL_CHECK_SRC_SET,	/* the source is in set a */
+	ACL_CHECK_DST_SET,
 };
 
 /* The bit-mask tests of a rule that has some. */
@@ -133,6 +152,8 @@ struct rxp_acl {
 	uint32_t n_rules;	/* given to build */
 	uint32_t n_nodes, n_slots, n_leaf_bytes, n_extras;
 	uint8_t n_trees[2];	/* [0]: IPv4, [1]: IPv6 */
+	bool linear_extras;	/* a linear list tests interfaces, states or sets */
+	bool need_lanes[2];	/* a tree of the family is not a linear list: keys need leaf lanes */
 	struct acl_tree trees[2][ACL_TREES_MAX];
 };
 
@@ -167,6 +188,10 @@ static inline const uint32_t *acl_leaf6_ids(const uint8_t *leaf, unsigned n)
 {
 	return (const uint32_t *)(const void *)(leaf + (size_t)n * 2 * ACL_LANES6 * sizeof(uint32_t));
 }
+
+/* Returns the first rule of linear list @slot that @k (fields @kf) matches, or RXP_ACL_NO_MATCH. */
+uint32_t acl_linear_one(const struct rxp_acl *acl, uint32_t slot, const uint32_t *kf,
+			const struct rxp_acl_key *k);
 
 /* Returns true when @k passes the bit-mask tests of @x. */
 bool acl_extra_ok(const struct acl_extra *x, const struct rxp_acl_key *k);

@@ -64,6 +64,51 @@ uint32_t acl_leaf_extras(const struct rxp_acl *acl, uint32_t hits, const uint32_
 	return RXP_ACL_NO_MATCH;
 }
 
+static bool ifs_bit(uint32_t lo, uint32_t hi, uint8_t ifindex)
+{
+	return ifindex < 32 ? lo >> ifindex & 1 : ifindex < 64 && (hi >> (ifindex - 32) & 1);
+}
+
+uint32_t acl_linear_one(const struct rxp_acl *acl, uint32_t slot, const uint32_t *kf,
+			const struct rxp_acl_key *k)
+{
+	const uint32_t *p = acl->slots + (slot >> 2);
+	uint32_t n = *p++;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t id = p[0], nc = p[1] & 0xffff;
+		const uint32_t *c = p + 2;
+		bool ok = true;
+
+		for (uint32_t j = 0; j < nc && ok; j++, c += 3) {
+			switch (c[0] >> 8) {
+			case ACL_CHECK_RANGE:
+				ok = kf[c[0] & 0xff] - c[1] <= c[2];
+				break;
+			case ACL_CHECK_CT:
+				ok = k->ct_state & c[1];
+				break;
+			case ACL_CHECK_IN_IF:
+				ok = ifs_bit(c[1], c[2], k->in_if);
+				break;
+			case ACL_CHECK_OUT_IF:
+				ok = ifs_bit(c[1], c[2], k->out_if);
+				break;
+			case ACL_CHECK_SRC_SET:
+				ok = k->src_sets >> c[1] & 1;
+				break;
+			default:
+				ok = k->dst_sets >> c[1] & 1;
+				break;
+			}
+		}
+		if (ok)
+			return id;
+		p += 2 + 3 * nc;
+	}
+	return RXP_ACL_NO_MATCH;
+}
+
 /* ---- scalar leaves ---- */
 
 static uint32_t leaf4_scalar(const struct rxp_acl *acl, uint32_t s, const uint16_t *key,
@@ -209,8 +254,12 @@ static void classify_scalar(const struct rxp_acl *acl, const struct rxp_acl_key 
 
 				if (!cur[j])
 					continue;
-				r = fam ? scan6_scalar(acl, cur[j], kf[i].f, &keys[i]) :
-					  scan4_scalar(acl, cur[j], l4[i], &keys[i]);
+				if (acl_slot_kind(cur[j]) == ACL_SLOT_LINEAR)
+					r = acl_linear_one(acl, cur[j], kf[i].f, &keys[i]);
+				else if (fam)
+					r = scan6_scalar(acl, cur[j], kf[i].f, &keys[i]);
+				else
+					r = scan4_scalar(acl, cur[j], l4[i], &keys[i]);
 				match[i] = min_u32(match[i], r);
 			}
 		}
@@ -277,7 +326,12 @@ uint32_t rxp_acl_classify_one(const struct rxp_acl *acl, const struct rxp_acl_ke
 			s = acl_step(acl, s, kf.f);
 		if (!s)
 			continue;
-		r = fam ? acl->impl->scan6(acl, s, kf.f, key) : acl->impl->scan4(acl, s, l4, key);
+		if (acl_slot_kind(s) == ACL_SLOT_LINEAR)
+			r = acl_linear_one(acl, s, kf.f, key);
+		else if (fam)
+			r = acl->impl->scan6(acl, s, kf.f, key);
+		else
+			r = acl->impl->scan4(acl, s, l4, key);
 		best = min_u32(best, r);
 	}
 	return best;

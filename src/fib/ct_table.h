@@ -36,8 +36,12 @@
 #include <stdint.h>
 #include <string.h>
 #include "rxpath/common.h"
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define RXP_CTT_NONE UINT32_MAX		/* no entry, no reference */
+#define RXP_CTT_ABSENT (UINT32_MAX - 1)	/* a hint: the key's home bucket says it is not there */
 #define RXP_CTT_SLOTS 10		/* per bucket */
 #define RXP_CTT_PROBE 16		/* buckets a key may be stored past its home */
 #define RXP_CTT_MAX_ENTRIES (1u << 27)	/* 16 GiB of entries: beyond any use */
@@ -78,15 +82,47 @@ static inline bool rxp_ct_tick_past(uint32_t expires, uint32_t now)
 	return (int32_t)(expires - now) <= 0;
 }
 
-/* A direction of a connection, as the table compares and hashes it. */
+/*
+ * A direction of a connection, as the table compares and hashes it: five
+ * 64-bit words, built and read as words (a key written in small pieces and
+ * read back whole stalls on store forwarding).
+ */
 struct rxp_ct_key {
-	uint8_t src[16], dst[16];	/* network order; IPv4 in the first 4 bytes, the rest 0 */
-	uint16_t sport, dport;		/* host order; ICMP queries: the identifier in both */
-	uint8_t proto, family;
-	uint8_t icmp_type, icmp_code;	/* ICMP queries: the request's type (either direction), code */
+	union {
+		struct {
+			uint8_t src[16], dst[16];	/* network order; IPv4 in the first 4 bytes, the rest 0 */
+			uint16_t sport, dport;		/* host order; ICMP queries: the identifier in both */
+			uint8_t proto, family;
+			uint8_t icmp_type, icmp_code;	/* ICMP queries: the request's type (either direction), code */
+		};
+		uint64_t w[5];
+	};
 };
 
 _Static_assert(sizeof(struct rxp_ct_key) == 40, "the key is five 64-bit words");
+
+/* The last word of a key from its fields (the struct's layout in the host's byte order). */
+static inline uint64_t rxp_ct_key_w4(uint16_t sport, uint16_t dport, uint8_t proto, uint8_t family,
+				     uint8_t icmp_type, uint8_t icmp_code)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return (uint64_t)sport | (uint64_t)dport << 16 | (uint64_t)proto << 32 | (uint64_t)family << 40 |
+	       (uint64_t)icmp_type << 48 | (uint64_t)icmp_code << 56;
+#else
+	return (uint64_t)sport << 48 | (uint64_t)dport << 32 | (uint64_t)proto << 24 | (uint64_t)family << 16 |
+	       (uint64_t)icmp_type << 8 | icmp_code;
+#endif
+}
+
+/* The last word with its ports swapped: the other direction's. */
+static inline uint64_t rxp_ct_w4_swap(uint64_t w4)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return (w4 & ~0xffffffffull) | (w4 & 0xffff) << 16 | (w4 >> 16 & 0xffff);
+#else
+	return (w4 & 0xffffffffull) | (w4 >> 48) << 32 | (w4 >> 32 & 0xffff) << 48;
+#endif
+}
 
 /* rxp_ct_entry.status */
 #define RXP_CTE_LIVE       0x01u	/* in the index */
@@ -218,15 +254,17 @@ static inline uint64_t rxp_ct_mix(uint64_t a, uint64_t b)
 #endif
 }
 
-/* The key's hash under the table's secret seed (an attacker cannot aim at a bucket). */
+/* The hash of a key's words under the table's secret seed (an attacker cannot aim at a bucket). */
+static inline uint64_t rxp_ct_hash_w(const struct rxp_ct_table *t, uint64_t w0, uint64_t w1, uint64_t w2,
+				     uint64_t w3, uint64_t w4)
+{
+	return rxp_ct_mix(rxp_ct_mix(w0 ^ t->seed[0], w1 ^ t->seed[1]) ^ rxp_ct_mix(w2 ^ t->seed[2], w3 ^ t->seed[3]),
+			  w4 ^ t->seed[4]) ^ t->seed[5];
+}
+
 static inline uint64_t rxp_ct_hash(const struct rxp_ct_table *t, const struct rxp_ct_key *k)
 {
-	uint64_t w[5];
-
-	memcpy(w, k, sizeof(w));
-	return rxp_ct_mix(rxp_ct_mix(w[0] ^ t->seed[0], w[1] ^ t->seed[1]) ^
-			  rxp_ct_mix(w[2] ^ t->seed[2], w[3] ^ t->seed[3]),
-			  w[4] ^ t->seed[4]) ^ t->seed[5];
+	return rxp_ct_hash_w(t, k->w[0], k->w[1], k->w[2], k->w[3], k->w[4]);
 }
 
 static inline uint16_t rxp_ct_sig(uint64_t h)
@@ -278,48 +316,58 @@ static inline uint32_t rxp_ct_lanes_gather(uint64_t m)
 /* A mask of the slots (bit i: slot i) of @b whose signature is @sig. */
 static inline uint32_t rxp_ct_bucket_match(const struct rxp_ct_bucket *b, uint16_t sig)
 {
+#ifdef __SSE2__
+	/* slots 0..7 in one compare; each lane is read whole, as the writers' 64-bit stores leave it */
+	__m128i eq = _mm_cmpeq_epi16(_mm_load_si128((const __m128i *)b->sig4), _mm_set1_epi16((short)sig));
+	uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(eq, _mm_setzero_si128()));
+	uint32_t s2 = RXP_CT_LDA(&b->sig2);
+
+	return m | (uint32_t)((s2 & 0xffff) == sig) << 8 | (uint32_t)((s2 >> 16) == sig) << 9;
+#else
 	uint64_t m0 = rxp_ct_lanes_eq(RXP_CT_LDA(&b->sig4[0]), sig);
 	uint64_t m1 = rxp_ct_lanes_eq(RXP_CT_LDA(&b->sig4[1]), sig);
 	uint64_t m2 = rxp_ct_lanes_eq(RXP_CT_LDA(&b->sig2), sig);
 
 	return rxp_ct_lanes_gather(m0) | rxp_ct_lanes_gather(m1) << 4 |
 	       (uint32_t)((m2 >> 15) & 1) << 8 | (uint32_t)((m2 >> 31) & 1) << 9;
+#endif
 }
 
-/* The first slot's reference that matches @sig (the bulk path's prefetch hint), or RXP_CTT_NONE. */
+/*
+ * The bulk path's hint from the key's home bucket: the first slot whose
+ * signature matches (its entry is to be prefetched), RXP_CTT_ABSENT when
+ * none does and no key was pushed past the bucket, else RXP_CTT_NONE.
+ */
 static inline uint32_t rxp_ct_bucket_hint(const struct rxp_ct_table *t, uint64_t h)
 {
 	const struct rxp_ct_bucket *b = rxp_ct_bucket_of(t, h);
 	uint32_t m = rxp_ct_bucket_match(b, rxp_ct_sig(h));
 
-	return m ? RXP_CT_LDA(&b->ref[__builtin_ctz(m)]) : RXP_CTT_NONE;
+	if (m)
+		return RXP_CT_LDA(&b->ref[__builtin_ctz(m)]);
+	return RXP_CT_LD(&b->ovf) ? RXP_CTT_NONE : RXP_CTT_ABSENT;
 }
 
 /* @e's key seen in direction @dir equals @k. */
 static inline bool rxp_ct_key_eq(const struct rxp_ct_key *e, const struct rxp_ct_key *k, unsigned dir)
 {
-	uint64_t a[5], b[5];
-
-	memcpy(a, e, sizeof(a));
-	memcpy(b, k, sizeof(b));
 	if (!dir)
-		return !((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3]) | (a[4] ^ b[4]));
-	return !((a[0] ^ b[2]) | (a[1] ^ b[3]) | (a[2] ^ b[0]) | (a[3] ^ b[1])) &&
-	       e->sport == k->dport && e->dport == k->sport && e->proto == k->proto &&
-	       e->family == k->family && e->icmp_type == k->icmp_type && e->icmp_code == k->icmp_code;
+		return !((e->w[0] ^ k->w[0]) | (e->w[1] ^ k->w[1]) | (e->w[2] ^ k->w[2]) | (e->w[3] ^ k->w[3]) |
+			 (e->w[4] ^ k->w[4]));
+	return !((e->w[0] ^ k->w[2]) | (e->w[1] ^ k->w[3]) | (e->w[2] ^ k->w[0]) | (e->w[3] ^ k->w[1]) |
+		 (rxp_ct_w4_swap(e->w[4]) ^ k->w[4]));
 }
 
 /* @k with source and destination swapped: the other direction's key. */
 static inline void rxp_ct_key_swap(struct rxp_ct_key *out, const struct rxp_ct_key *k)
 {
-	memcpy(out->src, k->dst, 16);
-	memcpy(out->dst, k->src, 16);
-	out->sport = k->dport;
-	out->dport = k->sport;
-	out->proto = k->proto;
-	out->family = k->family;
-	out->icmp_type = k->icmp_type;
-	out->icmp_code = k->icmp_code;
+	uint64_t w0 = k->w[0], w1 = k->w[1], w2 = k->w[2], w3 = k->w[3], w4 = k->w[4];
+
+	out->w[0] = w2;
+	out->w[1] = w3;
+	out->w[2] = w0;
+	out->w[3] = w1;
+	out->w[4] = rxp_ct_w4_swap(w4);
 }
 
 /*
@@ -353,6 +401,21 @@ static inline uint32_t rxp_ct_table_find(const struct rxp_ct_table *t, const str
 		bi = (bi + 1) & t->bucket_mask;
 	}
 	return RXP_CTT_NONE;
+}
+
+/* rxp_ct_table_find() with the hint of rxp_ct_bucket_hint(), taken a little earlier. */
+static inline uint32_t rxp_ct_table_find_hint(const struct rxp_ct_table *t, const struct rxp_ct_key *k,
+					      uint64_t h, uint32_t hint)
+{
+	if (hint == RXP_CTT_ABSENT)
+		return RXP_CTT_NONE;
+	if (hint != RXP_CTT_NONE && (hint >> 1) < t->phys) {
+		const struct rxp_ct_entry *e = &t->entries[hint >> 1];
+
+		if ((RXP_CT_LDA(&e->status) & RXP_CTE_LIVE) && rxp_ct_key_eq(&e->key, k, hint & 1))
+			return hint;
+	}
+	return rxp_ct_table_find(t, k, h);
 }
 
 /* The entry's seqlock, for writers: spins while another writer holds it. */

@@ -19,7 +19,9 @@
 #include "rxpath/proto.h"
 
 #define BULK_MAX 256u
-#define BULK_AHEAD 8u			/* packets between a prefetch and its use, per stage */
+#ifndef BULK_GROUP
+#define BULK_GROUP 8u			/* packets per stage of the bulk pipeline: a prefetch's head start */
+#endif
 #define TIMEOUT_MAX_S (20u * 86400u)	/* below the 2^31 ticks a timer can span */
 #define UDP_STREAM_S 2u			/* a replied UDP flow still active after this is a stream */
 #define CT_IPPROTO_UDPLITE 136
@@ -209,12 +211,12 @@ static uint8_t icmp_answer_of(uint8_t family, uint8_t req)
 	return req;
 }
 
-static bool is_icmp(uint8_t family, uint8_t proto)
+static rxp_always_inline bool is_icmp(uint8_t family, uint8_t proto)
 {
 	return (family == 4 && proto == RXP_IPPROTO_ICMP) || (family == 6 && proto == RXP_IPPROTO_ICMP6);
 }
 
-static bool has_ports(uint8_t proto)
+static rxp_always_inline bool has_ports(uint8_t proto)
 {
 	return proto == RXP_IPPROTO_TCP || proto == RXP_IPPROTO_UDP || proto == CT_IPPROTO_UDPLITE;
 }
@@ -225,31 +227,42 @@ static bool icmp6_untracked(uint8_t type)
 	return (type >= 130 && type <= 136) || type == 143;
 }
 
-/* @k from a tuple: addresses, ports for the protocols that have them, an ICMP query's identity. */
-static inline void key_of(struct rxp_ct_key *k, const struct rxp_ct_tuple *t, uint8_t icmp_req,
-			  uint8_t icmp_code)
+/* An address as two words: IPv4's four bytes and zeros, or IPv6's sixteen. */
+static rxp_always_inline void addr_words(const uint8_t *a, uint8_t family, uint64_t *w0, uint64_t *w1)
 {
-	if (t->family == 4) {
-		memset(k, 0, 32);
-		memcpy(k->src, t->src, 4);
-		memcpy(k->dst, t->dst, 4);
+	*w0 = *w1 = 0;
+	if (family == 4) {
+		memcpy(w0, a, 4);
 	} else {
-		memcpy(k->src, t->src, 16);
-		memcpy(k->dst, t->dst, 16);
-	}
-	k->proto = t->proto;
-	k->family = t->family;
-	k->icmp_type = icmp_req;
-	k->icmp_code = icmp_code;
-	if (has_ports(t->proto) || icmp_req) {
-		k->sport = t->sport;
-		k->dport = t->dport;
-	} else {
-		k->sport = k->dport = 0;
+		memcpy(w0, a, 8);
+		memcpy(w1, a + 8, 8);
 	}
 }
 
-static inline unsigned classify(const struct rxp_ct_pkt *p, struct rxp_ct_key *k)
+/*
+ * @k from a tuple (addresses, the ports of the protocols that have them, an
+ * ICMP query's identity) and its hash in @h, made from the words in
+ * registers.
+ */
+static rxp_always_inline void key_of(const struct rxp_ct *ct, struct rxp_ct_key *k, uint64_t *h,
+			  const struct rxp_ct_tuple *t, uint8_t icmp_req, uint8_t icmp_code)
+{
+	uint64_t w0, w1, w2, w3, w4;
+	bool ports = has_ports(t->proto) || icmp_req;
+
+	addr_words(t->src, t->family, &w0, &w1);
+	addr_words(t->dst, t->family, &w2, &w3);
+	w4 = rxp_ct_key_w4(ports ? t->sport : 0, ports ? t->dport : 0, t->proto, t->family, icmp_req, icmp_code);
+	k->w[0] = w0;
+	k->w[1] = w1;
+	k->w[2] = w2;
+	k->w[3] = w3;
+	k->w[4] = w4;
+	*h = rxp_ct_hash_w(ct->t, w0, w1, w2, w3, w4);
+}
+
+static rxp_always_inline unsigned classify(const struct rxp_ct *ct, const struct rxp_ct_pkt *p, struct rxp_ct_key *k,
+				uint64_t *h)
 {
 	uint8_t fam = p->t.family, req;
 	bool answer;
@@ -262,7 +275,7 @@ static inline unsigned classify(const struct rxp_ct_pkt *p, struct rxp_ct_key *k
 	if (rxp_likely(has_ports(p->t.proto))) {
 		if (p->t.proto == RXP_IPPROTO_TCP && !ct_tcp_flags_valid(p->tcp_flags))
 			return K_INVALID;
-		key_of(k, &p->t, 0, 0);
+		key_of(ct, k, h, &p->t, 0, 0);
 		return K_LOOKUP;
 	}
 	if (is_icmp(fam, p->t.proto)) {
@@ -275,8 +288,9 @@ static inline unsigned classify(const struct rxp_ct_pkt *p, struct rxp_ct_key *k
 				return K_INVALID;
 			if (is_icmp(fam, p->inner.proto) && !icmp_query(fam, p->inner_icmp_type, &qreq, &answer))
 				return K_INVALID;
-			key_of(&q, &p->inner, qreq, qreq ? p->inner_icmp_code : 0);
+			key_of(ct, &q, h, &p->inner, qreq, qreq ? p->inner_icmp_code : 0);
 			rxp_ct_key_swap(k, &q);
+			*h = rxp_ct_hash(ct->t, k);
 			return K_RELATED;
 		}
 		if (fam == 4 && p->icmp_type > ICMP_TYPE_LAST)
@@ -285,12 +299,12 @@ static inline unsigned classify(const struct rxp_ct_pkt *p, struct rxp_ct_key *k
 			return K_UNTRACKED;
 		if (!icmp_query(fam, p->icmp_type, &req, &answer))
 			return K_INVALID;	/* no connection to find or make (router advertisements, unknown types) */
-		key_of(k, &p->t, req, p->icmp_code);
+		key_of(ct, k, h, &p->t, req, p->icmp_code);
 		return K_LOOKUP;
 	}
 	if (fam == 6 && p->t.proto == RXP_IPPROTO_NONE)
 		return K_INVALID;	/* Linux finds no protocol in it */
-	key_of(k, &p->t, 0, 0);
+	key_of(ct, k, h, &p->t, 0, 0);
 	return K_LOOKUP;
 }
 
@@ -363,14 +377,14 @@ static enum ct_verdict l4_packet(const struct rxp_ct *ct, struct rxp_ct_entry *e
 	}
 }
 
-static inline void account(struct rxp_ct_entry *e, unsigned dir, const struct rxp_ct_pkt *p)
+static rxp_always_inline void account(struct rxp_ct_entry *e, unsigned dir, const struct rxp_ct_pkt *p)
 {
 	/* one worker per direction (RSS): plain increments, made atomic only for the readers */
 	RXP_CT_ST(&e->packets[dir], RXP_CT_LD(&e->packets[dir]) + 1);
 	RXP_CT_ST(&e->bytes[dir], RXP_CT_LD(&e->bytes[dir]) + p->bytes);
 }
 
-static inline uint8_t finish(struct rxp_ct_ref *ref, uint32_t entry, unsigned dir, uint8_t state)
+static rxp_always_inline uint8_t finish(struct rxp_ct_ref *ref, uint32_t entry, unsigned dir, uint8_t state)
 {
 	ref->entry = entry;
 	ref->dir = (uint8_t)dir;
@@ -383,8 +397,8 @@ struct acc {
 };
 
 static uint8_t track_prepared(struct rxp_ct *ct, unsigned w, const struct rxp_ct_pkt *p,
-			      const struct rxp_ct_key *k, uint64_t h, unsigned kind, uint32_t now,
-			      struct rxp_ct_ref *ref, struct acc *acc)
+			      const struct rxp_ct_key *k, uint64_t h, uint32_t hint, unsigned kind,
+			      uint32_t now, struct rxp_ct_ref *ref, struct acc *acc)
 {
 	struct rxp_ct_table *t = ct->t;
 	uint32_t r;
@@ -396,7 +410,7 @@ static uint8_t track_prepared(struct rxp_ct *ct, unsigned w, const struct rxp_ct
 		return finish(ref, RXP_CTT_NONE, 0, RXP_ACL_CT_INVALID);
 	}
 	acc->searched++;
-	r = rxp_ct_table_find(t, k, h);
+	r = rxp_ct_table_find_hint(t, k, h, hint);
 	if (rxp_unlikely(kind == K_RELATED)) {
 		if (r != RXP_CTT_NONE &&
 		    !rxp_ct_tick_past(RXP_CT_LD(&rxp_ct_table_entry(t, r >> 1)->expires), now))
@@ -461,19 +475,20 @@ uint8_t rxp_ct_track(struct rxp_ct *ct, unsigned w, const struct rxp_ct_pkt *p, 
 {
 	struct rxp_ct_key k;
 	struct acc acc = { 0, 0 };
-	unsigned kind = classify(p, &k);
+	uint64_t h = 0;
+	unsigned kind = classify(ct, p, &k, &h);
 	uint8_t state;
 
 	w = worker_of(ct, w);
-	state = track_prepared(ct, w, p, &k, kind >= K_LOOKUP ? rxp_ct_hash(ct->t, &k) : 0, kind,
-			       rxp_ct_tick(now_ns), ref, &acc);
+	state = track_prepared(ct, w, p, &k, h, RXP_CTT_NONE, kind, rxp_ct_tick(now_ns), ref, &acc);
 	add_acc(ct, w, &acc);
 	return state;
 }
 
 /*
- * Three stages over the vector, BULK_AHEAD packets apart: the hash and the
- * bucket's prefetch; the bucket read and the entry's prefetch; the packet
+ * Three stages over the vector, BULK_GROUP packets at a time, each group a
+ * stage behind the one before: the key, its hash and the bucket's
+ * prefetch; the bucket read (a hint) and the entry's prefetch; the packet
  * tracked with both in cache.
  */
 static void track_chunk(struct rxp_ct *ct, unsigned w, const struct rxp_ct_pkt *const *p, unsigned n,
@@ -482,30 +497,28 @@ static void track_chunk(struct rxp_ct *ct, unsigned w, const struct rxp_ct_pkt *
 	const struct rxp_ct_table *t = ct->t;
 	struct rxp_ct_key keys[BULK_MAX];
 	uint64_t hs[BULK_MAX];
+	uint32_t hint[BULK_MAX];
 	uint8_t kinds[BULK_MAX];
 
-	for (unsigned i = 0; i < n + 2 * BULK_AHEAD; i++) {
-		if (i < n) {
-			kinds[i] = (uint8_t)classify(p[i], &keys[i]);
-			if (kinds[i] >= K_LOOKUP) {
-				hs[i] = rxp_ct_hash(t, &keys[i]);
+	for (unsigned base = 0; base < n + 2 * BULK_GROUP; base += BULK_GROUP) {
+		for (unsigned i = base; i < base + BULK_GROUP && i < n; i++) {
+			kinds[i] = (uint8_t)classify(ct, p[i], &keys[i], &hs[i]);
+			if (kinds[i] >= K_LOOKUP)
 				rxp_ct_prefetch_bucket(t, hs[i]);
+		}
+		if (base >= BULK_GROUP) {
+			for (unsigned i = base - BULK_GROUP; i < base && i < n; i++) {
+				hint[i] = RXP_CTT_NONE;
+				if (kinds[i] < K_LOOKUP)
+					continue;
+				hint[i] = rxp_ct_bucket_hint(t, hs[i]);
+				if (hint[i] < RXP_CTT_ABSENT && (hint[i] >> 1) < t->phys)
+					rxp_ct_prefetch_entry(t, hint[i] >> 1);
 			}
 		}
-		if (i >= BULK_AHEAD && i - BULK_AHEAD < n) {
-			unsigned j = i - BULK_AHEAD;
-
-			if (kinds[j] >= K_LOOKUP) {
-				uint32_t ref = rxp_ct_bucket_hint(t, hs[j]);
-
-				if (ref != RXP_CTT_NONE && (ref >> 1) < t->phys)
-					rxp_ct_prefetch_entry(t, ref >> 1);
-			}
-		}
-		if (i >= 2 * BULK_AHEAD) {
-			unsigned j = i - 2 * BULK_AHEAD;
-
-			track_prepared(ct, w, p[j], &keys[j], hs[j], kinds[j], now, &refs[j], acc);
+		if (base >= 2 * BULK_GROUP) {
+			for (unsigned i = base - 2 * BULK_GROUP; i < base - BULK_GROUP && i < n; i++)
+				track_prepared(ct, w, p[i], &keys[i], hs[i], hint[i], kinds[i], now, &refs[i], acc);
 		}
 	}
 }
@@ -555,15 +568,14 @@ int rxp_ct_confirm(struct rxp_ct *ct, unsigned w, const struct rxp_ct_pkt *p, ui
 	struct rxp_ct_table *t = ct->t;
 	uint32_t now = rxp_ct_tick(now_ns), r, idx;
 	struct rxp_ct_key k, kr;
-	unsigned kind = classify(p, &k);
-	uint64_t h0, h1;
+	uint64_t h0 = 0, h1;
+	unsigned kind = classify(ct, p, &k, &h0);
 
 	w = worker_of(ct, w);
 	if (kind != K_LOOKUP || !can_open(p)) {
 		finish(ref, RXP_CTT_NONE, 0, kind == K_UNTRACKED ? RXP_ACL_CT_UNTRACKED : RXP_ACL_CT_INVALID);
 		return -EINVAL;
 	}
-	h0 = rxp_ct_hash(t, &k);
 	rxp_ct_key_swap(&kr, &k);
 	h1 = rxp_ct_hash(t, &kr);
 	rxp_ct_table_lock(t);
@@ -574,7 +586,7 @@ int rxp_ct_confirm(struct rxp_ct *ct, unsigned w, const struct rxp_ct_pkt *p, ui
 			struct acc acc = { 0, 0 };
 
 			rxp_ct_table_unlock(t);
-			track_prepared(ct, w, p, &k, h0, kind, now, ref, &acc);
+			track_prepared(ct, w, p, &k, h0, r, kind, now, ref, &acc);
 			add_acc(ct, w, &acc);
 			return 0;
 		}

@@ -139,25 +139,26 @@ struct tcp_st {
 	uint8_t state, flags[2], scale[2], last, retrans, last_opt, unack;
 };
 
-static void st_load(struct tcp_st *s, const struct rxp_ct_entry *e)
+/* Loads the entry's TCP state into @s and @o (o: as it was, to write back only what changed). */
+static void st_load(struct tcp_st *s, struct tcp_st *o, const struct rxp_ct_entry *e)
 {
 	for (unsigned d = 0; d < 2; d++) {
-		s->end[d] = RXP_CT_LD(&e->l4.tcp.end[d]);
-		s->maxend[d] = RXP_CT_LD(&e->l4.tcp.maxend[d]);
-		s->maxwin[d] = RXP_CT_LD(&e->l4.tcp.maxwin[d]);
-		s->maxack[d] = RXP_CT_LD(&e->l4.tcp.maxack[d]);
-		s->flags[d] = RXP_CT_LD(&e->tcp_flags[d]);
-		s->scale[d] = RXP_CT_LD(&e->tcp_scale[d]);
+		s->end[d] = o->end[d] = RXP_CT_LD(&e->l4.tcp.end[d]);
+		s->maxend[d] = o->maxend[d] = RXP_CT_LD(&e->l4.tcp.maxend[d]);
+		s->maxwin[d] = o->maxwin[d] = RXP_CT_LD(&e->l4.tcp.maxwin[d]);
+		s->maxack[d] = o->maxack[d] = RXP_CT_LD(&e->l4.tcp.maxack[d]);
+		s->flags[d] = o->flags[d] = RXP_CT_LD(&e->tcp_flags[d]);
+		s->scale[d] = o->scale[d] = RXP_CT_LD(&e->tcp_scale[d]);
 	}
-	s->last_seq = RXP_CT_LD(&e->l4.tcp.last_seq);
-	s->last_ack = RXP_CT_LD(&e->l4.tcp.last_ack);
-	s->last_end = RXP_CT_LD(&e->l4.tcp.last_end);
-	s->last_win = RXP_CT_LD(&e->l4.tcp.last_win);
-	s->last_opt = RXP_CT_LD(&e->l4.tcp.last_opt);
-	s->unack = RXP_CT_LD(&e->l4.tcp.unack);
-	s->state = RXP_CT_LD(&e->l4state);
-	s->last = RXP_CT_LD(&e->tcp_last);
-	s->retrans = RXP_CT_LD(&e->tcp_retrans);
+	s->last_seq = o->last_seq = RXP_CT_LD(&e->l4.tcp.last_seq);
+	s->last_ack = o->last_ack = RXP_CT_LD(&e->l4.tcp.last_ack);
+	s->last_end = o->last_end = RXP_CT_LD(&e->l4.tcp.last_end);
+	s->last_win = o->last_win = RXP_CT_LD(&e->l4.tcp.last_win);
+	s->last_opt = o->last_opt = RXP_CT_LD(&e->l4.tcp.last_opt);
+	s->unack = o->unack = RXP_CT_LD(&e->l4.tcp.unack);
+	s->state = o->state = RXP_CT_LD(&e->l4state);
+	s->last = o->last = RXP_CT_LD(&e->tcp_last);
+	s->retrans = o->retrans = RXP_CT_LD(&e->tcp_retrans);
 }
 
 /* Writes what changed only: a lock-free writer then clobbers no more of the other side's work than it must. */
@@ -526,7 +527,7 @@ bool ct_tcp_first(struct rxp_ct_entry *e, const struct rxp_ct_pkt *p, const stru
 	if (!ct_tcp_can_open(p))
 		return false;
 	/* the fields as the last user of the entry left them: st_store writes every one that differs */
-	st_load(&o, e);
+	st_load(&s, &o, e);
 	memset(&s, 0, sizeof(s));
 	s.end[0] = s.maxend[0] = seg_end(p);
 	s.maxwin[0] = p->win ? p->win : 1;
@@ -541,30 +542,110 @@ bool ct_tcp_first(struct rxp_ct_entry *e, const struct rxp_ct_pkt *p, const stru
 	return true;
 }
 
-enum ct_verdict ct_tcp_packet(struct rxp_ct_entry *e, unsigned dir, const struct rxp_ct_pkt *p,
-			      const struct ct_params *par, uint32_t now)
+/*
+ * The established connection's ACK or data segment, without the lock or
+ * the state machine: the windows checked and moved on as in_window() does,
+ * the retransmission count, the timer. Whatever is not a plain accept
+ * (out of window, a sender not set up, not yet replied) returns -1 for the
+ * locked path to decide. Every field is written only when it changes.
+ */
+static int tcp_fast(struct rxp_ct_entry *e, unsigned dir, const struct rxp_ct_pkt *p,
+		    const struct ct_params *par, uint32_t now, uint8_t status)
+{
+	const unsigned r = !dir;
+	const uint8_t fs = RXP_CT_LD(&e->tcp_flags[dir]), fr = RXP_CT_LD(&e->tcp_flags[r]);
+	const uint32_t seq = p->seq, ack = p->ack, end = p->seq + p->payload_len;
+	uint32_t sack = ack, end_s, maxend_s, maxwin_s, end_r, maxend_r, maxwin_r, win, swin, tn, timeout;
+	uint8_t unack, unack0, retrans;
+	bool liberal = RXP_CT_LD(&par->liberal) || (fs & F_LIBERAL);
+
+	if (!(status & RXP_CTE_SEEN_REPLY) || !(fs & F_MAXACK))
+		return -1;
+	maxwin_s = RXP_CT_LD(&e->l4.tcp.maxwin[dir]);
+	if (!maxwin_s)
+		return -1;
+	if ((fr & F_SACK) && after(p->sack, ack))
+		sack = p->sack;
+	end_s = RXP_CT_LD(&e->l4.tcp.end[dir]);
+	maxend_s = RXP_CT_LD(&e->l4.tcp.maxend[dir]);
+	end_r = RXP_CT_LD(&e->l4.tcp.end[r]);
+	maxend_r = RXP_CT_LD(&e->l4.tcp.maxend[r]);
+	maxwin_r = RXP_CT_LD(&e->l4.tcp.maxwin[r]);
+	retrans = RXP_CT_LD(&e->tcp_retrans);
+	/* in_window()'s bounds I to IV */
+	if (!before(seq, maxend_s + 1) || !before(sack, end_r + 1) ||
+	    (maxwin_r && !after(end, end_s - maxwin_r - 1)) ||
+	    !after(sack, end_r - (maxwin_s > MAXACKWIN ? maxwin_s : MAXACKWIN) - 1)) {
+		if (!liberal)
+			return -1;
+		goto accepted;	/* let through, nothing learnt */
+	}
+	win = (uint32_t)p->win << RXP_CT_LD(&e->tcp_scale[dir]);
+	swin = win + (sack - ack);
+	if (maxwin_s < swin)
+		RXP_CT_ST(&e->l4.tcp.maxwin[dir], swin);
+	unack = unack0 = RXP_CT_LD(&e->l4.tcp.unack);
+	if (after(end, end_s)) {
+		RXP_CT_ST(&e->l4.tcp.end[dir], end);
+		unack |= (uint8_t)(1u << dir);
+	}
+	if (after(ack, RXP_CT_LD(&e->l4.tcp.maxack[dir])))
+		RXP_CT_ST(&e->l4.tcp.maxack[dir], ack);
+	if (maxwin_r && after(end, maxend_s))
+		RXP_CT_ST(&e->l4.tcp.maxwin[r], maxwin_r + (end - maxend_s));
+	if (after(sack + win, maxend_r - 1))
+		RXP_CT_ST(&e->l4.tcp.maxend[r], sack + win + !win);
+	if (ack == end_r)
+		unack &= (uint8_t)~(1u << r);
+	if (unack != unack0)
+		RXP_CT_ST(&e->l4.tcp.unack, unack);
+	/* the same segment again: count it */
+	if ((RXP_CT_LD(&e->tcp_last) >> 3 & 1) == dir && RXP_CT_LD(&e->l4.tcp.last_seq) == seq &&
+	    RXP_CT_LD(&e->l4.tcp.last_ack) == ack && RXP_CT_LD(&e->l4.tcp.last_end) == end &&
+	    RXP_CT_LD(&e->l4.tcp.last_win) == p->win) {
+		if (retrans < UINT8_MAX)
+			RXP_CT_ST(&e->tcp_retrans, ++retrans);
+	} else {
+		PUT(e->l4.tcp.last_seq, seq, RXP_CT_LD(&e->l4.tcp.last_seq));
+		PUT(e->l4.tcp.last_ack, ack, RXP_CT_LD(&e->l4.tcp.last_ack));
+		PUT(e->l4.tcp.last_end, end, RXP_CT_LD(&e->l4.tcp.last_end));
+		PUT(e->l4.tcp.last_win, p->win, RXP_CT_LD(&e->l4.tcp.last_win));
+		if (retrans)
+			RXP_CT_ST(&e->tcp_retrans, retrans = 0);
+	}
+accepted:
+	PUT(e->tcp_last, (uint8_t)(I_ACK | dir << 3), RXP_CT_LD(&e->tcp_last));
+	tn = to_of(par, RXP_CT_TO_TCP_ESTABLISHED);
+	if (retrans >= MAX_RETRANS && tn > to_of(par, RXP_CT_TO_TCP_RETRANS))
+		timeout = to_of(par, RXP_CT_TO_TCP_RETRANS);
+	else if (RXP_CT_LD(&e->l4.tcp.unack) && tn > to_of(par, RXP_CT_TO_TCP_UNACK))
+		timeout = to_of(par, RXP_CT_TO_TCP_UNACK);
+	else if (RXP_CT_LD(&e->l4.tcp.last_win) == 0 && tn > to_of(par, RXP_CT_TO_TCP_RETRANS))
+		timeout = to_of(par, RXP_CT_TO_TCP_RETRANS);
+	else
+		timeout = tn;
+	if (!(status & RXP_CTE_ASSURED))
+		__atomic_fetch_or(&e->status, RXP_CTE_ASSURED, __ATOMIC_RELAXED);
+	if (RXP_CT_LD(&e->expires) != now + timeout)
+		RXP_CT_ST(&e->expires, now + timeout);
+	return CT_ACCEPT;
+}
+
+/* Everything but the fast path, under the entry's seqlock. */
+static rxp_noinline enum ct_verdict tcp_locked(struct rxp_ct_entry *e, unsigned dir, const struct rxp_ct_pkt *p,
+					       const struct ct_params *par, uint32_t now)
 {
 	struct tcp_st s, o;
 	enum ct_verdict v;
-	bool fast;
 
 	if (!ct_tcp_flags_valid(p->tcp_flags))
 		return CT_INVALID;
-	/* an established connection's ACK and data change no state: no lock */
-	fast = RXP_CT_LD(&e->l4state) == ES && seg_index(p->tcp_flags) == I_ACK && !p->frag;
-	if (fast) {
-		st_load(&o, e);
-		fast = o.state == ES;
+	rxp_ct_entry_lock(e);
+	if (!(RXP_CT_LD(&e->status) & RXP_CTE_LIVE)) {
+		rxp_ct_entry_unlock(e);
+		return CT_GONE;
 	}
-	if (!fast) {
-		rxp_ct_entry_lock(e);
-		if (!(RXP_CT_LD(&e->status) & RXP_CTE_LIVE)) {
-			rxp_ct_entry_unlock(e);
-			return CT_GONE;
-		}
-		st_load(&o, e);
-	}
-	s = o;
+	st_load(&s, &o, e);
 	if (p->frag) {
 		/* a fragment's segment length is not the segment's: no window checks for this connection */
 		s.flags[0] |= F_LIBERAL;
@@ -572,7 +653,20 @@ enum ct_verdict ct_tcp_packet(struct rxp_ct_entry *e, unsigned dir, const struct
 	}
 	v = track(e, &s, dir, p, par, now, RXP_CT_LDA(&e->status));
 	st_store(e, &s, &o);
-	if (!fast)
-		rxp_ct_entry_unlock(e);
+	rxp_ct_entry_unlock(e);
 	return v;
+}
+
+enum ct_verdict ct_tcp_packet(struct rxp_ct_entry *e, unsigned dir, const struct rxp_ct_pkt *p,
+			      const struct ct_params *par, uint32_t now)
+{
+	/* an established connection's ACK and data change no state: no lock */
+	if ((p->tcp_flags & (RXP_TCP_F_SYN | RXP_TCP_F_FIN | RXP_TCP_F_RST | RXP_TCP_F_ACK)) == RXP_TCP_F_ACK &&
+	    !p->frag && RXP_CT_LD(&e->l4state) == ES) {
+		int f = tcp_fast(e, dir, p, par, now, RXP_CT_LDA(&e->status));
+
+		if (rxp_likely(f >= 0))
+			return (enum ct_verdict)f;
+	}
+	return tcp_locked(e, dir, p, par, now);
 }

@@ -26,6 +26,22 @@ static rxp_always_inline int chain_of(const struct rxp_router *r, uint32_t nh)
 	return RXP_FILTER_FORWARD;
 }
 
+/*
+ * A packet to forward whose hop limit runs out, or that does not fit its
+ * link and may not be fragmented, gets its error before the forward chain
+ * (as Linux's ip_forward() and ip6_forward() do): neither the chain nor
+ * tracking sees it; its error goes through output.
+ */
+static bool dies_before_forward(const struct rxp_router *r, const struct rxp_pkt *pkt, uint32_t nh)
+{
+	uint32_t mtu = r->ifs[r->nh[nh].ifidx].mtu;
+
+	if (pkt->flags & RXP_PKT_F_IP6)
+		return rxp_pkt_cip6(pkt)->hop_limit <= 1 || pkt->l3_len > mtu;
+	return rxp_pkt_cip4(pkt)->ttl <= 1 ||
+	       (pkt->l3_len > mtu && (rxp_pkt_cip4(pkt)->frag_off & htons(RXP_IP4_DF)));
+}
+
 /* The packet's key, from what tracking parsed (or, for what did not parse, its addresses only). */
 static void key_of(struct rxp_acl_key *k, const struct rxp_ct_pkt *cp, int in_if, int out_if)
 {
@@ -304,109 +320,113 @@ uint64_t rxp_filter_frags_end(struct rxp_stack *st, enum rxp_drop_reason reason)
 #define CHAIN_NONE -1		/* no chain asks: it goes on */
 #define CHAIN_CONSUMED -2	/* a fragment held or dropped for its datagram */
 
-/* What one packet of a vector needs on its way through the stage. */
-struct fpkt {
-	struct rxp_ct_pkt cp;
-	struct rxp_acl_key key;
-	uint32_t rule;		/* the first rule it matched, or RXP_ACL_NO_MATCH */
-	int8_t chain;		/* enum rxp_filter_chain_id, or -1: no chain asks */
-};
 
 uint16_t rxp_filter_routed(struct rxp_stack *st, struct rxp_pkt **pkts, uint32_t *dst, uint32_t *nh,
 			   uint16_t n)
 {
 	const struct rxp_filter *f = st->filter;
 	const struct rxp_router *r = st->router;
-	struct fpkt fp[RXP_BURST_MAX];
-	const struct rxp_ct_pkt *track[RXP_BURST_MAX];
-	struct rxp_ct_ref refs[RXP_BURST_MAX];
+	struct rxp_ct_pkt cp[RXP_BURST_MAX];
 	struct rxp_acl_key keys[RXP_BURST_MAX];
+	struct rxp_ct_ref refs[RXP_BURST_MAX];
+	const struct rxp_ct_pkt *track[RXP_BURST_MAX];
 	uint32_t match[RXP_BURST_MAX];
+	int8_t chain_at[RXP_BURST_MAX];
 	uint16_t idx[RXP_BURST_MAX], n_track = 0, kept = 0;
+	int only = -1;		/* the one chain every packet goes through, if so; -2: several */
+	struct rxp_acl_key gathered[RXP_BURST_MAX];	/* a chain's keys, when several chains share the vector */
+	uint32_t got[RXP_BURST_MAX];
 
 	/* what each packet is: its chain, its fields, whether tracking is asked */
 	for (uint16_t i = 0; i < n; i++) {
 		struct rxp_pkt *pkt = pkts[i];
 		int chain = chain_of(r, nh[i]);
 		uint8_t family = pkt->flags & RXP_PKT_F_IP6 ? 6 : 4;
-		struct fpkt *p = &fp[i];
 
-		p->chain = (int8_t)(chain >= 0 && (f->chain[chain].on || f->track) ? chain : CHAIN_NONE);
-		p->rule = RXP_ACL_NO_MATCH;
-		if (p->chain < 0)
+		match[i] = RXP_ACL_NO_MATCH;
+		if (chain < 0 || !(f->chain[chain].on || f->track) ||
+		    (chain == RXP_FILTER_FORWARD && rxp_unlikely(dies_before_forward(r, pkt, nh[i])))) {
+			chain_at[i] = CHAIN_NONE;
+			only = -2;
 			continue;
-		if (rxp_ct_parse(rxp_pkt_cdata(pkt) + pkt->l3_off, pkt->l3_len, family, &p->cp)) {
-			tuple_of_header(&p->cp, pkt, family);
+		}
+		chain_at[i] = (int8_t)chain;
+		if (rxp_ct_parse(rxp_pkt_cdata(pkt) + pkt->l3_off, pkt->l3_len, family, &cp[i])) {
+			tuple_of_header(&cp[i], pkt, family);
 			refs[i] = (struct rxp_ct_ref){ .entry = UINT32_MAX, .state = RXP_ACL_CT_INVALID };
-		} else if (rxp_unlikely(p->cp.frag_nth) && st->frags) {
+		} else if (rxp_unlikely(cp[i].frag_nth) && st->frags) {
 			/* its datagram's first fragment decides; the chain is not asked */
-			p->chain = frag_later(st, pkt, &p->cp, nh[i]) ? CHAIN_NONE : CHAIN_CONSUMED;
+			chain_at[i] = frag_later(st, pkt, &cp[i], nh[i]) ? CHAIN_NONE : CHAIN_CONSUMED;
+			only = -2;
 			continue;
 		} else if (f->track) {
-			track[n_track] = &p->cp;
+			track[n_track] = &cp[i];
 			idx[n_track++] = i;
 		} else {
 			refs[i] = (struct rxp_ct_ref){ .entry = UINT32_MAX, .state = RXP_ACL_CT_UNTRACKED };
 		}
-		key_of(&p->key, &p->cp, pkt->ifidx, chain == RXP_FILTER_FORWARD ? r->nh[nh[i]].ifidx : -1);
+		only = only == -1 || only == chain ? chain : -2;
+		key_of(&keys[i], &cp[i], pkt->ifidx, chain == RXP_FILTER_FORWARD ? r->nh[nh[i]].ifidx : -1);
 	}
 	if (n_track) {
-		struct rxp_ct_ref got[RXP_BURST_MAX];
+		struct rxp_ct_ref tracked[RXP_BURST_MAX];
 
-		rxp_ct_track_bulk(st->ct, st->worker, track, n_track, st->now_ns, got);
+		rxp_ct_track_bulk(st->ct, st->worker, track, n_track, st->now_ns, tracked);
 		for (uint16_t k = 0; k < n_track; k++)
-			refs[idx[k]] = got[k];
+			refs[idx[k]] = tracked[k];
 	}
-	/* each chain's packets classified together */
+	/* each chain's packets classified together; in place when they all go through one */
 	for (int chain = 0; chain < RXP_FILTER_OUTPUT; chain++) {
 		const struct rxp_filter_chain *c = &f->chain[chain];
 		uint16_t m = 0;
 
-		if (!c->acl)
+		if (!c->acl || (only >= 0 && only != chain))
 			continue;
 		for (uint16_t i = 0; i < n; i++) {
-			if (fp[i].chain != chain)
+			if (chain_at[i] != chain)
 				continue;
-			fp[i].key.ct_state = refs[i].state;
+			keys[i].ct_state = refs[i].state;
 			if (c->src_sets | c->dst_sets)
-				sets_of(f, c, &fp[i].key);
-			keys[m] = fp[i].key;
-			idx[m++] = i;
+				sets_of(f, c, &keys[i]);
+			if (only != chain) {
+				gathered[m] = keys[i];
+				idx[m] = i;
+			}
+			m++;
 		}
-		if (!m)
-			continue;
-		rxp_acl_classify(c->acl, keys, match, m);
-		for (uint16_t k = 0; k < m; k++)
-			fp[idx[k]].rule = match[k];
+		if (only == chain) {
+			rxp_acl_classify(c->acl, keys, match, n);
+		} else if (m) {
+			rxp_acl_classify(c->acl, gathered, got, m);
+			for (uint16_t k = 0; k < m; k++)
+				match[idx[k]] = got[k];
+		}
 	}
 	/* the verdicts, in order: what goes on stays in the arrays */
 	for (uint16_t i = 0; i < n; i++) {
 		struct rxp_pkt *pkt = pkts[i];
-		int chain = fp[i].chain;
+		int chain = chain_at[i];
 
 		if (chain == CHAIN_CONSUMED)
 			continue;
 		if (chain >= 0) {
 			const struct rxp_filter_chain *c = &f->chain[chain];
-			uint32_t rule = c->acl ? fp[i].rule : RXP_ACL_NO_MATCH;
+			uint32_t rule = c->acl ? match[i] : RXP_ACL_NO_MATCH;
 			enum rxp_drop_reason why = RXP_DROP_FILTER_DROP;
-			bool go, first_frag = fp[i].cp.frag && st->frags;
-			struct rxp_ct_pkt cp_copy;
+			bool go;
 
 			/*
 			 * Neighbor Discovery and MLD to the router pass input, its
 			 * policy included, unless the rule that matched names them
 			 */
-			if (chain == RXP_FILTER_INPUT && is_nd(&fp[i].cp) &&
+			if (rxp_unlikely(chain == RXP_FILTER_INPUT) && is_nd(&cp[i]) &&
 			    (rule == RXP_ACL_NO_MATCH || !(c->flags[rule] & RXP_FILTER_RULE_ND))) {
 				count_rule(st, chain, c->n_rules, pkt);
 				go = true;
 			} else {
-				if (first_frag)
-					cp_copy = fp[i].cp;
-				go = decide(st, pkt, chain, rule, &fp[i].cp, f->track ? &refs[i] : NULL, &why);
-				if (first_frag)
-					frag_decided(st, &cp_copy, go, why,
+				go = decide(st, pkt, chain, rule, &cp[i], f->track ? &refs[i] : NULL, &why);
+				if (rxp_unlikely(cp[i].frag) && st->frags)
+					frag_decided(st, &cp[i], go, why,
 						     RXP_CAPTURE_RULE(chain, rule == RXP_ACL_NO_MATCH ? 0 : rule + 1));
 			}
 			if (!go)
@@ -436,6 +456,9 @@ static bool output_decide(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t fam
 	if (rxp_ct_parse(rxp_pkt_cdata(pkt) + pkt->l3_off, pkt->l3_len, family, &cp)) {
 		tuple_of_header(&cp, pkt, family);
 		ref.state = RXP_ACL_CT_INVALID;
+	} else if (f->track && (pkt->flags & RXP_PKT_F_ANSWER)) {
+		/* as Linux attaches the packet's connection to its reset or error (nf_ct_attach) */
+		ref.state = RXP_ACL_CT_RELATED;
 	} else if (f->track) {
 		rxp_ct_track(st->ct, st->worker, &cp, st->now_ns, &ref);
 	}

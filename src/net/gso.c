@@ -19,6 +19,7 @@
  * frame's headers are checked against the frame before use.
  */
 #include "offload.h"
+#include "filter.h"
 #include "out.h"
 
 /* Returns a pool buffer for a @len-byte frame to send on @h's port, or NULL (counted). */
@@ -44,6 +45,16 @@ static struct rxp_pkt *frame_alloc(struct rxp_stack *st, struct rxp_host *h, uin
 static void host_send(struct rxp_stack *st, struct rxp_host *h, struct rxp_pkt *pkt)
 {
 	h->stats.from_host_packets++;
+	/* what the kernel behind the port sends is the router's own: the output chain's */
+	if (rxp_unlikely(rxp_filter_on(st)) && st->router && pkt->len > RXP_ETH_HLEN) {
+		uint16_t type = rxp_load_be16(rxp_pkt_data(pkt) + 12);
+		int out_if = st->router->port_if[h->port];
+
+		pkt->l3_len = (uint16_t)(pkt->len - RXP_ETH_HLEN);
+		if ((type == RXP_ETHERTYPE_IP4 || type == RXP_ETHERTYPE_IP6) && out_if >= 0 &&
+		    !rxp_filter_output(st, pkt, type == RXP_ETHERTYPE_IP4 ? 4 : 6, out_if))
+			return;
+	}
 	rxp_tx_enqueue(st, pkt, true);
 }
 

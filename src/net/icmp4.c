@@ -63,6 +63,7 @@ static bool icmp4_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 	pkt = rxp_local_alloc(st, (uint16_t)(RXP_IP4_HLEN + RXP_ICMP_HLEN + quote));
 	if (!pkt)
 		return false;
+	pkt->flags |= RXP_PKT_F_ANSWER;
 	o = rxp_pkt_ip4(pkt);
 	icmp = (struct rxp_icmp_hdr *)(o + 1);
 	/* IP header: from the ingress interface's address, back to the sender */

@@ -247,6 +247,7 @@ static void icmp6_error_from(struct rxp_stack *st, struct rxp_pkt *orig, uint8_t
 	pkt = rxp_local_alloc(st, (uint16_t)(RXP_IP6_HLEN + RXP_ICMP_HLEN + quote));
 	if (!pkt)
 		return;
+	pkt->flags |= RXP_PKT_F_ANSWER;
 	memcpy(src_mac, rxp_pkt_ceth(orig)->src, 6);
 	if (from) {
 		memcpy(src, from, 16);

@@ -192,6 +192,7 @@ void rxp_tcp_reset(struct rxp_stack *st, const struct rxp_pkt *orig, uint32_t le
 	pkt = rxp_local_alloc(st, (uint16_t)(ip_hlen + RXP_TCP_HLEN));
 	if (!pkt)
 		return;
+	pkt->flags |= RXP_PKT_F_ANSWER;
 	o = rxp_pkt_data(pkt) + pkt->l3_off;
 	t = (struct rxp_tcp_hdr *)(o + ip_hlen);
 	/* ports swapped */

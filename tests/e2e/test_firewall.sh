@@ -138,7 +138,11 @@ filter add forward ct-state established,related accept
 filter add forward in p1 proto tcp dport 5555 reject
 filter add forward in p1 proto udp dport 5556 reject
 filter add forward in p0 ct-state new accept
-filter policy forward drop" lab_rxpath_start afpacket --ctl "$SOCK"
+filter policy forward drop
+filter add input ct-state established,related accept
+filter add input in p0 proto icmp accept
+filter add input in p0 proto icmpv6 accept
+filter policy input drop" lab_rxpath_start afpacket --ctl "$SOCK"
 if [ -z "$LAB_RXPATH_PID" ]; then
 	fail "${T}_start" "rxpath did not start with the filter"
 	exit 1
@@ -168,6 +172,11 @@ ping_ok "${T}_ping4_inside_out" "$LAB_H1" 10.0.2.2
 ping_ok "${T}_ping6_inside_out" "$LAB_H1" -6 2001:db8:2::2
 ping_blocked "${T}_ping4_outside_in_dropped" "$LAB_H2" 10.0.1.2
 ping_blocked "${T}_ping6_outside_in_dropped" "$LAB_H2" -6 2001:db8:1::2
+# input: the router answers ping from inside only; Neighbor Discovery passes its policy (the ping6s above need it)
+ping_ok "${T}_input_ping4_router_from_inside" "$LAB_H1" 10.0.1.1
+ping_ok "${T}_input_ping6_router_from_inside" "$LAB_H1" -6 2001:db8:1::1
+ping_blocked "${T}_input_ping4_router_from_outside_dropped" "$LAB_H2" 10.0.2.1
+ping_blocked "${T}_input_ping6_router_from_outside_dropped" "$LAB_H2" -6 2001:db8:2::1
 
 # --- TCP from inside: iperf3 both ways ---
 iperf_ok() {
@@ -273,7 +282,7 @@ for pair in "established_related:${c_est:-}" "tcp_reject:${c_rst:-}" "udp_reject
 done
 check "${T}_show_filter_text_lists_rules" grep -q 'proto tcp dport 5555 reject' <<<"$text"
 
-ctall=$(ctl show conntrack); [ -n "${FW_DEBUG:-}" ] && { echo "$ctall"; ctl show filter; ctl show conntrack stats; }
+ctall=$(ctl show conntrack)
 cttcp=$(ctl show conntrack proto tcp)
 if grep -q 'src=10.0.1.2 dst=10.0.2.2 sport=[0-9]* dport=5201' <<<"$ctall" &&
    grep -q 'src=2001:db8:1::2 dst=2001:db8:2::2 sport=[0-9]* dport=5202' <<<"$ctall"; then
@@ -300,6 +309,22 @@ if [ "$(lab_json 'j["entries"] > 0 and j["inserted"] > 0' <<<"$stats" 2>/dev/nul
 	pass "${T}_show_conntrack_stats"
 else
 	fail "${T}_show_conntrack_stats" "$stats"
+fi
+
+# a rule taken out while running: the next rules move up with their counters
+before=$(lab_json '[r["packets"] for c in j["chains"] if c["chain"] == "forward" for r in c["rules"] if r["rule"] == "in p0 ct-state new accept"][0]' <<<"$(ctl --json show filter)" 2>/dev/null)
+if ctl filter del forward 3 >/dev/null; then
+	after=$(ctl --json show filter)
+	n=$(lab_json '[c for c in j["chains"] if c["chain"] == "forward"][0]["rules"][2]' <<<"$after" 2>/dev/null)
+	if grep -q "'rule': 'in p0 ct-state new accept'" <<<"$n" && grep -q "'packets': ${before:-x}," <<<"$n"; then
+		pass "${T}_ctl_del_counters_follow"
+	else
+		fail "${T}_ctl_del_counters_follow" "rule 3 after 'filter del forward 3' (rule 4 had ${before:-?} packets):" "$n"
+	fi
+	out=$(probe "$LAB_H2" udp 10.0.1.2 5556 0 1)
+	check "${T}_ctl_del_udp_reject_gone" [ "$out" = none ]
+else
+	fail "${T}_ctl_del_counters_follow" "rxpath ctl filter del forward 3 failed"
 fi
 
 lab_rxpath_stop

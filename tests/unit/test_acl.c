@@ -214,6 +214,23 @@ static uint16_t random_proto(void)
 	return k < 10 ? protos[k] : (uint16_t)rnd_below(256);
 }
 
+/* Interface indexes and set ids: a few, low and high in the 64-bit masks. */
+static uint8_t random_index(void)
+{
+	static const uint8_t idx[] = { 0, 1, 2, 3, 31, 32, 33, 63 };
+
+	return idx[rnd_below(8)];
+}
+
+static uint64_t random_index_mask(void)
+{
+	uint64_t m = 0;
+
+	for (unsigned i = 1 + rnd_below(3); i; i--)
+		m |= 1ull << random_index();
+	return m;
+}
+
 static struct rxp_acl_rule random_rule(const struct gen *g)
 {
 	struct rxp_acl_rule r = rule_any();
@@ -249,11 +266,11 @@ static struct rxp_acl_rule random_rule(const struct gen *g)
 	}
 	if (chance(g->extras_pct)) {
 		switch (rnd_below(5)) {
-		case 0: r.in_ifs = rnd64() & 0xff; break;
-		case 1: r.out_ifs = rnd64() & 0xff; break;
+		case 0: r.in_ifs = random_index_mask(); break;
+		case 1: r.out_ifs = random_index_mask(); break;
 		case 2: r.ct_states = (uint8_t)(rnd_below(31) + 1); break;
-		case 3: r.src_set = (uint8_t)rnd_below(4); break;
-		default: r.dst_set = (uint8_t)rnd_below(4); break;
+		case 3: r.src_set = random_index(); break;
+		default: r.dst_set = random_index(); break;
 		}
 	}
 	if (chance(g->void_pct)) {
@@ -275,11 +292,11 @@ static void key_extras(struct rxp_acl_key *k)
 		RXP_ACL_CT_UNTRACKED, 0,
 	};
 
-	k->in_if = (uint8_t)(chance(2) ? 64 + rnd_below(100) : rnd_below(10));
-	k->out_if = (uint8_t)rnd_below(10);
+	k->in_if = (uint8_t)(chance(2) ? 64 + rnd_below(100) : random_index());
+	k->out_if = random_index();
 	k->ct_state = states[rnd_below(6)];
-	k->src_sets = rnd64() & rnd64() & 0xf;
-	k->dst_sets = rnd64() & rnd64() & 0xf;
+	k->src_sets = random_index_mask() & rnd64();
+	k->dst_sets = random_index_mask() & rnd64();
 }
 
 static struct rxp_acl_key uniform_key(const struct gen *g)
