@@ -7,7 +7,7 @@
  *   filter policy input|forward|output accept|drop
  *   filter del CHAIN N  |  filter flush [CHAIN]
  *   filter set add NAME [PREFIX...]  |  filter set del NAME PREFIX [PREFIX...]
- *   conntrack max N  |  conntrack timeout NAME SECONDS  |  conntrack tcp liberal on|off
+ *   conntrack max N  |  conntrack timeout NAME SECONDS  |  conntrack tcp liberal|loose on|off
  */
 #include <errno.h>
 #include <stdio.h>
@@ -425,10 +425,13 @@ int verb_conntrack(struct dp_config *cfg, const struct cmd_line *l, const char *
 		return add_cmd(cfg, &c, where);
 	}
 	if (n >= 2 && !strcmp(w[1], "tcp")) {
-		if (n != 4 || strcmp(w[2], "liberal") || (strcmp(w[3], "on") && strcmp(w[3], "off")))
-			return cmd_fail_shown(e, cmd_misfit(l, "conntrack tcp liberal on|off").text,
-					      "expected 'conntrack tcp liberal on|off'");
-		c.kind = DP_CMD_CT_LIBERAL;
+		if (n != 4 || (strcmp(w[2], "liberal") && strcmp(w[2], "loose")) ||
+		    (strcmp(w[3], "on") && strcmp(w[3], "off")))
+			return cmd_fail_shown(e, cmd_misfit(l, n >= 3 && !strcmp(w[2], "loose") ?
+							    "conntrack tcp loose on|off" :
+							    "conntrack tcp liberal on|off").text,
+					      "expected 'conntrack tcp liberal on|off' or 'conntrack tcp loose on|off'");
+		c.kind = !strcmp(w[2], "loose") ? DP_CMD_CT_LOOSE : DP_CMD_CT_LIBERAL;
 		c.filter.on = !strcmp(w[3], "on");
 		return add_cmd(cfg, &c, where);
 	}

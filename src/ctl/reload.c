@@ -193,7 +193,7 @@ static struct dp_cmd setting_default(const struct dp_cmd *c)
 		    rxp_ct_timeout_default((enum rxp_ct_timeout)c->filter.timeout) :
 		    (uint32_t)(RXP_NEIGH_REACHABLE_NS / 1000000000ull);
 	d.filter.verdict = DP_VERDICT_ACCEPT;	/* a chain's policy */
-	d.filter.on = false;			/* conntrack tcp liberal */
+	d.filter.on = c->kind == DP_CMD_CT_LOOSE;	/* tcp loose is on, liberal off */
 	snprintf(d.where, sizeof(d.where), "reload (was %.80s)", c->where);
 	return d;
 }

@@ -34,7 +34,7 @@ static const struct cmd_verb verbs[] = {
 		  "  filter policy input|forward|output accept|drop  |  filter del CHAIN N  |  filter flush [CHAIN]\n"
 		  "  filter set add NAME [PREFIX...]  |  filter set del NAME PREFIX...\n" },
 	{ .word = "conntrack", .ctl_rank = 8, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_conntrack,
-	  .help = "  conntrack max N  |  conntrack timeout NAME SECONDS  |  conntrack tcp liberal on|off\n" },
+	  .help = "  conntrack max N  |  conntrack timeout NAME SECONDS  |  conntrack tcp liberal|loose on|off\n" },
 	{ .word = "show", .ctl_rank = 0, .in = CMD_IN_CTL, .serve = ctl_show_serve,
 	  .help = "  show ports | stats | drops | routes [PREFIX|ADDRESS] | neigh | pool | filter\n"
 		  "  show conntrack [src ADDR] [dst ADDR] [proto P] [state S]  |  show conntrack stats\n"

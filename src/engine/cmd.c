@@ -698,6 +698,7 @@ static const struct cmd_kind kinds[] = {
 	[DP_CMD_SET_DEL] = { filter_apply, filter_inverse, dp_filter_key },
 	[DP_CMD_CT_TIMEOUT] = { filter_apply, filter_inverse, dp_filter_key },
 	[DP_CMD_CT_LIBERAL] = { filter_apply, filter_inverse, dp_filter_key },
+	[DP_CMD_CT_LOOSE] = { filter_apply, filter_inverse, dp_filter_key },
 };
 _Static_assert(RXP_ARRAY_SIZE(kinds) == DP_CMD_KINDS, "a command kind without its entry");
 

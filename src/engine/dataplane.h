@@ -57,6 +57,7 @@ enum dp_cmd_kind {
 	DP_CMD_SET_DEL,		/* filter set del NAME PREFIX */
 	DP_CMD_CT_TIMEOUT,	/* conntrack timeout NAME SECONDS */
 	DP_CMD_CT_LIBERAL,	/* conntrack tcp liberal on|off */
+	DP_CMD_CT_LOOSE,	/* conntrack tcp loose on|off */
 	DP_CMD_KINDS
 };
 
@@ -86,7 +87,7 @@ struct dp_filter_cmd {
 	char in_if[RXP_PORT_NAME_MAX], out_if[RXP_PORT_NAME_MAX];	/* empty: any */
 	char set[DP_SET_NAME_MAX];	/* SET_ADD, SET_DEL */
 	int timeout;			/* CT_TIMEOUT: enum rxp_ct_timeout */
-	bool on;			/* CT_LIBERAL */
+	bool on;			/* CT_LIBERAL, CT_LOOSE */
 	char text[DP_RULE_TEXT_MAX];	/* the rule as `show filter` prints it */
 };
 

@@ -348,6 +348,11 @@ int dp_filter_apply(struct dp *dp, const struct dp_cmd *c, char *err, size_t err
 		if (f->ct)
 			rxp_ct_set_liberal(f->ct, c->filter.on);
 		return 0;
+	case DP_CMD_CT_LOOSE:
+		f->ct_cfg.tcp_loose = c->filter.on;
+		if (f->ct)
+			rxp_ct_set_loose(f->ct, c->filter.on);
+		return 0;
 	default:
 		return -EINVAL;
 	}
@@ -399,6 +404,9 @@ bool dp_filter_inverse(struct dp *dp, const struct dp_cmd *c, struct dp_cmd *inv
 	case DP_CMD_CT_LIBERAL:
 		inv->filter.on = f->ct_cfg.tcp_liberal;
 		return true;
+	case DP_CMD_CT_LOOSE:
+		inv->filter.on = f->ct_cfg.tcp_loose;
+		return true;
 	default:
 		return false;
 	}
@@ -426,6 +434,9 @@ void dp_filter_key(const struct dp_cmd *c, char *key, size_t len)
 		return;
 	case DP_CMD_CT_LIBERAL:
 		snprintf(key, len, "conntrack liberal");
+		return;
+	case DP_CMD_CT_LOOSE:
+		snprintf(key, len, "conntrack loose");
 		return;
 	default:
 		/* the rules are an ordered list: reload compares the lists (reload.c), not keys */

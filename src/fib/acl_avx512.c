@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The classifier's lookups with AVX-512 (F and BW), chosen at build when
- * the CPU has them (acl_impl_pick()); acl_scan.c has the scalar ones that
- * every other CPU runs, with the same results.
+ * The classifier's lookups with AVX-512 (F and BW) and BMI2, chosen at
+ * build when the CPU has them (acl_impl_pick()); acl_scan.c has the scalar
+ * ones, which every other CPU runs, with the same answers.
  *
- * Keys go in groups of 16, one per 32-bit lane: their fields are gathered
- * straight from the keys, and the first step of each tree (the root's cut,
- * where most of the walk is) is computed for all 16 at once and its slots
- * gathered. Only the few keys that go deeper walk on one at a time. Each
- * leaf reached is then scanned for one key: four masked loads and two
- * compares test eight rules.
+ * A burst's keys are first transposed: each field becomes rows of 16 keys,
+ * one per 32-bit lane (shuffles, no gathers: those are slow on some CPUs).
+ * Then per tree: a linear list tests 16 keys against each rule at once; a
+ * cut computes the root's child index of 16 keys at once, then each key
+ * loads its slot (the few that land on another node walk on alone) and
+ * scans its leaf: four masked loads and two compares test eight rules.
  */
 #include <stddef.h>
 #include <string.h>
@@ -94,7 +94,6 @@ static AVX512 inline uint32_t leaf4(const struct rxp_acl *acl, uint32_t s, __m51
 	uint64_t x = m0 | m1 << 32;
 	const uint32_t *ids;
 	uint32_t hits = 0;
-
 
 	x &= x >> 4;
 	x &= x >> 2;
@@ -201,17 +200,77 @@ static inline uint32_t load_be32(const uint8_t *p)
 	return __builtin_bswap32(v);
 }
 
+/* A key's words 0 (source, IPv4), 4 (destination), 8 (ports), 9 (family, protocol, ...). */
+static const _Alignas(64) uint32_t key_words[16] = { 0, 4, 8, 9 };
+
+/* The 128-bit lane of @k's words 0, 4, 8, 9 (zero past the burst). */
+static AVX512 inline __m128i key_quad(const struct rxp_acl_key *k, bool in, __m512i pick)
+{
+	if (!in)
+		return _mm_setzero_si128();
+	return _mm512_castsi512_si128(_mm512_permutexvar_epi32(pick, _mm512_loadu_si512(k)));
+}
+
+/*
+ * The IPv4 fields of group @g's @n keys, in rows: each key's four words in
+ * a 128-bit lane (keys r, r+4, r+8, r+12 in vector r), then a 4x4
+ * transpose in every lane puts word w of keys 4j..4j+3 in lane j of vector
+ * w, in the keys' order. No gathers: they are slow on some CPUs.
+ */
+static AVX512 void group_load(struct burst *b, const struct rxp_acl_key *keys, unsigned g,
+			      unsigned n, uint64_t *fam4, uint64_t *fam6)
+{
+	const __m512i pick = _mm512_load_si512(key_words);
+	const struct rxp_acl_key *k = keys + GROUP * g;
+	unsigned o = GROUP * g;
+	__m512i q[4], t0, t1, t2, t3, src, dst, pp, fp, fam;
+	__mmask16 valid = (__mmask16)((1u << n) - 1);
+
+	for (unsigned r = 0; r < 4; r++) {
+		__m512i v = _mm512_castsi128_si512(key_quad(&k[r], r < n, pick));
+
+		v = _mm512_inserti32x4(v, key_quad(&k[4 + r], 4 + r < n, pick), 1);
+		v = _mm512_inserti32x4(v, key_quad(&k[8 + r], 8 + r < n, pick), 2);
+		q[r] = _mm512_inserti32x4(v, key_quad(&k[12 + r], 12 + r < n, pick), 3);
+	}
+	t0 = _mm512_unpacklo_epi32(q[0], q[1]);
+	t1 = _mm512_unpackhi_epi32(q[0], q[1]);
+	t2 = _mm512_unpacklo_epi32(q[2], q[3]);
+	t3 = _mm512_unpackhi_epi32(q[2], q[3]);
+	src = _mm512_unpacklo_epi64(t0, t2);
+	dst = _mm512_unpackhi_epi64(t0, t2);
+	pp = _mm512_unpacklo_epi64(t1, t3);
+	fp = _mm512_unpackhi_epi64(t1, t3);
+	_mm512_store_si512(&b->f[ACL_F_SRC0][o], _mm512_shuffle_epi8(src, _mm512_load_si512(bswap32_bytes)));
+	_mm512_store_si512(&b->f[ACL_F_DST0][o], _mm512_shuffle_epi8(dst, _mm512_load_si512(bswap32_bytes)));
+	_mm512_store_si512(&b->f[ACL_F_SPORT][o], _mm512_and_si512(pp, _mm512_set1_epi32(0xffff)));
+	_mm512_store_si512(&b->f[ACL_F_DPORT][o], _mm512_srli_epi32(pp, 16));
+	_mm512_store_si512(&b->f[ACL_F_PROTO][o],
+			   _mm512_and_si512(_mm512_srli_epi32(fp, 8), _mm512_set1_epi32(0xff)));
+	_mm512_store_si512(&b->best[o], _mm512_set1_epi32(-1));
+	fam = _mm512_and_si512(fp, _mm512_set1_epi32(0xff));
+	*fam4 |= (uint64_t)_mm512_mask_cmpeq_epi32_mask(valid, fam, _mm512_set1_epi32(4)) << o;
+	*fam6 |= (uint64_t)_mm512_mask_cmpeq_epi32_mask(valid, fam, _mm512_set1_epi32(6)) << o;
+}
+
 static AVX512 void burst_load(struct burst *b, const struct rxp_acl *acl,
 			      const struct rxp_acl_key *keys, unsigned n)
 {
 	const __m512i to6 = _mm512_load_si512(lanes6_bytes), to4 = _mm512_load_si512(fields_to_lanes4);
 	bool v6 = acl->n_trees[1], extras = acl->linear_extras;
 	bool lanes4 = acl->need_lanes[0], lanes6 = acl->need_lanes[1];
+	uint64_t fam4 = 0, fam6 = 0;
 
-	uint64_t fam4 = 0, fam6 = 0;	/* in registers: no store-to-load chain per key */
-
+	_Static_assert(RXP_ACL_NO_MATCH == UINT32_MAX, "answers start at all ones");
 	b->n = n;
 	b->groups = (n + GROUP - 1) / GROUP;
+	for (unsigned g = 0; g < b->groups; g++)
+		group_load(b, keys, g, RXP_MIN(n - GROUP * g, GROUP), &fam4, &fam6);
+	b->fam[0] = fam4;
+	b->fam[1] = fam6;
+	if (!(lanes4 | lanes6 | v6 | extras))
+		return;
+	/* the rest, key by key: leaf lanes, IPv6 words, what linear lists test */
 	for (unsigned i = 0; i < n; i++) {
 		const struct rxp_acl_key *k = &keys[i];
 
@@ -224,14 +283,6 @@ static AVX512 void burst_load(struct burst *b, const struct rxp_acl *acl,
 			if (lanes6)
 				_mm512_store_si512(b->kf6[i], f);
 		}
-		b->f[ACL_F_SRC0][i] = load_be32(k->src);
-		b->f[ACL_F_DST0][i] = load_be32(k->dst);
-		b->f[ACL_F_SPORT][i] = k->sport;
-		b->f[ACL_F_DPORT][i] = k->dport;
-		b->f[ACL_F_PROTO][i] = k->proto;
-		b->best[i] = RXP_ACL_NO_MATCH;
-		fam4 |= (uint64_t)(k->family == 4) << i;
-		fam6 |= (uint64_t)(k->family == 6) << i;
 		if (v6) {
 			for (unsigned w = 1; w < 4; w++) {
 				b->f[ACL_F_SRC0 + w][i] = load_be32(k->src + 4 * w);
@@ -248,14 +299,10 @@ static AVX512 void burst_load(struct burst *b, const struct rxp_acl *acl,
 			b->f[SOA_DSET_HI][i] = (uint32_t)(k->dst_sets >> 32);
 		}
 	}
-	b->fam[0] = fam4;
-	b->fam[1] = fam6;
-	/* lanes past n: no family, and fields that index in bounds */
-	for (unsigned i = n; i < b->groups * GROUP; i++) {
-		b->best[i] = RXP_ACL_NO_MATCH;
-		for (unsigned f = 0; f < ACL_FIELDS; f++)
-			b->f[f][i] = 0;
-	}
+	/* lanes past n: fields that index in bounds */
+	for (unsigned i = n; i < b->groups * GROUP; i++)
+		for (unsigned w = 1; w < 4; w++)
+			b->f[ACL_F_SRC0 + w][i] = b->f[ACL_F_DST0 + w][i] = 0;
 }
 
 static inline __mmask16 group_bits(uint64_t m, unsigned g)
@@ -345,7 +392,7 @@ static rxp_noinline uint32_t walk_on(const struct rxp_acl *acl, uint32_t s, cons
 		uint32_t i1 = (b->f[nd->f1][i] >> nd->s1) & nd->m1;
 		uint32_t i2 = (b->f[nd->f2][i] >> nd->s2) & nd->m2;
 
-		s = acl->slots[nd->base + (i1 << nd->sh | i2)];
+		s = acl_child(acl, nd, i1 << nd->sh | i2);
 	}
 	return s;
 }
@@ -408,13 +455,24 @@ static AVX512 rxp_always_inline void burst_family(const struct rxp_acl *acl, boo
 
 				_mm512_store_si512(&b->idx[o], _mm512_or_si512(_mm512_sllv_epi32(i1, sh), i2));
 			}
-			for (unsigned i = 0; i < b->n; i++) {
-				uint32_t s = slots[b->idx[i]];
+			if (nd->sparse) {
+				for (unsigned i = 0; i < b->n; i++) {
+					uint32_t s = acl_child(acl, nd, b->idx[i]);
 
-				cur[m] = s;
-				at[m] = (uint8_t)i;
-				m += (s != 0) & (unsigned)(act >> i);
-				deeper |= acl_slot_kind(s) == ACL_SLOT_NODE;
+					cur[m] = s;
+					at[m] = (uint8_t)i;
+					m += (s != 0) & (unsigned)(act >> i);
+					deeper |= acl_slot_kind(s) == ACL_SLOT_NODE;
+				}
+			} else {
+				for (unsigned i = 0; i < b->n; i++) {
+					uint32_t s = slots[b->idx[i]];
+
+					cur[m] = s;
+					at[m] = (uint8_t)i;
+					m += (s != 0) & (unsigned)(act >> i);
+					deeper |= acl_slot_kind(s) == ACL_SLOT_NODE;
+				}
 			}
 			if (deeper) {
 				for (unsigned q = 0; q < m; q++)

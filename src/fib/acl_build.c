@@ -8,10 +8,14 @@
  * trees by the width of their addresses. A tree node is built from its
  * rules and its region (a box of aligned power-of-two blocks): rules after
  * the first one covering the whole region are dropped, small lists are
- * pruned pairwise, then the node becomes a leaf (<= 8 rules), a chain (when
- * no cut helps) or a cut chosen by a cost model: the expected work of a
- * uniformly random key in the region (a node step, a leaf scan) plus a
- * little for the memory, within a memory budget proportional to the rules.
+ * pruned pairwise, then the node becomes a linear list (a root of <= 16
+ * rules), a leaf (<= 8 rules), a chain (when no cut helps) or a cut chosen
+ * by a cost model: the expected work of a uniformly random key in the
+ * region (a node step, a leaf scan) plus a little for the memory, within a
+ * memory budget proportional to the rules. The counts behind the model
+ * already drop, per child, the rules after one that covers the child.
+ * Identical leaves are stored once, and children alike (the same rules, all
+ * spanning them) share one subtree.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -28,13 +32,17 @@
 #define PAIR_MIN 24		/* two-field cuts for nodes with this many rules */
 #define CUT_BITS_MAX 17		/* children per node: at most 2^17 */
 #define DEPTH_MAX 40
+#define SPARSE_MIN 65536	/* nodes with fewer children stay dense (a test hook lowers it) */
 #define GLOBAL_CHECKS_MAX 40000000ull	/* pairs compared by the global pruning */
+
+static size_t sparse_min = SPARSE_MIN;
 
 /* The cost model (units: one node step). */
 #define COST_NODE 1.0
 #define COST_LEAF 1.6
 #define COST_MEM 0.03		/* per multiple of the rules' own leaf bytes */
 #define SPACE_FACTOR 4		/* a node's children take at most this many times its rules' bytes */
+#define TRAFFIC_AT_RULES 0.25	/* the share of keys that fall where the rules are */
 
 struct brule {
 	uint32_t lo[ACL_FIELDS], hi[ACL_FIELDS];
@@ -489,12 +497,10 @@ static uint32_t linear_make(struct builder *b, const uint32_t *ids, uint32_t n)
 		const struct brule *r = &fm->rules[ids[i]];
 		/* room for every field and every extra */
 		uint32_t at = slots_add(b, 2 + 3 * (ACL_FIELDS + 5));
-		unsigned nc = 0;
+		unsigned nc = 0, n_range;
 
 		if (at == UINT32_MAX)
 			return 0;
-		unsigned n_range;
-
 		for (unsigned f = 0; f < ACL_FIELDS; f++)
 			if (r->lo[f] > all.lo[f] || r->hi[f] < region_hi(&all, f))
 				check_add(b, at, &nc, ACL_CHECK_RANGE, f, r->lo[f], r->hi[f] - r->lo[f]);
@@ -519,7 +525,6 @@ static uint32_t linear_make(struct builder *b, const uint32_t *ids, uint32_t n)
 		b->slots[at] = r->id;
 		b->slots[at + 1] = nc | n_range << 16;
 		b->n_slots = at + 2 + 3 * nc;	/* give back the room not used */
-		(void)n_range;
 	}
 	return start << 2 | ACL_SLOT_LINEAR;
 }
@@ -566,7 +571,7 @@ static inline uint32_t dsu_find(uint32_t *next, uint32_t x)
  * the child will hold them: only up to the first rule that covers the child
  * whole (one wide on every other field: open only on @f). A sweep over the
  * children keeps the rules whose span holds the child in a Fenwick tree over
- * rule positions. Returns the sum of the counts, or -1 with b->err set.
+ * rule positions. Returns the sum of the counts.
  */
 static double counts_truncated(struct builder *b, const uint32_t *ids, uint32_t n,
 			       const struct region *g, unsigned f, unsigned k, int32_t *count)
@@ -641,7 +646,7 @@ static double cut_score(struct builder *b, const uint32_t *ids, uint32_t n, cons
 {
 	const struct brule *rules = b->fam->rules;
 	size_t rows = (size_t)1 << c->k1, cols = (size_t)1 << c->k2, cells = rows * cols;
-	double sum = 0, own = (double)n * (double)b->fam->rule_bytes, mem, e = 0;
+	double sum = 0, own = (double)n * (double)b->fam->rule_bytes, mem, e = 0, er = 0;
 	int32_t *d, max = 0;
 
 	if ((double)cells * 4 > budget)
@@ -653,6 +658,7 @@ static double cut_score(struct builder *b, const uint32_t *ids, uint32_t n, cons
 		sum = counts_truncated(b, ids, n, g, c->f1, c->k1, d);
 		for (size_t j = 0; j < cells; j++) {
 			e += child_cost(d[j]);
+			er += child_cost(d[j]) * d[j];
 			max = RXP_MAX(max, d[j]);
 		}
 	} else {
@@ -679,6 +685,7 @@ static double cut_score(struct builder *b, const uint32_t *ids, uint32_t n, cons
 				/* the count: this row's running sum plus the count above (already summed) */
 				row[j] = acc + (prev ? prev[j] : 0);
 				e += child_cost(row[j]);
+				er += child_cost(row[j]) * row[j];
 				max = RXP_MAX(max, row[j]);
 			}
 		}
@@ -688,7 +695,13 @@ static double cut_score(struct builder *b, const uint32_t *ids, uint32_t n, cons
 		return 1e300;
 	if ((uint32_t)max >= n)
 		return 1e300;	/* no progress */
-	return COST_NODE + e / (double)cells + COST_MEM * mem / own;
+	/*
+	 * Keys land partly uniformly over the region, partly where the rules
+	 * are (traffic crowds on the protocols and ports the rules name): a cut
+	 * of empty space helps only the first part.
+	 */
+	return COST_NODE + (1 - TRAFFIC_AT_RULES) * e / (double)cells +
+	       TRAFFIC_AT_RULES * (sum > 0 ? er / sum : 0) + COST_MEM * mem / own;
 }
 
 /*
@@ -703,9 +716,8 @@ static bool cut_pick(struct builder *b, const uint32_t *ids, uint32_t n, const s
 	double budget = SPACE_FACTOR * own + 64 * 4;
 	double field_best[ACL_FIELDS];
 	unsigned top[3] = { ACL_FIELDS, ACL_FIELDS, ACL_FIELDS };
-	struct cut c;
-
 	bool coverer[ACL_FIELDS] = { false };
+	struct cut c;
 
 	best->score = COST_LEAF * ((n + ACL_LEAF_RULES - 1) / ACL_LEAF_RULES) + COST_MEM;
 	best->k1 = 0;
@@ -819,13 +831,54 @@ static bool child_full(const struct builder *b, const uint32_t *ids, uint32_t n,
 	return true;
 }
 
+/*
+ * Stores the @cells child slots of @nd, sparse when most are empty (see
+ * struct acl_node) and that takes half the room or less. Sets b->err on
+ * failure.
+ */
+static void children_store(struct builder *b, struct acl_node *nd, const uint32_t *child,
+			   size_t cells)
+{
+	size_t full = 0, words = cells / 16, need;
+	uint32_t at, rank = 0;
+
+	for (size_t j = 0; j < cells; j++)
+		full += child[j] != 0;
+	need = words + full + 1;
+	if (cells < sparse_min || 2 * need > cells) {
+		at = slots_add(b, cells);
+		if (at == UINT32_MAX)
+			return;
+		memcpy(b->slots + at, child, cells * sizeof(*child));
+		nd->base = at;
+		return;
+	}
+	at = slots_add(b, need);	/* zeroed: the slot past the last is 0 */
+	if (at == UINT32_MAX)
+		return;
+	for (size_t w = 0; w < cells / 32; w++) {
+		uint32_t bits = 0;
+
+		for (unsigned j = 0; j < 32; j++)
+			bits |= (uint32_t)(child[32 * w + j] != 0) << j;
+		b->slots[at + 2 * w] = bits;
+		b->slots[at + 2 * w + 1] = rank;
+		for (unsigned j = 0; j < 32; j++)
+			if (child[32 * w + j])
+				b->slots[at + words + rank++] = child[32 * w + j];
+	}
+	nd->base = at;
+	nd->sparse = 1;
+}
+
 /* Builds the node for cut @c of @ids over @g. Returns its slot, or 0 with b->err set. */
 static uint32_t cut_build(struct builder *b, const uint32_t *ids, uint32_t n, const struct region *g,
 			  const struct cut *c, unsigned depth)
 {
 	const struct brule *rules = b->fam->rules;
 	size_t cols = (size_t)1 << c->k2, cells = ((size_t)1 << c->k1) * cols, total = 0;
-	uint32_t *count = NULL, *lists = NULL, base, node, last_slot = 0, last_at = 0, last_n = 0;
+	uint32_t *count = NULL, *lists = NULL, *child = NULL, node, last_slot = 0, last_at = 0;
+	uint32_t last_n = 0;
 	bool have_last = false;
 	struct region cg;
 	unsigned sh1 = g->bits[c->f1] - c->k1, sh2 = c->k2 ? g->bits[c->f2] - c->k2 : 0;
@@ -834,19 +887,17 @@ static uint32_t cut_build(struct builder *b, const uint32_t *ids, uint32_t n, co
 		b->err = -ENOMEM;
 		return 0;
 	}
-	base = slots_add(b, cells);
-	if (base == UINT32_MAX)
-		return 0;
 	node = b->n_nodes++;
 	b->nodes[node] = (struct acl_node){
-		.base = base,
 		.f1 = c->f1, .s1 = (uint8_t)sh1, .m1 = (uint16_t)((1u << c->k1) - 1),
 		.f2 = c->k2 ? c->f2 : c->f1, .s2 = (uint8_t)sh2,
 		.m2 = (uint16_t)(c->k2 ? (1u << c->k2) - 1 : 0), .sh = c->k2,
+		.cell_bits = (uint8_t)(c->k1 + c->k2),
 	};
 	/* counting sort of the rules into the children */
 	count = calloc(cells + 1, sizeof(*count));
-	if (!count)
+	child = calloc(cells, sizeof(*child));
+	if (!count || !child)
 		goto nomem;
 	for (int pass = 0; pass < 2; pass++) {
 		for (uint32_t i = 0; i < n; i++) {
@@ -890,13 +941,13 @@ static uint32_t cut_build(struct builder *b, const uint32_t *ids, uint32_t n, co
 		full = child_full(b, lists + start, m, &cg, c);
 		if (full && have_last && m == last_n &&
 		    !memcmp(lists + start, lists + last_at, m * sizeof(*lists))) {
-			b->slots[base + j] = last_slot;
+			child[j] = last_slot;
 			continue;
 		}
 		s = node_build(b, lists + start, m, &cg, depth + 1, false);
 		if (b->err)
 			goto out;
-		b->slots[base + j] = s;
+		child[j] = s;
 		if (full) {
 			have_last = true;
 			last_slot = s;
@@ -904,10 +955,12 @@ static uint32_t cut_build(struct builder *b, const uint32_t *ids, uint32_t n, co
 			last_n = m;
 		}
 	}
+	children_store(b, &b->nodes[node], child, cells);
 	goto out;
 nomem:
 	b->err = -ENOMEM;
 out:
+	free(child);
 	free(lists);
 	free(count);
 	return b->err ? 0 : node << 2 | ACL_SLOT_NODE;
@@ -1215,6 +1268,11 @@ out:
 	free(b.open);
 	free(b.lh);
 	return acl;
+}
+
+void rxp_acl_set_sparse_min(size_t cells)
+{
+	sparse_min = cells ? cells : SPARSE_MIN;
 }
 
 void rxp_acl_free(struct rxp_acl *acl)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The classifier's block, shared by its builder (acl_build.c) and its
- * lookups (acl_scan.c). Not for use outside src/fib, except the test hooks
- * at the end.
+ * lookups (acl_scan.c, acl_avx512.c). Not for use outside src/fib, except
+ * the test hooks at the end.
  *
  * Rules are boxes over 11 fields of 32 bits: the source and destination as
  * four words each (an IPv4 address is word 0, the others 0), the ports and
@@ -22,6 +22,7 @@
  * into 2^k equal parts by bits of the key; a leaf holds at most
  * ACL_LEAF_RULES rules laid out for one SIMD comparison per four rules; a
  * chain is a list of leaves scanned in order, for rules no cut separates.
+ * A tree of at most ACL_LINEAR_MAX rules is a linear list instead.
  */
 #ifndef RXPATH_FIB_ACL_PRIV_H
 #define RXPATH_FIB_ACL_PRIV_H
@@ -74,16 +75,21 @@ static inline unsigned acl_leaf_n(uint32_t s)
 }
 
 /*
- * An inner node: the child is slots[base + (i1 << sh | i2)] with
- * i1 = (key field f1 >> s1) & m1 and i2 = (key field f2 >> s2) & m2
- * (a one-field cut has m2 = 0).
+ * An inner node: child i = (i1 << sh | i2) with i1 = (key field f1 >> s1) &
+ * m1 and i2 = (key field f2 >> s2) & m2 (a one-field cut has m2 = 0), of
+ * 2^cell_bits children. Dense, the child is slots[base + i]. Sparse (most
+ * children empty), slots[base..] holds per 32 children a bitmap of the ones
+ * not empty and the count of those before, then those children's slots:
+ * a big root then takes a fraction of the cache.
  */
 struct acl_node {
 	uint32_t base;
 	uint16_t m1, m2;
 	uint8_t f1, s1, f2, s2;
 	uint8_t sh;
-	uint8_t pad[3];
+	uint8_t sparse;
+	uint8_t cell_bits;
+	uint8_t pad;
 };
 
 #define ACL_LINEAR_MAX 16	/* rules of a tree scanned as a linear list */
@@ -162,6 +168,20 @@ static inline const uint8_t *acl_leaf_at(const struct rxp_acl *acl, uint32_t slo
 	return acl->leaves + (size_t)(slot >> 7) * ACL_LEAF_UNIT;
 }
 
+/* Returns child @i of node @nd. */
+static inline uint32_t acl_child(const struct rxp_acl *acl, const struct acl_node *nd, uint32_t i)
+{
+	const uint32_t *s = acl->slots + nd->base;
+	uint32_t bits, rank;
+
+	if (!nd->sparse)
+		return s[i];
+	bits = s[2 * (i >> 5)];
+	rank = s[2 * (i >> 5) + 1] + (uint32_t)__builtin_popcount(bits & ((1u << (i & 31)) - 1));
+	/* one slot past the last is 0: the load needs no branch */
+	return s[(1u << nd->cell_bits >> 4) + rank] & -(bits >> (i & 31) & 1);
+}
+
 /* Returns the slot that @kf leads to from inner node slot @s. */
 static inline uint32_t acl_step(const struct rxp_acl *acl, uint32_t s, const uint32_t *kf)
 {
@@ -169,7 +189,7 @@ static inline uint32_t acl_step(const struct rxp_acl *acl, uint32_t s, const uin
 	uint32_t i1 = (kf[nd->f1] >> nd->s1) & nd->m1;
 	uint32_t i2 = (kf[nd->f2] >> nd->s2) & nd->m2;
 
-	return acl->slots[nd->base + (i1 << nd->sh | i2)];
+	return acl_child(acl, nd, i1 << nd->sh | i2);
 }
 
 /*
@@ -218,6 +238,9 @@ enum acl_impl_choice { ACL_IMPL_AUTO, ACL_IMPL_SCALAR, ACL_IMPL_AVX512 };
  * false when @c is not available here. Not thread-safe: for tests.
  */
 bool rxp_acl_force_impl(enum acl_impl_choice c);
+
+/* Makes the next builds store nodes of @cells children or more sparse (0: the default). */
+void rxp_acl_set_sparse_min(size_t cells);
 
 /* Returns the name of the lookups @acl uses ("scalar", "avx512"). */
 const char *rxp_acl_impl_name(const struct rxp_acl *acl);

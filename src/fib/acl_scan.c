@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The classifier's lookups (the layout is in acl_priv.h): tree walks, shared
- * by every instruction set, and leaf scans, scalar or AVX-512.
+ * The classifier's lookups (the layout is in acl_priv.h): the API's entry
+ * points, the choice of instruction set, and the scalar lookups that every
+ * CPU can run (acl_avx512.c has the AVX-512 ones).
  *
- * A burst is walked tree by tree and level by level: each pass moves every
- * key still at an inner node one level down, so the loads of different keys
- * overlap instead of each key's chain of loads running alone; keys that
- * reached a leaf drop out of the pass without a branch. The leaves reached
- * are then scanned in one batch. Keys whose answer so far comes before a
- * tree's first rule skip that tree. Nothing is allocated.
+ * The scalar burst is walked tree by tree and level by level: each pass
+ * moves every key still at an inner node one level down, so the loads of
+ * different keys overlap instead of each key's chain of loads running
+ * alone, and keys that reached a leaf drop out of the pass without a
+ * branch. Keys whose answer so far comes before a tree's first rule skip
+ * that tree. Nothing is allocated.
  */
 #include "fib/acl_priv.h"
 #include "rxpath/common.h"

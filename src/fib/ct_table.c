@@ -407,12 +407,15 @@ bool rxp_ct_table_link(struct rxp_ct_table *t, unsigned w, uint32_t idx, uint64_
 {
 	struct rxp_ct_entry *e = &t->entries[idx];
 
+	bool seen = false;
+
 	RXP_CT_STR(&e->status, (uint8_t)(RXP_CT_LD(&e->status) | RXP_CTE_LIVE));
 	rxp_ct_entry_unlock(e);
 	if (!slot_insert(t, h_orig, idx << 1))
 		goto full;
 	if (!slot_insert(t, h_reply, idx << 1 | 1)) {
 		slot_remove(t, h_orig, idx << 1);
+		seen = true;
 		goto full;
 	}
 	RXP_CT_ST(&t->live, t->live + 1);
@@ -422,7 +425,11 @@ full:
 	rxp_ct_entry_lock(e);
 	RXP_CT_STR(&e->status, 0);
 	rxp_ct_entry_unlock(e);
-	push_free(t, idx);	/* found by nobody: its slots never were */
+	/* a reader may have found it by the slot that was in the index a moment */
+	if (seen)
+		release_entry(t, idx);
+	else
+		push_free(t, idx);
 	RXP_CT_STAT_ADD(t, w, table_full, 1);
 	return false;
 }
@@ -441,9 +448,10 @@ static unsigned unlink_expired(struct rxp_ct_table *t, unsigned w, struct expire
 
 	/* the buckets first, all at once, outside the lock */
 	for (unsigned i = 0; i < n; i++) {
-		const struct rxp_ct_entry *e = &t->entries[x[i].idx];
+		struct rxp_ct_key k;
 
-		key_hashes(t, &e->key, &x[i].h0, &x[i].h1);
+		rxp_ct_key_load(&k, &t->entries[x[i].idx].key);
+		key_hashes(t, &k, &x[i].h0, &x[i].h1);
 		rxp_prefetchw(rxp_ct_bucket_of(t, x[i].h0));
 		rxp_prefetchw(rxp_ct_bucket_of(t, x[i].h1));
 	}
@@ -491,10 +499,12 @@ unsigned rxp_ct_table_expire(struct rxp_ct_table *t, unsigned w, uint32_t now, u
 				n = 0;
 			}
 		} else if (limit) {
-			uint32_t lim = limit[RXP_CT_LD(&e->l4state) & 15];
+			uint32_t lim = RXP_CT_LD(&limit[RXP_CT_LD(&e->l4state) & 15]);
 
-			if (lim && (int32_t)(exp - now) > (int32_t)lim)
-				RXP_CT_ST(&e->expires, now + lim);
+			/* only if the entry is still the one read (not reused since): its timer unchanged */
+			if (lim && (int32_t)(exp - now) > (int32_t)lim && RXP_CT_LDA(&e->seq) == seq)
+				__atomic_compare_exchange_n(&e->expires, &exp, now + lim, false, __ATOMIC_RELAXED,
+							    __ATOMIC_RELAXED);
 		}
 	}
 	if (n || t->locked)

@@ -36,7 +36,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "rxpath/common.h"
-#ifdef __SSE2__
+#if defined(__SSE2__) && !defined(__SANITIZE_THREAD__)
 #include <emmintrin.h>
 #endif
 
@@ -316,7 +316,7 @@ static inline uint32_t rxp_ct_lanes_gather(uint64_t m)
 /* A mask of the slots (bit i: slot i) of @b whose signature is @sig. */
 static inline uint32_t rxp_ct_bucket_match(const struct rxp_ct_bucket *b, uint16_t sig)
 {
-#ifdef __SSE2__
+#if defined(__SSE2__) && !defined(__SANITIZE_THREAD__)
 	/* slots 0..7 in one compare; each lane is read whole, as the writers' 64-bit stores leave it */
 	__m128i eq = _mm_cmpeq_epi16(_mm_load_si128((const __m128i *)b->sig4), _mm_set1_epi16((short)sig));
 	uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(eq, _mm_setzero_si128()));
@@ -356,6 +356,20 @@ static inline bool rxp_ct_key_eq(const struct rxp_ct_key *e, const struct rxp_ct
 			 (e->w[4] ^ k->w[4]));
 	return !((e->w[0] ^ k->w[2]) | (e->w[1] ^ k->w[3]) | (e->w[2] ^ k->w[0]) | (e->w[3] ^ k->w[1]) |
 		 (rxp_ct_w4_swap(e->w[4]) ^ k->w[4]));
+}
+
+/* Copies a key that a writer may be changing (read again under a seqlock or the table's lock). */
+static inline void rxp_ct_key_load(struct rxp_ct_key *out, const struct rxp_ct_key *k)
+{
+	for (unsigned i = 0; i < 5; i++)
+		out->w[i] = RXP_CT_LD(&k->w[i]);
+}
+
+/* Sets an entry's key while readers outside the index (expiry, walks) may copy it. */
+static inline void rxp_ct_key_store(struct rxp_ct_key *out, const struct rxp_ct_key *k)
+{
+	for (unsigned i = 0; i < 5; i++)
+		RXP_CT_ST(&out->w[i], k->w[i]);
 }
 
 /* @k with source and destination swapped: the other direction's key. */

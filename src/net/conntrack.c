@@ -20,7 +20,7 @@
 
 #define BULK_MAX 256u
 #ifndef BULK_GROUP
-#define BULK_GROUP 8u			/* packets per stage of the bulk pipeline: a prefetch's head start */
+#define BULK_GROUP 4u			/* packets per stage of the bulk pipeline: a prefetch's head start */
 #endif
 #define TIMEOUT_MAX_S (20u * 86400u)	/* below the 2^31 ticks a timer can span */
 #define UDP_STREAM_S 2u			/* a replied UDP flow still active after this is a stream */
@@ -82,6 +82,7 @@ void rxp_ct_config_default(struct rxp_ct_config *cfg)
 	for (unsigned t = 0; t < RXP_CT_TO_MAX; t++)
 		cfg->timeout[t] = timeouts[t].secs;
 	cfg->tcp_liberal = false;
+	cfg->tcp_loose = true;
 }
 
 static uint32_t clamp_timeout(uint32_t s)
@@ -120,6 +121,7 @@ struct rxp_ct *rxp_ct_create(const struct rxp_ct_config *cfg, unsigned n_workers
 		ct->par.to[t] = rxp_ct_ticks_of_s(ct->cfg.timeout[t]);
 	}
 	ct->par.liberal = cfg->tcp_liberal;
+	ct->par.loose = cfg->tcp_loose;
 	update_limits(ct);
 	return ct;
 }
@@ -140,6 +142,12 @@ void rxp_ct_set_timeout(struct rxp_ct *ct, enum rxp_ct_timeout t, uint32_t secon
 	RXP_CT_ST(&ct->cfg.timeout[t], seconds);
 	RXP_CT_ST(&ct->par.to[t], rxp_ct_ticks_of_s(seconds));
 	update_limits(ct);
+}
+
+void rxp_ct_set_loose(struct rxp_ct *ct, bool on)
+{
+	RXP_CT_ST(&ct->cfg.tcp_loose, on);
+	RXP_CT_ST(&ct->par.loose, (uint8_t)on);
 }
 
 void rxp_ct_set_liberal(struct rxp_ct *ct, bool on)
@@ -309,13 +317,13 @@ static rxp_always_inline unsigned classify(const struct rxp_ct *ct, const struct
 }
 
 /* The packet may open a connection (given it found none). */
-static bool can_open(const struct rxp_ct_pkt *p)
+static bool can_open(const struct rxp_ct *ct, const struct rxp_ct_pkt *p)
 {
 	uint8_t req;
 	bool answer;
 
 	if (p->t.proto == RXP_IPPROTO_TCP)
-		return ct_tcp_can_open(p);
+		return ct_tcp_can_open(p, &ct->par);
 	if (is_icmp(p->t.family, p->t.proto))
 		return !p->icmp_error && icmp_query(p->t.family, p->icmp_type, &req, &answer) && !answer;
 	return true;
@@ -396,7 +404,7 @@ struct acc {
 	uint64_t searched, invalid;
 };
 
-static uint8_t track_prepared(struct rxp_ct *ct, unsigned w, const struct rxp_ct_pkt *p,
+static rxp_always_inline uint8_t track_prepared(struct rxp_ct *ct, unsigned w, const struct rxp_ct_pkt *p,
 			      const struct rxp_ct_key *k, uint64_t h, uint32_t hint, unsigned kind,
 			      uint32_t now, struct rxp_ct_ref *ref, struct acc *acc)
 {
@@ -451,7 +459,7 @@ static uint8_t track_prepared(struct rxp_ct *ct, unsigned w, const struct rxp_ct
 			}
 		}
 	}
-	if (can_open(p))
+	if (can_open(ct, p))
 		return finish(ref, RXP_CTT_NONE, 0, RXP_ACL_CT_NEW);
 	acc->invalid++;
 	return finish(ref, RXP_CTT_NONE, 0, RXP_ACL_CT_INVALID);
@@ -540,7 +548,7 @@ void rxp_ct_track_bulk(struct rxp_ct *ct, unsigned w, const struct rxp_ct_pkt *c
 static bool init_entry(const struct rxp_ct *ct, struct rxp_ct_entry *e, const struct rxp_ct_key *k,
 		       const struct rxp_ct_pkt *p, uint32_t now)
 {
-	e->key = *k;
+	rxp_ct_key_store(&e->key, k);
 	RXP_CT_ST(&e->packets[0], 1u);
 	RXP_CT_ST(&e->packets[1], 0u);
 	RXP_CT_ST(&e->bytes[0], (uint64_t)p->bytes);
@@ -572,12 +580,14 @@ int rxp_ct_confirm(struct rxp_ct *ct, unsigned w, const struct rxp_ct_pkt *p, ui
 	unsigned kind = classify(ct, p, &k, &h0);
 
 	w = worker_of(ct, w);
-	if (kind != K_LOOKUP || !can_open(p)) {
+	if (kind != K_LOOKUP || !can_open(ct, p)) {
 		finish(ref, RXP_CTT_NONE, 0, kind == K_UNTRACKED ? RXP_ACL_CT_UNTRACKED : RXP_ACL_CT_INVALID);
 		return -EINVAL;
 	}
 	rxp_ct_key_swap(&kr, &k);
 	h1 = rxp_ct_hash(t, &kr);
+	/* the reply's bucket is a miss of its own: on its way while the rest is done */
+	rxp_prefetchw(rxp_ct_bucket_of(t, h1));
 	rxp_ct_table_lock(t);
 	r = rxp_ct_table_find(t, &k, h0);
 	if (r != RXP_CTT_NONE) {

@@ -58,6 +58,7 @@ struct rxp_ct_config {
 	uint32_t max;				/* entries */
 	uint32_t timeout[RXP_CT_TO_MAX];	/* seconds */
 	bool tcp_liberal;			/* no window checks (nf_conntrack_tcp_be_liberal) */
+	bool tcp_loose;				/* pick up connections from their middle (nf_conntrack_tcp_loose, on) */
 };
 
 /* The defaults: RXP_CT_MAX_DEFAULT entries, Linux's timeouts, window checks on. */
@@ -126,6 +127,7 @@ void rxp_ct_destroy(struct rxp_ct *ct);
 /* Changes a timeout or the liberal switch while packets are tracked (any thread). */
 void rxp_ct_set_timeout(struct rxp_ct *ct, enum rxp_ct_timeout t, uint32_t seconds);
 void rxp_ct_set_liberal(struct rxp_ct *ct, bool on);
+void rxp_ct_set_loose(struct rxp_ct *ct, bool on);
 const struct rxp_ct_config *rxp_ct_config(const struct rxp_ct *ct);
 
 /* Worker @w starts and ends a poll (its reads of entries happen in between). */
@@ -154,7 +156,8 @@ void rxp_ct_track_bulk(struct rxp_ct *ct, unsigned w, const struct rxp_ct_pkt *c
  * The filter let a new packet through: its connection is inserted. When the
  * table is full an entry that never saw a reply goes first (early drop).
  * Returns 0, or -ENOSPC: the table is full of answered connections (the
- * packet is dropped as ct_table_full).
+ * packet is dropped as ct_table_full); -EINVAL for a packet that opens no
+ * connection (not a TCP SYN, an ICMP answer or error, malformed).
  */
 int rxp_ct_confirm(struct rxp_ct *ct, unsigned w, const struct rxp_ct_pkt *p, uint64_t now_ns,
 		   struct rxp_ct_ref *ref);
@@ -165,7 +168,11 @@ int rxp_ct_confirm(struct rxp_ct *ct, unsigned w, const struct rxp_ct_pkt *p, ui
  */
 unsigned rxp_ct_expire(struct rxp_ct *ct, unsigned w, uint64_t now_ns, unsigned budget);
 
-/* Removes every entry (a `conntrack flush`, the end of a run). */
+/*
+ * Removes every entry (a `conntrack flush`, the end of a run). With one
+ * worker the table takes no lock: call it on that worker, or while it does
+ * not track.
+ */
 void rxp_ct_flush(struct rxp_ct *ct);
 
 #define RXP_CT_STATS(X) \

@@ -85,19 +85,6 @@ enum rxp_ct_timeout ct_tcp_timeout_of(unsigned state)
 	return state < RXP_CT_TCP_MAX ? (enum rxp_ct_timeout)state_timeout[state] : RXP_CT_TO_TCP_CLOSE;
 }
 
-/* Bit f of the mask: flag byte f (FIN SYN RST ACK URG; PSH, ECE, CWR taken out) is a valid combination. */
-#define VALID(f) (1ull << (f))
-static const uint64_t valid_flags =
-	VALID(RXP_TCP_F_SYN) | VALID(RXP_TCP_F_SYN | RXP_TCP_F_URG) | VALID(RXP_TCP_F_SYN | RXP_TCP_F_ACK) |
-	VALID(RXP_TCP_F_RST) | VALID(RXP_TCP_F_RST | RXP_TCP_F_ACK) |
-	VALID(RXP_TCP_F_FIN | RXP_TCP_F_ACK) | VALID(RXP_TCP_F_FIN | RXP_TCP_F_ACK | RXP_TCP_F_URG) |
-	VALID(RXP_TCP_F_ACK) | VALID(RXP_TCP_F_ACK | RXP_TCP_F_URG);
-
-bool ct_tcp_flags_valid(uint8_t flags)
-{
-	return valid_flags >> (flags & ~(RXP_TCP_F_PSH | RXP_TCP_F_ECE | RXP_TCP_F_CWR)) & 1;
-}
-
 static unsigned seg_index(uint8_t f)
 {
 	if (f & RXP_TCP_F_RST)
@@ -109,9 +96,12 @@ static unsigned seg_index(uint8_t f)
 	return (f & RXP_TCP_F_ACK) ? I_ACK : I_NONE;
 }
 
-bool ct_tcp_can_open(const struct rxp_ct_pkt *p)
+bool ct_tcp_can_open(const struct rxp_ct_pkt *p, const struct ct_params *par)
 {
-	return ct_tcp_flags_valid(p->tcp_flags) && seg_index(p->tcp_flags) == I_SYN;
+	unsigned i = seg_index(p->tcp_flags);
+
+	/* a SYN; or, loose, an ACK of a connection whose start we did not see (Linux's default) */
+	return ct_tcp_flags_valid(p->tcp_flags) && (i == I_SYN || (i == I_ACK && RXP_CT_LD(&par->loose)));
 }
 
 /* Sequence numbers compare modulo 2^32 (RFC 9293 3.4). */
@@ -524,7 +514,7 @@ bool ct_tcp_first(struct rxp_ct_entry *e, const struct rxp_ct_pkt *p, const stru
 {
 	struct tcp_st s, o;
 
-	if (!ct_tcp_can_open(p))
+	if (!ct_tcp_can_open(p, par))
 		return false;
 	/* the fields as the last user of the entry left them: st_store writes every one that differs */
 	st_load(&s, &o, e);
@@ -532,7 +522,8 @@ bool ct_tcp_first(struct rxp_ct_entry *e, const struct rxp_ct_pkt *p, const stru
 	s.end[0] = s.maxend[0] = seg_end(p);
 	s.maxwin[0] = p->win ? p->win : 1;
 	syn_options(&s, 0, p);
-	if (p->frag)
+	/* its windows cannot be known from the middle: both ends' are taken as they come */
+	if (p->frag || !(p->tcp_flags & RXP_TCP_F_SYN))
 		s.flags[0] = s.flags[1] = F_LIBERAL;
 	s.state = NO;
 	set_last(&s, I_NONE, 0);

@@ -12,11 +12,13 @@
 #include <stdint.h>
 #include "conntrack.h"
 #include "fib/ct_table.h"
+#include "rxpath/proto.h"
 
 /* The settings a packet is tracked under: timeouts in ticks, the liberal switch (read relaxed). */
 struct ct_params {
 	uint32_t to[RXP_CT_TO_MAX];
 	uint8_t liberal;
+	uint8_t loose;		/* a connection may be picked up from its middle (nf_conntrack_tcp_loose) */
 };
 
 /* What tracking did with a packet of a connection. */
@@ -29,11 +31,23 @@ enum ct_verdict {
 	CT_GONE,	/* the entry was removed meanwhile */
 };
 
-/* The flags are a combination TCP allows (tcp_error's table: PSH, ECE and CWR aside). */
-bool ct_tcp_flags_valid(uint8_t flags);
+/* Bit f: flag byte f (FIN SYN RST ACK URG; PSH, ECE and CWR taken out) is a combination TCP allows (tcp_error's table). */
+#define CT_TCP_VALID(f) (1ull << (f))
+#define CT_TCP_VALID_FLAGS \
+	(CT_TCP_VALID(RXP_TCP_F_SYN) | CT_TCP_VALID(RXP_TCP_F_SYN | RXP_TCP_F_URG) | \
+	 CT_TCP_VALID(RXP_TCP_F_SYN | RXP_TCP_F_ACK) | CT_TCP_VALID(RXP_TCP_F_RST) | \
+	 CT_TCP_VALID(RXP_TCP_F_RST | RXP_TCP_F_ACK) | CT_TCP_VALID(RXP_TCP_F_FIN | RXP_TCP_F_ACK) | \
+	 CT_TCP_VALID(RXP_TCP_F_FIN | RXP_TCP_F_ACK | RXP_TCP_F_URG) | CT_TCP_VALID(RXP_TCP_F_ACK) | \
+	 CT_TCP_VALID(RXP_TCP_F_ACK | RXP_TCP_F_URG))
+
+/* The flags are a combination TCP allows: SYN+FIN, SYN+RST, none at all, FIN without ACK are not. */
+static inline bool ct_tcp_flags_valid(uint8_t flags)
+{
+	return CT_TCP_VALID_FLAGS >> (flags & ~(RXP_TCP_F_PSH | RXP_TCP_F_ECE | RXP_TCP_F_CWR)) & 1;
+}
 
 /* The packet could open a connection: a SYN without ACK, RST or FIN. */
-bool ct_tcp_can_open(const struct rxp_ct_pkt *p);
+bool ct_tcp_can_open(const struct rxp_ct_pkt *p, const struct ct_params *par);
 
 /*
  * The first packet of a new connection, on an entry not yet in the index

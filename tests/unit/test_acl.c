@@ -394,26 +394,36 @@ static void keys_make(const struct rxp_acl_rule *rules, uint32_t n, const struct
 
 /* ---- checking ---- */
 
-static unsigned impls(enum acl_impl_choice *out)
+/* The builds to check: each implementation, and the AVX-512 one with sparse nodes from 64 children. */
+struct variant {
+	enum acl_impl_choice impl;
+	size_t sparse_min;
+};
+
+static unsigned variants(struct variant *out)
 {
 	unsigned n = 0;
 
-	out[n++] = ACL_IMPL_SCALAR;
-	if (rxp_acl_force_impl(ACL_IMPL_AVX512))
-		out[n++] = ACL_IMPL_AVX512;
+	out[n++] = (struct variant){ ACL_IMPL_SCALAR, 0 };
+	if (rxp_acl_force_impl(ACL_IMPL_AVX512)) {
+		out[n++] = (struct variant){ ACL_IMPL_AVX512, 0 };
+		out[n++] = (struct variant){ ACL_IMPL_AVX512, 64 };
+	} else {
+		out[n++] = (struct variant){ ACL_IMPL_SCALAR, 64 };
+	}
 	rxp_acl_force_impl(ACL_IMPL_AUTO);
 	return n;
 }
 
 /*
- * Builds @rules with every implementation and checks @keys against the
- * reference, one at a time and in bulk (odd sizes, so bursts end short).
+ * Builds @rules in every variant and checks @keys against the reference,
+ * one at a time and in bulk (odd sizes, so bursts end short).
  */
 static void check_set(const char *what, const struct rxp_acl_rule *rules, uint32_t n,
 		      const struct rxp_acl_key *keys, uint32_t n_keys)
 {
-	enum acl_impl_choice ch[2];
-	unsigned n_impl = impls(ch);
+	struct variant v[3];
+	unsigned n_var = variants(v);
 	uint32_t *want = malloc((n_keys + 1) * sizeof(*want));
 	uint32_t *got = malloc((n_keys + 1) * sizeof(*got));
 
@@ -422,13 +432,15 @@ static void check_set(const char *what, const struct rxp_acl_rule *rules, uint32
 		goto out;
 	for (uint32_t i = 0; i < n_keys; i++)
 		want[i] = ref_classify(rules, n, &keys[i]);
-	for (unsigned c = 0; c < n_impl; c++) {
+	for (unsigned c = 0; c < n_var; c++) {
 		char err[ERR_LEN];
 		struct rxp_acl *acl;
 		unsigned bad = 0;
 
-		CHECK(rxp_acl_force_impl(ch[c]));
+		CHECK(rxp_acl_force_impl(v[c].impl));
+		rxp_acl_set_sparse_min(v[c].sparse_min);
 		acl = rxp_acl_build(rules, n, err, sizeof(err));
+		rxp_acl_set_sparse_min(0);
 		rxp_acl_force_impl(ACL_IMPL_AUTO);
 		CHECK(acl != NULL);
 		if (!acl) {

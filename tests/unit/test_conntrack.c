@@ -822,7 +822,6 @@ static void test_tcp_close(void)
 	struct tc c = tc4(ip(10, 0, 0, 2), ip(10, 0, 1, 2), 40000, 80);
 	struct tc d = tc4(ip(10, 0, 0, 5), ip(10, 0, 1, 2), 40000, 80);
 	struct rxp_ct_view v;
-	struct rxp_ct_ref r;
 
 	begin(64, 1);
 	tc_open(&c);
@@ -868,13 +867,13 @@ static void test_tcp_close(void)
 	CHECK_EQ(tcp_state(&d.f), RXP_CT_TCP_LAST_ACK);
 	CHECK_EQ(tc_send(&d, 1, ACK, 0), EST);
 	CHECK_EQ(tcp_state(&d.f), RXP_CT_TCP_TIME_WAIT);
-	(void)r;
 	end();
 }
 
 static void test_tcp_bad_flags(void)
 {
 	struct tc c = tc4(ip(10, 0, 0, 2), ip(10, 0, 1, 2), 40000, 80);
+	struct tc mid = tc4(ip(10, 0, 0, 3), ip(10, 0, 1, 2), 40001, 80);
 	static const uint8_t bad[] = { SYN | FIN, SYN | RST, 0, FIN, FIN | RST | ACK, SYN | FIN | PSH | 0x20, PSH };
 	struct rxp_ct_pkt p;
 	struct rxp_ct_ref r;
@@ -887,7 +886,8 @@ static void test_tcp_bad_flags(void)
 		n = tcp_pkt(b, &c.f, 0, 1, 0, bad[i], 65535, 0, NULL, 0);
 		CHECK_EQ(feed(b, n, 4, NULL), INV);
 	}
-	/* a segment of a connection we never saw open: not picked up mid-stream */
+	/* a segment of a connection we never saw open: with tcp loose off, not picked up mid-stream */
+	rxp_ct_set_loose(ct, false);
 	n = tcp_pkt(b, &c.f, 0, 1, 1, ACK, 65535, 0, NULL, 0);
 	CHECK_EQ(feed(b, n, 4, NULL), INV);
 	n = tcp_pkt(b, &c.f, 0, 1, 1, ACK | PSH, 65535, 100, NULL, 0);
@@ -899,6 +899,17 @@ static void test_tcp_bad_flags(void)
 	CHECK_EQ(r.state, INV);
 	CHECK_EQ(stats().entries, 0);
 	CHECK_EQ(stats().invalid, sizeof(bad) + 3);
+	/* loose (Linux's default): an ACK from the middle of a connection is new, and opens it */
+	rxp_ct_set_loose(ct, true);
+	n = tcp_pkt(b, &mid.f, 0, 1, 1, ACK | PSH, 65535, 100, NULL, 0);
+	CHECK_EQ(feed(b, n, 4, NULL), NEW);
+	CHECK_EQ(stats().entries, 1);
+	n = tcp_pkt(b, &mid.f, 1, 1, 101, ACK, 65535, 0, NULL, 0);
+	CHECK_EQ(feed(b, n, 4, NULL), EST);
+	/* the flags no segment can carry stay invalid, loose or not */
+	n = tcp_pkt(b, &mid.f, 0, 1, 0, SYN | FIN, 65535, 0, NULL, 0);
+	CHECK_EQ(feed(b, n, 4, NULL), INV);
+	rxp_ct_flush(ct);
 	/* nor do they change an established connection */
 	tc_open(&c);
 	for (unsigned i = 0; i < sizeof(bad); i++) {
@@ -1330,7 +1341,7 @@ static void test_bulk(void)
 		if (i % 3)
 			tc_open(&c[i]);
 	}
-	/* data from both sides, and every third one never opened */
+	/* data from both sides, and every third one never opened (new: tcp loose picks it up) */
 	for (unsigned i = 0; i < N; i++) {
 		int dir = i & 1;
 
@@ -1342,7 +1353,7 @@ static void test_bulk(void)
 	rxp_ct_track_bulk(ct, 0, pp, N, now_ns, refs);
 	rxp_ct_leave(ct, 0);
 	for (unsigned i = 0; i < N; i++) {
-		CHECK_EQ(refs[i].state, i % 3 ? EST : INV);
+		CHECK_EQ(refs[i].state, i % 3 ? EST : NEW);
 		CHECK_EQ(refs[i].entry == NONE, !(i % 3));
 		if (i % 3)
 			CHECK_EQ(refs[i].dir, i & 1);
@@ -1401,6 +1412,43 @@ static void *data_worker(void *arg)
 		}
 	}
 	return NULL;
+}
+
+/* Worker 0 closes every connection while worker 1 still sends data the other way. */
+static void *close_worker(void *arg)
+{
+	unsigned w = ((struct worker_arg *)arg)->w;
+	uint8_t b[256];
+
+	for (unsigned round = 0; round < (w ? 4u : 1u); round++) {
+		for (unsigned i = 0; i < TN; i++) {
+			struct tc *c = &tconns[i];
+			struct rxp_ct_pkt p;
+			struct rxp_ct_ref r;
+			unsigned n = w ? tcp_pkt(b, &c->f, 1, c->nxt[1], tack[i][0], ACK | PSH, 65535, 100, NULL, 0)
+				       : tcp_pkt(b, &c->f, 0, c->nxt[0], tack[i][1], FIN | ACK, 65535, 0, NULL, 0);
+
+			c->nxt[w] += w ? 100 : 1;
+			rxp_ct_parse(b, n, 4, &p);
+			rxp_ct_enter(ct, w);
+			tbad[w] += rxp_ct_track(ct, w, &p, now_ns, &r) != EST;
+			rxp_ct_leave(ct, w);
+		}
+	}
+	return NULL;
+}
+
+struct timer_check {
+	unsigned bad;
+};
+
+static int timer_cb(const struct rxp_ct_view *v, void *arg)
+{
+	struct timer_check *x = arg;
+	uint32_t limit = v->tcp_state == RXP_CT_TCP_FIN_WAIT ? 120 : v->tcp_state == RXP_CT_TCP_CLOSE_WAIT ? 60 : 0;
+
+	x->bad += !limit || v->expires_in_s > limit;
+	return 0;
 }
 
 #define UN 4000		/* UDP flows both sides open at once */
@@ -1520,6 +1568,27 @@ static void test_two_workers(void)
 	CHECK_EQ(bad_state, 0);
 	CHECK_EQ(bad_count, 0);
 	CHECK_EQ(stats().invalid, 0);
+	/* FINs one way (locked), data the other (lock-free), at once */
+	tbad[0] = tbad[1] = 0;
+	run_two(close_worker);
+	CHECK_EQ(tbad[0], 0);
+	CHECK_EQ(tbad[1], 0);
+	CHECK_EQ(stats().invalid, 0);
+	bad_state = 0;
+	for (unsigned i = 0; i < TN; i++) {
+		int st = tcp_state(&tconns[i].f);
+
+		bad_state += st != RXP_CT_TCP_FIN_WAIT && st != RXP_CT_TCP_CLOSE_WAIT;
+	}
+	CHECK_EQ(bad_state, 0);
+	{
+		/* a timer a lock-free update left longer than the state allows is cut by expiry */
+		struct timer_check x = { 0 };
+
+		CHECK_EQ(rxp_ct_expire(ct, 0, now_ns, 1u << 20), 0);
+		rxp_ct_walk(ct, now_ns, timer_cb, &x);
+		CHECK_EQ(x.bad, 0);
+	}
 	/* both ends open the same flows at the same time: one entry each */
 	tbad[0] = tbad[1] = 0;
 	run_two(race_worker);
@@ -1796,19 +1865,28 @@ static void bench_new(uint32_t max, int early_drop, unsigned workers)
 	ct = rxp_ct_create(&cfg, workers);
 	now_ns = 1000 * S_NS;
 	t0 = mono();
-	for (uint32_t i = 0; i < n; i++) {
-		struct rxp_ct_pkt p;
-		struct rxp_ct_ref r;
+	/* as the filter does it: a vector tracked, the new ones confirmed, expiry between polls */
+	for (uint32_t base = 0; base < n; base += 64) {
+		static struct rxp_ct_pkt p[64];
+		const struct rxp_ct_pkt *pp[64];
+		struct rxp_ct_ref r[64];
 
-		bench_pkt(&p, RXP_IPPROTO_UDP, i & 0xffffff, 0, 0, 0, 0, 0, 0);
-		p.t.sport = (uint16_t)(1024 + (i >> 24));
+		for (unsigned k = 0; k < 64; k++) {
+			uint32_t i = base + k;
+
+			bench_pkt(&p[k], RXP_IPPROTO_UDP, i & 0xffffff, 0, 0, 0, 0, 0, 0);
+			p[k].t.sport = (uint16_t)(1024 + (i >> 24));
+			pp[k] = &p[k];
+		}
 		if (!early_drop)
-			now_ns += 2000;	/* 500,000 a second, 1 s each: about 500,000 live */
+			now_ns += 64 * 2000;	/* 500,000 a second, 1 s each: about 500,000 live */
 		rxp_ct_enter(ct, 0);
-		if (rxp_ct_track(ct, 0, &p, now_ns, &r) == NEW && r.entry == UINT32_MAX)
-			rxp_ct_confirm(ct, 0, &p, now_ns, &r);
+		rxp_ct_track_bulk(ct, 0, pp, 64, now_ns, r);
+		for (unsigned k = 0; k < 64; k++)
+			if (r[k].state == NEW && r[k].entry == UINT32_MAX)
+				rxp_ct_confirm(ct, 0, pp[k], now_ns, &r[k]);
 		rxp_ct_leave(ct, 0);
-		if (!early_drop && (i & 63) == 63)
+		if (!early_drop)
 			rxp_ct_expire(ct, 0, now_ns, 128);
 	}
 	dt = mono() - t0;
