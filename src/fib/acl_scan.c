@@ -65,9 +65,28 @@ uint32_t acl_leaf_extras(const struct rxp_acl *acl, uint32_t hits, const uint32_
 	return RXP_ACL_NO_MATCH;
 }
 
+/* ---- linear lists ---- */
+
 static bool ifs_bit(uint32_t lo, uint32_t hi, uint8_t ifindex)
 {
 	return ifindex < 32 ? lo >> ifindex & 1 : ifindex < 64 && (hi >> (ifindex - 32) & 1);
+}
+
+/* Returns true when @k passes bit-mask check @c of a linear list. */
+static bool check_extra(const uint32_t *c, const struct rxp_acl_key *k)
+{
+	switch (c[0] >> 8) {
+	case ACL_CHECK_CT:
+		return k->ct_state & c[1];
+	case ACL_CHECK_IN_IF:
+		return ifs_bit(c[1], c[2], k->in_if);
+	case ACL_CHECK_OUT_IF:
+		return ifs_bit(c[1], c[2], k->out_if);
+	case ACL_CHECK_SRC_SET:
+		return k->src_sets >> c[1] & 1;
+	default:
+		return k->dst_sets >> c[1] & 1;
+	}
 }
 
 uint32_t acl_linear_one(const struct rxp_acl *acl, uint32_t slot, const uint32_t *kf,
@@ -77,37 +96,70 @@ uint32_t acl_linear_one(const struct rxp_acl *acl, uint32_t slot, const uint32_t
 	uint32_t n = *p++;
 
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t id = p[0], nc = p[1] & 0xffff;
+		uint32_t id = p[0], nc = p[1] & 0xffff, n_range = p[1] >> 16;
 		const uint32_t *c = p + 2;
 		bool ok = true;
 
-		for (uint32_t j = 0; j < nc && ok; j++, c += 3) {
-			switch (c[0] >> 8) {
-			case ACL_CHECK_RANGE:
-				ok = kf[c[0] & 0xff] - c[1] <= c[2];
-				break;
-			case ACL_CHECK_CT:
-				ok = k->ct_state & c[1];
-				break;
-			case ACL_CHECK_IN_IF:
-				ok = ifs_bit(c[1], c[2], k->in_if);
-				break;
-			case ACL_CHECK_OUT_IF:
-				ok = ifs_bit(c[1], c[2], k->out_if);
-				break;
-			case ACL_CHECK_SRC_SET:
-				ok = k->src_sets >> c[1] & 1;
-				break;
-			default:
-				ok = k->dst_sets >> c[1] & 1;
-				break;
-			}
-		}
+		/* the ranges first, then the few bit-mask tests */
+		for (uint32_t j = 0; j < n_range && ok; j++)
+			ok = kf[c[3 * j] & 0xff] - c[3 * j + 1] <= c[3 * j + 2];
+		for (uint32_t j = n_range; j < nc && ok; j++)
+			ok = check_extra(c + 3 * j, k);
 		if (ok)
 			return id;
-		p += 2 + 3 * nc;
+		p = c + 3 * nc;
 	}
 	return RXP_ACL_NO_MATCH;
+}
+
+/*
+ * The same for the keys @act[0..m) of a burst, lowering their match[]: the
+ * keys' fields in rows, each range tested for a whole row in a loop of
+ * fixed length that the compiler vectorizes (the lanes past m never match).
+ */
+static void linear_burst(const struct rxp_acl *acl, uint32_t slot, bool v6, const uint8_t *act,
+			 unsigned m, const struct acl_kfields *kf, const struct rxp_acl_key *keys,
+			 uint32_t *match)
+{
+	static const uint8_t fields4[] = { ACL_F_SRC0, ACL_F_DST0, ACL_F_SPORT, ACL_F_DPORT, ACL_F_PROTO };
+	const uint32_t *p = acl->slots + (slot >> 2);
+	uint32_t rows[ACL_FIELDS][ACL_BURST], best[ACL_BURST], live[ACL_BURST], n = *p++;
+
+	for (unsigned i = 0; i < (v6 ? ACL_FIELDS : sizeof(fields4)); i++) {
+		unsigned f = v6 ? i : fields4[i];
+
+		for (unsigned j = 0; j < ACL_BURST; j++)
+			rows[f][j] = j < m ? kf[act[j]].f[f] : 0;
+	}
+	for (unsigned j = 0; j < ACL_BURST; j++)
+		best[j] = j < m ? match[act[j]] : 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t id = p[0], nc = p[1] & 0xffff, n_range = p[1] >> 16, any = 0;
+		const uint32_t *c = p + 2;
+
+		for (unsigned j = 0; j < ACL_BURST; j++) {
+			live[j] = -(uint32_t)(best[j] > id);
+			any |= live[j];
+		}
+		if (!any)
+			break;	/* the rules after come later still */
+		for (uint32_t r = 0; r < n_range; r++) {
+			const uint32_t *row = rows[c[3 * r] & 0xff];
+			uint32_t lo = c[3 * r + 1], w = c[3 * r + 2];
+
+			for (unsigned j = 0; j < ACL_BURST; j++)
+				live[j] &= -(uint32_t)(row[j] - lo <= w);
+		}
+		for (uint32_t r = n_range; r < nc; r++)
+			for (unsigned j = 0; j < m; j++)
+				if (live[j] && !check_extra(c + 3 * r, &keys[act[j]]))
+					live[j] = 0;
+		for (unsigned j = 0; j < ACL_BURST; j++)
+			best[j] = (best[j] & ~live[j]) | (id & live[j]);
+		p = c + 3 * nc;
+	}
+	for (unsigned j = 0; j < m; j++)
+		match[act[j]] = best[j];
 }
 
 /* ---- scalar leaves ---- */
@@ -248,6 +300,10 @@ static void classify_scalar(const struct rxp_acl *acl, const struct rxp_acl_key 
 				keep += match[a[j]] > tr->min_rule;
 			}
 			m = keep;
+			if (acl_slot_kind(tr->root) == ACL_SLOT_LINEAR) {
+				linear_burst(acl, tr->root, fam, a, m, kf, keys, match);
+				continue;
+			}
 			walk(acl, tr->root, a, m, kf, cur);
 			for (unsigned j = 0; j < m; j++) {
 				unsigned i = a[j];
@@ -255,9 +311,7 @@ static void classify_scalar(const struct rxp_acl *acl, const struct rxp_acl_key 
 
 				if (!cur[j])
 					continue;
-				if (acl_slot_kind(cur[j]) == ACL_SLOT_LINEAR)
-					r = acl_linear_one(acl, cur[j], kf[i].f, &keys[i]);
-				else if (fam)
+				if (fam)
 					r = scan6_scalar(acl, cur[j], kf[i].f, &keys[i]);
 				else
 					r = scan4_scalar(acl, cur[j], l4[i], &keys[i]);
