@@ -148,6 +148,11 @@ static int handle_change(struct ctl_server *s, const struct cmd_verb *v, const s
 		ret = -EINVAL;
 		goto fail;
 	}
+	if (scratch.ct_max != s->cfg.active->ct_max) {
+		snprintf(err, sizeof(err), "conntrack max sizes the connection table when rxpath starts; set it in the config file and restart");
+		ret = -EINVAL;
+		goto fail;
+	}
 	w.cmds = scratch.cmds;
 	w.n_cmds = scratch.n_cmds;
 	w.errors = &errors;

@@ -396,6 +396,8 @@ void ctl_reload(struct ctl_server *s)
 	}
 	if (!reload_same_ports(s->cfg.active, &fresh))
 		fprintf(stderr, "rxpath: reload: ports differ from the running ones; port changes need a restart, the rest is applied\n");
+	if (fresh.ct_max != s->cfg.active->ct_max)
+		fprintf(stderr, "rxpath: reload: conntrack max sizes the connection table at start: the new size needs a restart, the rest is applied\n");
 	n = reload_diff(s->cfg.active, &fresh, &diff);
 	if (n < 0) {
 		fprintf(stderr, "rxpath: reload: out of memory; nothing changed\n");

@@ -88,6 +88,7 @@ int show_conntrack_table(struct dp *dp, void *arg, struct rxp_sbuf *out)
 
 	(void)out;
 	req->ct = dp->filter ? dp->filter->ct : NULL;
+	req->max = dp->filter ? dp->filter->ct_cfg.max : 0;
 	return 0;
 }
 
@@ -183,6 +184,8 @@ int show_conntrack_stats(const struct show_ct_request *q, struct rxp_sbuf *o)
 
 	if (q->ct)
 		rxp_ct_stats(q->ct, &s);
+	else
+		s.max = q->max;
 	if (q->json) {
 		rxp_sbuf_printf(o, "{\"on\":%s,\"entries\":%" PRIu64 ",\"max\":%" PRIu64, q->ct ? "true" : "false",
 				s.entries, s.max);

@@ -18,6 +18,7 @@ struct show_ct_request {
 	int proto;			/* -1: any */
 	int state;			/* a TCP state (RXP_CT_TCP_*), -1: any */
 	struct rxp_ct *ct;		/* found on the datapath (show_conntrack_table) */
+	uint32_t max;			/* the table's size, made or to be made */
 };
 
 /* A control_fn: `show filter`, @arg pointing to a bool (JSON). */

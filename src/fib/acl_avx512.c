@@ -50,6 +50,7 @@ static const _Alignas(64) uint8_t lanes6_bytes[64] = {
 	0, 1, Z, Z, 2, 3, Z, Z, 5, Z, Z, Z, Z, Z, Z, Z,
 	Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z,
 };
+/* 32-bit words to host order */
 static const _Alignas(64) uint8_t bswap32_bytes[64] = {
 	3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12,
 	3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12,
@@ -183,14 +184,9 @@ struct burst {
 	_Alignas(64) uint32_t f[SOA_ROWS][ACL_BURST];	/* a field of 16 keys per vector */
 	_Alignas(64) uint32_t best[ACL_BURST];		/* the answers so far */
 	_Alignas(64) uint32_t idx[ACL_BURST];
-	_Alignas(64) uint32_t kf6[ACL_BURST][16];	/* IPv6 leaf lanes */
-	_Alignas(16) uint16_t l4[ACL_BURST][ACL_LANES4];	/* IPv4 leaf lanes */
 	uint64_t fam[2];				/* the keys of each family */
 	unsigned n, groups;
 };
-
-/* From the 32-bit fields to the IPv4 lanes: src high, low, dst high, low, ports, protocol. */
-static const _Alignas(64) uint16_t fields_to_lanes4[32] = { 1, 0, 9, 8, 16, 18, 20, 0 };
 
 static inline uint32_t load_be32(const uint8_t *p)
 {
@@ -256,9 +252,7 @@ static AVX512 void group_load(struct burst *b, const struct rxp_acl_key *keys, u
 static AVX512 void burst_load(struct burst *b, const struct rxp_acl *acl,
 			      const struct rxp_acl_key *keys, unsigned n)
 {
-	const __m512i to6 = _mm512_load_si512(lanes6_bytes), to4 = _mm512_load_si512(fields_to_lanes4);
 	bool v6 = acl->n_trees[1], extras = acl->linear_extras;
-	bool lanes4 = acl->need_lanes[0], lanes6 = acl->need_lanes[1];
 	uint64_t fam4 = 0, fam6 = 0;
 
 	_Static_assert(RXP_ACL_NO_MATCH == UINT32_MAX, "answers start at all ones");
@@ -268,21 +262,12 @@ static AVX512 void burst_load(struct burst *b, const struct rxp_acl *acl,
 		group_load(b, keys, g, RXP_MIN(n - GROUP * g, GROUP), &fam4, &fam6);
 	b->fam[0] = fam4;
 	b->fam[1] = fam6;
-	if (!(lanes4 | lanes6 | v6 | extras))
+	if (!(v6 | extras))
 		return;
-	/* the rest, key by key: leaf lanes, IPv6 words, what linear lists test */
+	/* the rest, key by key: IPv6 words, what linear lists test */
 	for (unsigned i = 0; i < n; i++) {
 		const struct rxp_acl_key *k = &keys[i];
 
-		if (lanes4 | lanes6) {
-			__m512i f = _mm512_shuffle_epi8(_mm512_loadu_si512(k), to6);
-
-			if (lanes4)
-				_mm_store_si128((__m128i *)(void *)b->l4[i], _mm512_castsi512_si128(
-					_mm512_maskz_permutexvar_epi16(0x7f, to4, f)));
-			if (lanes6)
-				_mm512_store_si512(b->kf6[i], f);
-		}
 		if (v6) {
 			for (unsigned w = 1; w < 4; w++) {
 				b->f[ACL_F_SRC0 + w][i] = load_be32(k->src + 4 * w);
@@ -299,10 +284,10 @@ static AVX512 void burst_load(struct burst *b, const struct rxp_acl *acl,
 			b->f[SOA_DSET_HI][i] = (uint32_t)(k->dst_sets >> 32);
 		}
 	}
-	/* lanes past n: fields that index in bounds */
+	/* lanes past n: defined fields (no key there is ever looked at) */
 	for (unsigned i = n; i < b->groups * GROUP; i++)
-		for (unsigned w = 1; w < 4; w++)
-			b->f[ACL_F_SRC0 + w][i] = b->f[ACL_F_DST0 + w][i] = 0;
+		for (unsigned f = ACL_F_SRC0 + 1; f < SOA_ROWS; f++)
+			b->f[f][i] = 0;
 }
 
 static inline __mmask16 group_bits(uint64_t m, unsigned g)
@@ -339,16 +324,11 @@ static AVX512 __m512i linear_group(const uint32_t *prog, const struct burst *b, 
 				_mm512_sub_epi32(_mm512_load_si512(&b->f[c[0] & 0xff][o]),
 						 _mm512_set1_epi32((int)c[1])),
 				_mm512_set1_epi32((int)c[2]));
+		/* then the bit-mask tests (the ranges come first) */
 		for (uint32_t j = n_range; j < nc; j++, c += 3) {
 			unsigned kind = c[0] >> 8, row;
 
 			switch (kind) {
-			case ACL_CHECK_RANGE:
-				live = _mm512_mask_cmple_epu32_mask(live,
-					_mm512_sub_epi32(_mm512_load_si512(&b->f[c[0] & 0xff][o]),
-							 _mm512_set1_epi32((int)c[1])),
-					_mm512_set1_epi32((int)c[2]));
-				break;
 			case ACL_CHECK_CT:
 				live = _mm512_mask_test_epi32_mask(live, _mm512_load_si512(&b->f[SOA_CT][o]),
 								   _mm512_set1_epi32((int)c[1]));
@@ -397,11 +377,10 @@ static rxp_noinline uint32_t walk_on(const struct rxp_acl *acl, uint32_t s, cons
 	return s;
 }
 
-static AVX512 inline __m512i lanes_of(const struct burst *b, bool v6, unsigned i)
+/* The leaf lanes of a key, made when it reaches a leaf (most keys reach none). */
+static AVX512 inline __m512i lanes_of(const struct rxp_acl_key *k, bool v6)
 {
-	if (v6)
-		return _mm512_load_si512(b->kf6[i]);
-	return _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)(const void *)b->l4[i]));
+	return v6 ? key_lanes6(k) : key_lanes4(k);
 }
 
 /*
@@ -491,11 +470,11 @@ static AVX512 rxp_always_inline void burst_family(const struct rxp_acl *acl, boo
 			uint32_t r, s = cur[q];
 
 			if (rxp_unlikely(acl_slot_kind(s) == ACL_SLOT_CHAIN))
-				r = chain(acl, s, v6, lanes_of(b, v6, i), &keys[i]);
+				r = chain(acl, s, v6, lanes_of(&keys[i], v6), &keys[i]);
 			else if (v6)
-				r = leaf6(acl, s, lanes_of(b, true, i), &keys[i]);
+				r = leaf6(acl, s, lanes_of(&keys[i], true), &keys[i]);
 			else
-				r = leaf4(acl, s, lanes_of(b, false, i), &keys[i]);
+				r = leaf4(acl, s, lanes_of(&keys[i], false), &keys[i]);
 			b->best[i] = b->best[i] < r ? b->best[i] : r;
 		}
 	}

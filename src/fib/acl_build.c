@@ -33,9 +33,12 @@
 #define CUT_BITS_MAX 17		/* children per node: at most 2^17 */
 #define DEPTH_MAX 40
 #define SPARSE_MIN 65536	/* nodes with fewer children stay dense (a test hook lowers it) */
+#define MEM_CAP_BASE ((size_t)64 << 20)	/* the block's cap: this, */
+#define MEM_CAP_PER_RULE 1024u		/* and this much per rule */
 #define GLOBAL_CHECKS_MAX 40000000ull	/* pairs compared by the global pruning */
 
 static size_t sparse_min = SPARSE_MIN;
+static size_t mem_cap_forced;	/* test hook: 0, or the cap */
 
 /* The cost model (units: one node step). */
 #define COST_NODE 1.0
@@ -90,8 +93,17 @@ struct builder {
 	size_t lh_cap, lh_n;
 	const struct fam *fam;
 	bool linear_extras;
+	size_t mem_cap;		/* bytes of nodes, slots and leaves: past it, -E2BIG */
+	unsigned mode;		/* MODE_*: what the cuts may spend */
 	int err;		/* -ENOMEM, -E2BIG */
 };
+
+/*
+ * Builds that hit the memory cap are tried again cheaper: tighter cuts of
+ * one field, then no cuts at all (chains of leaves: memory linear in the
+ * rules, always under the cap).
+ */
+enum { MODE_FULL, MODE_TIGHT, MODE_CHAINS, MODES };
 
 /* ---- rules ---- */
 
@@ -262,10 +274,25 @@ static bool grow32(void **p, uint32_t *cap, size_t need, size_t elem)
 	return true;
 }
 
+/* Returns false, with b->err set, when @more bytes would take the block past its cap. */
+static bool mem_ok(struct builder *b, size_t more)
+{
+	size_t used = (size_t)b->n_nodes * sizeof(struct acl_node) +
+		      (size_t)b->n_slots * sizeof(uint32_t) + b->n_leaf;
+
+	if (used + more <= b->mem_cap)
+		return true;
+	b->err = -E2BIG;
+	return false;
+}
+
 /* Returns the index of @n new slots (zeroed), or UINT32_MAX with b->err set. */
 static uint32_t slots_add(struct builder *b, size_t n)
 {
 	uint32_t at = b->n_slots;
+
+	if (!mem_ok(b, n * sizeof(uint32_t)))
+		return UINT32_MAX;
 
 	if ((size_t)at + n >= (1u << 30) ||
 	    !grow32((void **)&b->slots, &b->cap_slots, (size_t)at + n, sizeof(uint32_t))) {
@@ -399,6 +426,8 @@ static uint32_t leaf_make(struct builder *b, const uint32_t *ids, unsigned n)
 		b->err = -E2BIG;
 		return 0;
 	}
+	if (!mem_ok(b, at + size - b->n_leaf))
+		return 0;
 	if (!grow((void **)&b->leaves, &b->cap_leaf, at + size, 1)) {
 		b->err = -ENOMEM;
 		return 0;
@@ -713,7 +742,7 @@ static bool cut_pick(struct builder *b, const uint32_t *ids, uint32_t n, const s
 {
 	const struct fam *fm = b->fam;
 	double own = (double)n * (double)fm->rule_bytes;
-	double budget = SPACE_FACTOR * own + 64 * 4;
+	double budget = (b->mode == MODE_FULL ? SPACE_FACTOR : 1) * own + 64 * 4;
 	double field_best[ACL_FIELDS];
 	unsigned top[3] = { ACL_FIELDS, ACL_FIELDS, ACL_FIELDS };
 	bool coverer[ACL_FIELDS] = { false };
@@ -767,7 +796,7 @@ static bool cut_pick(struct builder *b, const uint32_t *ids, uint32_t n, const s
 			}
 		}
 	}
-	if (n >= PAIR_MIN) {
+	if (n >= PAIR_MIN && b->mode == MODE_FULL) {
 		for (unsigned x = 0; x < 3; x++) {
 			for (unsigned y = x + 1; y < 3; y++) {
 				unsigned f1 = top[x], f2 = top[y];
@@ -994,7 +1023,7 @@ static uint32_t node_build(struct builder *b, const uint32_t *ids_in, uint32_t n
 		s = linear_make(b, ids, n);
 	else if (n <= ACL_LEAF_RULES)
 		s = leaf_make(b, ids, n);
-	else if (depth >= DEPTH_MAX || !cut_pick(b, ids, n, g, &c))
+	else if (depth >= DEPTH_MAX || b->mode == MODE_CHAINS || !cut_pick(b, ids, n, g, &c))
 		s = b->err ? 0 : chain_make(b, ids, n);
 	else
 		s = cut_build(b, ids, n, g, &c, depth);
@@ -1200,11 +1229,7 @@ struct rxp_acl *rxp_acl_build(const struct rxp_acl_rule *rules, uint32_t n, char
 		ret = -ENOMEM;
 		goto out;
 	}
-	/* slot 0 is the empty leaf; keep index 0 of the slots unused so no chain is at 0 */
-	if (slots_add(&b, 1) == UINT32_MAX) {
-		ret = b.err;
-		goto out;
-	}
+	b.mem_cap = mem_cap_forced ? mem_cap_forced : MEM_CAP_BASE + (size_t)n * MEM_CAP_PER_RULE;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct rxp_acl_rule *r = &rules[i];
 		uint32_t xidx = NO_EXTRA;
@@ -1230,13 +1255,25 @@ struct rxp_acl *rxp_acl_build(const struct rxp_acl_rule *rules, uint32_t n, char
 			br->xidx = xidx;
 		}
 	}
-	for (int v6 = 0; v6 < 2; v6++) {
-		n_trees[v6] = fam_build(&b, &fams[v6], trees[v6]);
-		if (n_trees[v6] < 0) {
-			ret = n_trees[v6];
-			goto out;
+	for (b.mode = MODE_FULL; b.mode < MODES; b.mode++) {
+		/* start over: slot 0 is the empty leaf, and no chain or list is at 0 */
+		b.n_nodes = b.n_slots = 0;
+		b.n_leaf = 0;
+		b.lh_n = 0;
+		if (b.lh)
+			memset(b.lh, 0, b.lh_cap * sizeof(*b.lh));
+		b.linear_extras = false;
+		b.err = 0;
+		ret = slots_add(&b, 1) == UINT32_MAX ? b.err : 0;
+		for (int v6 = 0; v6 < 2 && !ret; v6++) {
+			n_trees[v6] = fam_build(&b, &fams[v6], trees[v6]);
+			ret = n_trees[v6] < 0 ? n_trees[v6] : 0;
 		}
+		if (ret != -E2BIG)
+			break;
 	}
+	if (ret)
+		goto out;
 	acl = block_make(&b, n);
 	if (!acl) {
 		ret = -ENOMEM;
@@ -1245,8 +1282,6 @@ struct rxp_acl *rxp_acl_build(const struct rxp_acl_rule *rules, uint32_t n, char
 	for (int v6 = 0; v6 < 2; v6++) {
 		acl->n_trees[v6] = (uint8_t)n_trees[v6];
 		memcpy(acl->trees[v6], trees[v6], sizeof(trees[v6]));
-		for (int t = 0; t < n_trees[v6]; t++)
-			acl->need_lanes[v6] |= acl_slot_kind(trees[v6][t].root) != ACL_SLOT_LINEAR;
 	}
 	ret = 0;
 out:
@@ -1273,6 +1308,11 @@ out:
 void rxp_acl_set_sparse_min(size_t cells)
 {
 	sparse_min = cells ? cells : SPARSE_MIN;
+}
+
+void rxp_acl_set_mem_cap(size_t bytes)
+{
+	mem_cap_forced = bytes;
 }
 
 void rxp_acl_free(struct rxp_acl *acl)

@@ -159,7 +159,6 @@ struct rxp_acl {
 	uint32_t n_nodes, n_slots, n_leaf_bytes, n_extras;
 	uint8_t n_trees[2];	/* [0]: IPv4, [1]: IPv6 */
 	bool linear_extras;	/* a linear list tests interfaces, states or sets */
-	bool need_lanes[2];	/* a tree of the family is not a linear list: keys need leaf lanes */
 	struct acl_tree trees[2][ACL_TREES_MAX];
 };
 
@@ -241,6 +240,12 @@ bool rxp_acl_force_impl(enum acl_impl_choice c);
 
 /* Makes the next builds store nodes of @cells children or more sparse (0: the default). */
 void rxp_acl_set_sparse_min(size_t cells);
+
+/*
+ * Makes the next builds cap the block at @bytes (0: the default, 64 MiB and
+ * 1 KiB per rule), so that the cheaper builds they fall back to run.
+ */
+void rxp_acl_set_mem_cap(size_t bytes);
 
 /* Returns the name of the lookups @acl uses ("scalar", "avx512"). */
 const char *rxp_acl_impl_name(const struct rxp_acl *acl);
