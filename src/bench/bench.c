@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include "bench.h"
 #include "bench_l3fwd.h"
+#include "bench_filter.h"
 #include "bench_lpm.h"
 #include "bench_veth.h"
 #include "engine/loop.h"
@@ -82,6 +83,7 @@ static void usage(FILE *out)
 		"usage: rxpath bench [OPTIONS]        the receive-path A/B matrix (below)\n"
 		"       rxpath bench l3fwd [OPTIONS]  forwarding rate, sim port to sim port\n"
 		"       rxpath bench lpm [OPTIONS]    FIB lookups with large tables\n"
+		"       rxpath bench filter --rules FILE [--trace FILE]   the filter's classifier alone, ns per packet\n"
 		"\n"
 		"Measures the receive path (receive, validate, count) on a simulated NIC with\n"
 		"each technique on and off, all others held on: list vs per-packet handoff,\n"
@@ -253,6 +255,8 @@ int cmd_bench(int argc, char **argv)
 		return cmd_bench_l3fwd(argc - 1, (argv[1] = (char *)"rxpath bench l3fwd", argv + 1));
 	if (argc > 1 && !strcmp(argv[1], "lpm"))
 		return cmd_bench_lpm(argc - 1, (argv[1] = (char *)"rxpath bench lpm", argv + 1));
+	if (argc > 1 && !strcmp(argv[1], "filter"))
+		return cmd_bench_filter(argc - 1, (argv[1] = (char *)"rxpath bench filter", argv + 1));
 	if (argc > 1 && !strcmp(argv[1], "veth"))
 		return cmd_bench_veth(argc - 1, (argv[1] = (char *)"rxpath bench veth", argv + 1));
 	optind = 1;

@@ -2,13 +2,16 @@
 /*
  * Unit tests of the packet classifier (src/fib/acl.h): fixed cases (void
  * rules, errors, an empty list, rules that are all void, duplicates, a first
- * rule that matches everything, chains of rules no cut separates), then
- * random rule sets of 1 to 10,000 rules, IPv4, IPv6 and mixed, every field
- * exercised, checked against a slow reference (the rule list scanned for
- * the first match, written apart from the library's own matcher) with keys
- * drawn uniformly and from inside the rules and at their edges. Every check
- * runs with the scalar and, where the CPU has it, the AVX-512 leaf scans,
- * and compares rxp_acl_classify (bursts) with rxp_acl_classify_one.
+ * rule that matches everything, chains of rules no cut separates, rules on
+ * ports only with edges on the cuts' boundaries, nested rules, a memory cap
+ * that forces the cheaper builds), then random rule sets of 0 to 10,000
+ * rules, IPv4, IPv6 and mixed, every field exercised, checked against a slow
+ * reference (the rule list scanned for the first match, written apart from
+ * the library's own matcher) with keys drawn uniformly and from inside the
+ * rules and at their edges. Every check runs with the scalar lookups, the
+ * AVX-512 ones where the CPU has them, and once more with sparse nodes from
+ * 64 children, and compares rxp_acl_classify (bursts of odd sizes) with
+ * rxp_acl_classify_one. ACL_TEST_VERBOSE=1 prints each block's shape.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -467,21 +470,14 @@ static void check_set(const char *what, const struct rxp_acl_rule *rules, uint32
 				       rxp_acl_impl_name(acl), i, got[i], want[i]);
 		CHECK_EQ(bad, 0);
 		if (getenv("ACL_TEST_VERBOSE")) {
-			uint32_t hits = 0, maxw = 0;
+			uint32_t hits = 0;
 
-			for (uint32_t i = 0; i < n_keys; i++) {
+			for (uint32_t i = 0; i < n_keys; i++)
 				hits += want[i] != RXP_ACL_NO_MATCH;
-				if (want[i] != RXP_ACL_NO_MATCH && want[i] > maxw)
-					maxw = want[i];
-			}
-			printf("  max match %u\n", maxw);
-			if (n > 5000 && maxw < 5000) {
-				const struct rxp_acl_rule *r = &rules[maxw];
-				printf("  rule %u: fam %u len %u/%u proto %u ports %u-%u %u-%u ifs %llx %llx ct %x sets %u %u\n", maxw, r->family, r->src_len, r->dst_len, r->proto, r->sport_lo, r->sport_hi, r->dport_lo, r->dport_hi, (unsigned long long)r->in_ifs, (unsigned long long)r->out_ifs, r->ct_states, r->src_set, r->dst_set);
-			}
-			printf("  %s (%s): %u keys, %u match; %zu bytes, %u nodes, %u slots, %u leaf bytes, trees %u+%u\n",
-			       what, rxp_acl_impl_name(acl), n_keys, hits, rxp_acl_memory(acl), acl->n_nodes,
-			       acl->n_slots, acl->n_leaf_bytes, acl->n_trees[0], acl->n_trees[1]);
+			printf("  %s (%s): %u keys, %u match; %zu bytes, %u nodes, %u slots, "
+			       "%u leaf bytes, trees %u+%u\n", what, rxp_acl_impl_name(acl), n_keys, hits,
+			       rxp_acl_memory(acl), acl->n_nodes, acl->n_slots, acl->n_leaf_bytes,
+			       acl->n_trees[0], acl->n_trees[1]);
 		}
 		rxp_acl_free(acl);
 	}
@@ -835,6 +831,44 @@ static void test_random_extras(void)
 	random_sets("extras", &g, c, RXP_ARRAY_SIZE(c), 10000);
 }
 
+/*
+ * A block over its memory cap is built again cheaper (tight cuts, then
+ * chains of leaves) and still answers right; past what chains need, the
+ * build fails and says why.
+ */
+static void test_mem_cap(void)
+{
+	const struct gen g = { .fam_mask = 3, .extras_pct = 10, .fam0_pct = 5 };
+	static struct rxp_acl_rule rules[2000];
+	static struct rxp_acl_key keys[4000];
+	/* about 470 KB uncapped, 220 KB with tight cuts, 190 KB as chains */
+	static const size_t caps[] = { 400000, 200000 };
+	struct rxp_acl *acl;
+	char err[ERR_LEN];
+
+	wide_pct = 3;
+	for (unsigned i = 0; i < 2000; i++)
+		rules[i] = random_rule(&g);
+	wide_pct = 100;
+	keys_make(rules, 2000, &g, keys, 4000);
+	for (unsigned c = 0; c < RXP_ARRAY_SIZE(caps); c++) {
+		char name[64];
+
+		rxp_acl_set_mem_cap(caps[c]);
+		acl = rxp_acl_build(rules, 2000, err, sizeof(err));
+		CHECK(acl != NULL);
+		if (acl)
+			CHECK(rxp_acl_memory(acl) <= caps[c] + 65536);	/* the header, the extras */
+		rxp_acl_free(acl);
+		snprintf(name, sizeof(name), "memory cap %zu", caps[c]);
+		check_set(name, rules, 2000, keys, 4000);
+	}
+	rxp_acl_set_mem_cap(1000);
+	CHECK(rxp_acl_build(rules, 2000, err, sizeof(err)) == NULL);
+	CHECK(strstr(err, "too large") != NULL);
+	rxp_acl_set_mem_cap(0);
+}
+
 /* The library's own matcher agrees with the reference. */
 static void test_rule_matches(void)
 {
@@ -865,6 +899,7 @@ int main(void)
 	RUN(test_chains);
 	RUN(test_ports);
 	RUN(test_nested);
+	RUN(test_mem_cap);
 	RUN(test_random_ipv4);
 	RUN(test_random_ipv6);
 	RUN(test_random_mixed);
