@@ -544,7 +544,8 @@ static int counts_carry(struct rxp_stack *st, const struct dp_filter_block *b,
 		}
 		for (unsigned i = 0; i < old_n; i++)
 			map[i] = (struct id_at){ old->ids[c][i], i };
-		qsort(map, old_n, sizeof(*map), id_cmp);
+		if (old_n)
+			qsort(map, old_n, sizeof(*map), id_cmp);
 		for (unsigned i = 0; i < n && st->rule_count[c]; i++) {
 			struct id_at key = { b->ids[c][i], 0 }, *hit;
 
