@@ -53,7 +53,8 @@ check bench_l3fwd_exit_0 [ "$rc" -eq 0 ]
 check bench_l3fwd_json python3 - "$TMP/l3.json" <<'PY'
 import json, sys
 rows = json.load(open(sys.argv[1]))
-assert [r["case"] for r in rows] == ["ipv4", "ipv6", "ipv4-1m-routes"], rows
+assert [r["case"] for r in rows] == ["ipv4", "ipv6", "ipv4-1m-routes", "ipv4-filter-10",
+                                     "ipv4-filter-10k", "ipv4-ct-1m", "ipv4-ct-new"], rows
 for r in rows:
     assert r["frame_size"] == 64 and r["workers"] == 1 and r["mpps"] > 0, r
     assert r["budget"] == 256, r
@@ -62,6 +63,38 @@ assert rows[2]["routes"] >= 1000000, rows[2]
 # each case's own family's FIB: the 16 routes, two connected subnets and two local addresses
 assert rows[0]["routes"] == 20 and rows[1]["routes"] == 20, rows[:2]
 PY
+# --cases picks some, in the table's order; an unknown name is refused
+"$RXPATH" bench l3fwd --duration 0.02 --reps 1 --cases ipv4-filter-10,ipv4 --json >"$TMP/l3c.json" 2>/dev/null
+check bench_l3fwd_cases python3 -c '
+import json, sys
+rows = json.load(open(sys.argv[1]))
+assert [r["case"] for r in rows] == ["ipv4", "ipv4-filter-10"], rows
+assert all(r["mpps"] > 0 for r in rows), rows
+' "$TMP/l3c.json"
+err=$("$RXPATH" bench l3fwd --cases ipv5 2>&1); rc=$?
+check bench_l3fwd_cases_unknown sh -c '[ "$1" -eq 2 ] && printf %s "$2" | grep -q "'"'ipv5': no such case"'"' _ "$rc" "$err"
+
+# bench filter: the classifier alone, on rules and a trace as the anchors write them
+cat >"$TMP/rules.conf" <<'RULES'
+# a comment, then rules as a config file has them
+filter add forward src 10.0.0.0/8 proto tcp dport 22 accept
+filter add forward dst 192.0.2.0/24 proto udp dport 53-54 drop
+filter add forward src 10.1.0.0/16 dst 10.2.0.0/16 drop
+filter add forward proto udp accept
+RULES
+printf '10.1.2.3 10.2.0.1 1000 22 6\n10.9.9.9 192.0.2.7 5 53 17\n10.1.2.3 10.2.3.4 5 6 17\n1.1.1.1 2.2.2.2 5 6 6\n' >"$TMP/trace.txt"
+"$RXPATH" bench filter --rules "$TMP/rules.conf" --trace "$TMP/trace.txt" --reps 1 --json >"$TMP/bf.json" 2>/dev/null; rc=$?
+check bench_filter_exit_0 [ "$rc" -eq 0 ]
+check bench_filter_json python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["rules"] == 4 and j["ns_per_packet"] > 0 and j["mismatches"] == 0, j
+assert j["matched"] == 3, j   # the last tuple (TCP to port 6) matches nothing
+' "$TMP/bf.json"
+echo "filter add forward src @blocked drop" >"$TMP/bad.conf"
+err=$("$RXPATH" bench filter --rules "$TMP/bad.conf" 2>&1); rc=$?
+check bench_filter_bad_rule sh -c '[ "$1" -ne 0 ] && printf %s "$2" | grep -q "bad.conf:1: sets and ports"' _ "$rc" "$err"
+
 err=$("$RXPATH" bench l3fwd --budget 257 2>&1); rc=$?
 if [ "$rc" -eq 2 ] && grep -q 'expected 1 to 256' <<<"$err"; then
 	pass bench_l3fwd_budget_bounded
