@@ -40,10 +40,16 @@ static void local_deliver4(struct rxp_stack *st, struct rxp_pkt *pkt)
  */
 static void link_scoped4(struct rxp_stack *st, struct rxp_pkt *pkt, enum rxp_drop_reason why)
 {
-	if (rxp_host_wants(st, pkt))
-		rxp_sink_one(st, pkt);
-	else
+	uint32_t nh = RXP_NH_LOCAL;
+
+	if (!rxp_host_wants(st, pkt)) {
 		rxp_drop(st, pkt, why);
+		return;
+	}
+	/* for the kernel behind the port (DHCP, OSPF, VRRP): the input chain's */
+	if (rxp_unlikely(rxp_filter_on(st)) && !rxp_filter_routed(st, &pkt, NULL, &nh, 1))
+		return;
+	rxp_sink_one(st, pkt);
 }
 
 void rxp_ip4_fragment(struct rxp_stack *st, struct rxp_pkt *pkt, uint16_t ifidx, const uint8_t mac[6])

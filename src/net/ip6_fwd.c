@@ -80,6 +80,13 @@ static rxp_noinline void ip6_multicast(struct rxp_stack *st, struct rxp_pkt *pkt
 		rxp_drop(st, pkt, RXP_DROP_IP6_MARTIAN_SRC);
 		return;
 	}
+	/* to the router's groups or the host path's: the input chain's (ND and MLD pass it) */
+	if (rxp_unlikely(rxp_filter_on(st)) && !(pkt->flags & RXP_PKT_F_FILTERED)) {
+		uint32_t nh = RXP_NH_LOCAL;
+
+		if (!rxp_filter_routed(st, &pkt, NULL, &nh, 1))
+			return;
+	}
 	if (for_host)
 		rxp_sink_one(st, pkt);
 	else
@@ -210,7 +217,8 @@ void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 /*
  * The filter first, for the whole vector: each packet's FIB result as
  * rxp_ip6_route() finds it (multicast and link-local not for the router
- * are no chain's), and the survivors marked so that it does not ask again.
+ * are no chain's here), and the survivors marked so that it does not ask
+ * again.
  */
 static rxp_noinline uint16_t filter_vector6(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t n)
 {
@@ -228,8 +236,10 @@ static rxp_noinline uint16_t filter_vector6(struct rxp_stack *st, struct rxp_pkt
 			nh[i] = RXP_LPM_NO_ROUTE;
 	}
 	n = rxp_filter_routed(st, pkts, NULL, nh, n);
+	/* multicast is input's once it is known to be for the router (ip6_multicast) */
 	for (uint16_t i = 0; i < n; i++)
-		pkts[i]->flags |= RXP_PKT_F_FILTERED;
+		if (rxp_pkt_cip6(pkts[i])->dst[0] != 0xff)
+			pkts[i]->flags |= RXP_PKT_F_FILTERED;
 	return n;
 }
 
