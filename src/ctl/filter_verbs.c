@@ -308,21 +308,26 @@ static int verb_filter_set(struct dp_config *cfg, const struct cmd_line *l, cons
 	snprintf(c.filter.set, sizeof(c.filter.set), "%s", w[3]);
 	if (!add && l->n < 5)
 		return cmd_fail_shown(e, "nothing after the name", "expected the prefixes to take out of the set");
-	/* an add without prefixes makes the set, empty; every prefix is a command of its own */
+	/* an add without prefixes makes the set, empty; the prefixes go a few to a command */
 	if (l->n == 4)
 		return add_cmd(cfg, &c, where);
 	for (int i = 4; i < l->n; i++) {
-		c.family = (uint8_t)parse_prefix(w[i], c.addr, &c.plen);
-		if (!c.family) {
+		struct dp_set_prefix *p = &c.filter.prefixes[c.filter.n_prefixes];
+
+		p->family = (uint8_t)parse_prefix(w[i], p->addr, &p->plen);
+		if (!p->family) {
 			cfg->n_cmds = was;	/* nothing of the line stays */
 			return cmd_fail(e, w[i], "expected an IPv4 or IPv6 prefix (10.0.0.0/8, 2001:db8::/32, an address)");
 		}
-		for (unsigned b = c.plen; b < 128; b++)
-			c.addr[b / 8] &= (uint8_t)~(0x80u >> (b % 8));
+		for (unsigned b = p->plen; b < 128; b++)
+			p->addr[b / 8] &= (uint8_t)~(0x80u >> (b % 8));
+		if (++c.filter.n_prefixes < DP_SET_PREFIXES_PER_CMD && i + 1 < l->n)
+			continue;
 		if (add_cmd(cfg, &c, where)) {
 			cfg->n_cmds = was;
 			return cmd_fail(e, NULL, "out of memory");
 		}
+		c.filter.n_prefixes = 0;
 	}
 	return 0;
 }

@@ -27,7 +27,13 @@ static int entry_cmp(const void *a, const void *b)
 static bool is_del(const struct dp_cmd *c)
 {
 	return c->kind == DP_CMD_ADDR_DEL || c->kind == DP_CMD_ROUTE_DEL ||
-	       c->kind == DP_CMD_NEIGH_DEL || c->kind == DP_CMD_SET_DEL;
+	       c->kind == DP_CMD_NEIGH_DEL;
+}
+
+/* A set's prefixes: compared set by set as a whole (set_diff), not by key. */
+static bool is_set_cmd(const struct dp_cmd *c)
+{
+	return c->kind == DP_CMD_SET_ADD || c->kind == DP_CMD_SET_DEL;
 }
 
 /* The filter's rules: an ordered list, compared as a whole (filter_lists), not by key. */
@@ -138,7 +144,7 @@ static long end_state(const struct dp_config *cfg, struct state_entry **out)
 	for (unsigned i = 0; i < cfg->n_cmds; i++) {
 		if (i + 1 < cfg->n_cmds && !strcmp(e[i].key, e[i + 1].key))
 			continue;	/* a later command about the same thing wins */
-		if (!is_del(e[i].cmd) && !is_rule_cmd(e[i].cmd))
+		if (!is_del(e[i].cmd) && !is_rule_cmd(e[i].cmd) && !is_set_cmd(e[i].cmd))
 			e[n++] = e[i];
 	}
 	*out = e;
@@ -156,7 +162,7 @@ static bool same_effect(const struct dp_cmd *a, const struct dp_cmd *b)
 	       a->redirects == b->redirects && a->seconds == b->seconds && a->ra_on == b->ra_on &&
 	       a->source_route == b->source_route && a->route_type == b->route_type &&
 	       a->seconds == b->seconds && a->filter.verdict == b->filter.verdict &&
-	       a->filter.on == b->filter.on && !strcmp(a->filter.set, b->filter.set);
+	       a->filter.on == b->filter.on;
 }
 
 /* The undo of an add: the matching del. */
@@ -165,8 +171,7 @@ static struct dp_cmd undo(const struct dp_cmd *c)
 	struct dp_cmd d = *c;
 
 	d.kind = c->kind == DP_CMD_ADDR_ADD ? DP_CMD_ADDR_DEL :
-		 c->kind == DP_CMD_ROUTE_ADD ? DP_CMD_ROUTE_DEL :
-		 c->kind == DP_CMD_SET_ADD ? DP_CMD_SET_DEL : DP_CMD_NEIGH_DEL;
+		 c->kind == DP_CMD_ROUTE_ADD ? DP_CMD_ROUTE_DEL : DP_CMD_NEIGH_DEL;
 	if (d.kind == DP_CMD_ROUTE_DEL)
 		d.dev[0] = '\0';
 	d.undo = true;
@@ -218,18 +223,145 @@ static int add_rank(const struct dp_cmd *c)
 	       c->kind == DP_CMD_HOST || c->kind == DP_CMD_RA ? 7 : 5;
 }
 
+/* One prefix a set command names, in the order the config says it; family 0: the set made. */
+struct set_op {
+	const char *set;
+	struct dp_set_prefix p;
+	unsigned seq;
+	bool add;
+};
+
+static int set_op_cmp(const void *x, const void *y)
+{
+	const struct set_op *a = x, *b = y;
+	int c = strcmp(a->set, b->set);
+
+	if (!c)
+		c = (a->p.family > b->p.family) - (a->p.family < b->p.family);
+	if (!c)
+		c = (a->p.plen > b->p.plen) - (a->p.plen < b->p.plen);
+	if (!c)
+		c = memcmp(a->p.addr, b->p.addr, 16);
+	return c ? c : (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+static bool same_prefix(const struct set_op *a, const struct set_op *b)
+{
+	return !strcmp(a->set, b->set) && a->p.family == b->p.family && a->p.plen == b->p.plen &&
+	       !memcmp(a->p.addr, b->p.addr, 16);
+}
+
+/*
+ * What @cfg's set commands leave: each set's prefixes (and a mark, family
+ * 0, for each set made), sorted; the last command about a prefix decides.
+ * Returns the count, or -ENOMEM.
+ */
+static long set_state(const struct dp_config *cfg, struct set_op **out)
+{
+	size_t n = 0, k = 0;
+	struct set_op *v;
+
+	for (unsigned i = 0; i < cfg->n_cmds; i++)
+		if (is_set_cmd(&cfg->cmds[i]))
+			n += cfg->cmds[i].filter.n_prefixes + 1u;
+	v = calloc(n + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (unsigned i = 0; i < cfg->n_cmds; i++) {
+		const struct dp_cmd *c = &cfg->cmds[i];
+
+		if (!is_set_cmd(c))
+			continue;
+		if (c->kind == DP_CMD_SET_ADD)
+			v[k++] = (struct set_op){ .set = c->filter.set, .seq = (unsigned)k, .add = true };
+		for (unsigned j = 0; j < c->filter.n_prefixes && j < DP_SET_PREFIXES_PER_CMD; j++)
+			v[k++] = (struct set_op){ .set = c->filter.set, .p = c->filter.prefixes[j],
+						  .seq = (unsigned)k, .add = c->kind == DP_CMD_SET_ADD };
+	}
+	if (k)
+		qsort(v, k, sizeof(*v), set_op_cmp);
+	n = 0;
+	for (size_t i = 0; i < k; i++)
+		if ((i + 1 == k || !same_prefix(&v[i], &v[i + 1])) && v[i].add)
+			v[n++] = v[i];
+	*out = v;
+	return (long)n;
+}
+
+/* Appends @op's prefix to the commands of @kind being made in @cmds (a new one when the last is full or of another set). */
+static void set_emit(struct dp_cmd *cmds, long *n, enum dp_cmd_kind kind, const struct set_op *op)
+{
+	struct dp_cmd *c = *n ? &cmds[*n - 1] : NULL;
+
+	if (!c || c->kind != kind || strcmp(c->filter.set, op->set) ||
+	    c->filter.n_prefixes == DP_SET_PREFIXES_PER_CMD || !op->p.family) {
+		c = &cmds[(*n)++];
+		*c = (struct dp_cmd){ .kind = kind, .undo = kind == DP_CMD_SET_DEL };
+		snprintf(c->filter.set, sizeof(c->filter.set), "%s", op->set);
+		snprintf(c->where, sizeof(c->where), "reload (set %s)", op->set);
+	}
+	if (op->p.family)
+		c->filter.prefixes[c->filter.n_prefixes++] = op->p;
+}
+
+/*
+ * The set commands that take @old's sets to @new's: the prefixes new in
+ * the file added, the ones gone taken out (a set itself stays, and so do
+ * the rules that name it). Fills *@adds and *@dels (freed by the caller).
+ * Returns 0 or -ENOMEM.
+ */
+static int set_diff(const struct dp_config *old, const struct dp_config *new, struct dp_cmd **adds,
+		    long *n_adds, struct dp_cmd **dels, long *n_dels)
+{
+	struct set_op *a = NULL, *b = NULL;
+	long na = set_state(old, &a), nb = set_state(new, &b);
+	int ret = -ENOMEM;
+
+	*n_adds = *n_dels = 0;
+	*adds = calloc((size_t)(nb > 0 ? nb : 0) + 1, sizeof(**adds));
+	*dels = calloc((size_t)(na > 0 ? na : 0) + 1, sizeof(**dels));
+	if (na < 0 || nb < 0 || !*adds || !*dels)
+		goto out;
+	for (long i = 0, j = 0; i < na || j < nb;) {
+		int c = i == na ? 1 : j == nb ? -1 : 0;
+
+		if (!c) {
+			struct set_op x = a[i], y = b[j];
+
+			x.seq = y.seq = 0;
+			c = set_op_cmp(&x, &y);
+		}
+		if (c < 0) {
+			if (a[i].p.family)
+				set_emit(*dels, n_dels, DP_CMD_SET_DEL, &a[i]);
+			i++;
+		} else if (c > 0) {
+			set_emit(*adds, n_adds, DP_CMD_SET_ADD, &b[j++]);
+		} else {
+			i++, j++;
+		}
+	}
+	ret = 0;
+out:
+	free(a);
+	free(b);
+	return ret;
+}
+
 long reload_diff(const struct dp_config *old, const struct dp_config *new, struct dp_cmd **out)
 {
 	struct state_entry *a = NULL, *b = NULL;
-	struct dp_cmd *dels = NULL, *adds = NULL;
-	long na, nb, n_dels = 0, n_adds = 0, n = -ENOMEM;
+	struct dp_cmd *dels = NULL, *adds = NULL, *set_adds = NULL, *set_dels = NULL;
+	long na, nb, n_dels = 0, n_adds = 0, n = -ENOMEM, n_set_adds = 0, n_set_dels = 0;
 
+	if (set_diff(old, new, &set_adds, &n_set_adds, &set_dels, &n_set_dels))
+		goto out;
 	na = end_state(old, &a);
 	nb = end_state(new, &b);
-	dels = calloc((size_t)(na > 0 ? na : 0) + 1, sizeof(*dels));
+	dels = calloc((size_t)(na > 0 ? na : 0) + (size_t)n_set_dels + 1, sizeof(*dels));
 	/* room for the new state, a default restored per old setting, and the rules (a flush per chain) */
-	adds = calloc((size_t)(na > 0 ? na : 0) + (size_t)(nb > 0 ? nb : 0) + new->n_cmds + DP_CHAINS + 1,
-		      sizeof(*adds));
+	adds = calloc((size_t)(na > 0 ? na : 0) + (size_t)(nb > 0 ? nb : 0) + new->n_cmds + DP_CHAINS +
+		      (size_t)n_set_adds + 1, sizeof(*adds));
 	if (na < 0 || nb < 0 || !dels || !adds)
 		goto out;
 	for (long i = 0, j = 0; i < na || j < nb;) {
@@ -237,11 +369,8 @@ long reload_diff(const struct dp_config *old, const struct dp_config *new, struc
 
 		if (c < 0) {		/* gone from the file */
 			if (a[i].cmd->kind == DP_CMD_ADDR_ADD || a[i].cmd->kind == DP_CMD_ROUTE_ADD ||
-			    a[i].cmd->kind == DP_CMD_NEIGH_ADD ||
-			    (a[i].cmd->kind == DP_CMD_SET_ADD && a[i].cmd->family))
+			    a[i].cmd->kind == DP_CMD_NEIGH_ADD)
 				dels[n_dels++] = undo(a[i].cmd);
-			else if (a[i].cmd->kind == DP_CMD_SET_ADD)
-				;	/* a set made empty stays, and so do the rules that name it */
 			else	/* a setting: back to its default */
 				adds[n_adds++] = setting_default(a[i].cmd);
 			i++;
@@ -264,6 +393,10 @@ long reload_diff(const struct dp_config *old, const struct dp_config *new, struc
 			goto out;
 		n_adds += n_rules;
 	}
+	memcpy(adds + n_adds, set_adds, (size_t)n_set_adds * sizeof(*adds));
+	n_adds += n_set_adds;
+	memcpy(dels + n_dels, set_dels, (size_t)n_set_dels * sizeof(*dels));
+	n_dels += n_set_dels;
 	*out = calloc((size_t)(n_dels + n_adds) + 1, sizeof(**out));
 	if (!*out)
 		goto out;
@@ -281,6 +414,8 @@ out:
 	free(b);
 	free(dels);
 	free(adds);
+	free(set_adds);
+	free(set_dels);
 	return n;
 }
 

@@ -74,6 +74,13 @@ enum dp_verdict { DP_VERDICT_ACCEPT, DP_VERDICT_DROP, DP_VERDICT_REJECT };
 
 #define DP_SET_NAME_MAX 32
 #define DP_RULE_TEXT_MAX 240
+#define DP_SET_PREFIXES_PER_CMD 22
+
+/* One prefix of a set, network order, the bits past its length 0. */
+struct dp_set_prefix {
+	uint8_t family, plen;
+	uint8_t addr[16];
+};
 
 /* What a filter, set or conntrack command says, beyond dp_cmd's common fields. */
 struct dp_filter_cmd {
@@ -82,13 +89,21 @@ struct dp_filter_cmd {
 	uint32_t index;			/* FILTER_DEL: rule number from 1; FILTER_ADD: insert before it (0: append) */
 	uint32_t snapshot;		/* FILTER_RESTORE: which flush's rules */
 	uint64_t rule_id;		/* FILTER_ADD taking back a del: the rule's own, so its counters come back */
-	struct rxp_acl_rule rule;	/* the match; its set ids and interfaces resolved when applied */
-	char src_set[DP_SET_NAME_MAX], dst_set[DP_SET_NAME_MAX];	/* empty: none */
-	char in_if[RXP_PORT_NAME_MAX], out_if[RXP_PORT_NAME_MAX];	/* empty: any */
 	char set[DP_SET_NAME_MAX];	/* SET_ADD, SET_DEL */
 	int timeout;			/* CT_TIMEOUT: enum rxp_ct_timeout */
 	bool on;			/* CT_LIBERAL, CT_LOOSE */
-	char text[DP_RULE_TEXT_MAX];	/* the rule as `show filter` prints it */
+	union {
+		struct {	/* FILTER_ADD */
+			struct rxp_acl_rule rule;	/* the match; set ids and interfaces resolved when applied */
+			char src_set[DP_SET_NAME_MAX], dst_set[DP_SET_NAME_MAX];	/* empty: none */
+			char in_if[RXP_PORT_NAME_MAX], out_if[RXP_PORT_NAME_MAX];	/* empty: any */
+			char text[DP_RULE_TEXT_MAX];	/* the rule as `show filter` prints it */
+		};
+		struct {	/* SET_ADD, SET_DEL: a line's prefixes, a few per command (a million-prefix set stays small) */
+			uint8_t n_prefixes;	/* SET_ADD with none: the set is made, empty */
+			struct dp_set_prefix prefixes[DP_SET_PREFIXES_PER_CMD];
+		};
+	};
 };
 
 /* One router command, parsed; applied when the datapath opens, or while it runs. */

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -277,12 +278,39 @@ static int filter_restore(struct dp *dp, const struct dp_cmd *c, char *err, size
 	return 0;
 }
 
+/* A prefix as a message shows it: "10.0.0.0/8". */
+static void prefix_text(const struct dp_set_prefix *p, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	inet_ntop(p->family == 4 ? AF_INET : AF_INET6, p->addr, a, sizeof(a));
+	snprintf(buf, len, "%s/%u", a, p->plen);
+}
+
+/* Takes back the first @n prefixes of @c that @done marks (a command that failed half way). */
+static void set_undo(struct rxp_pset *ps, const struct dp_cmd *c, unsigned n, uint32_t done)
+{
+	for (unsigned k = 0; k < n; k++) {
+		const struct dp_set_prefix *p = &c->filter.prefixes[k];
+
+		if (!(done >> k & 1))
+			continue;
+		if (c->kind == DP_CMD_SET_ADD)
+			rxp_pset_del(ps, p->family, p->addr, p->plen);
+		else
+			rxp_pset_add(ps, p->family, p->addr, p->plen);
+	}
+}
+
+/* A set's prefixes in or out, all of the command's or none. */
 static int set_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen)
 {
 	struct dp_filter *f = dp->filter;
 	int id = c->kind == DP_CMD_SET_ADD ? set_make(f, c->filter.set) : set_find(f, c->filter.set);
+	unsigned n = RXP_MIN((unsigned)c->filter.n_prefixes, DP_SET_PREFIXES_PER_CMD);
+	uint32_t done = 0;	/* bit per prefix this command changed */
 	struct rxp_pset *ps;
-	int ret;
+	char text[INET6_ADDRSTRLEN + 8];
 
 	if (id == -ENOSPC) {
 		snprintf(err, errlen, "%s: %u sets already, as many as there can be", c->where, RXP_ACL_SETS_MAX);
@@ -292,29 +320,35 @@ static int set_cmd(struct dp *dp, const struct dp_cmd *c, char *err, size_t errl
 		snprintf(err, errlen, "%s: %s: no such set", c->where, c->filter.set);
 		return -ENOENT;
 	}
-	if (id < 0 || !c->family)	/* no prefix: the set is made, or there already */
-		return id < 0 ? id : 0;
+	if (id < 0)
+		return id;
 	ps = f->sets[id].ps;
-	if (c->kind == DP_CMD_SET_ADD) {
-		ret = rxp_pset_add(ps, c->family, c->addr, c->plen);
-		if (ret == -EEXIST)
-			return 0;	/* as nftables: adding what is there changes nothing */
-		if (ret == -ENOSPC)
-			snprintf(err, errlen, "%s: set %s holds %u IPv%u prefixes, as many as it takes",
-				 c->where, c->filter.set, rxp_pset_count(ps, c->family), c->family);
-		return ret;
+	for (unsigned k = 0; k < n; k++) {
+		const struct dp_set_prefix *p = &c->filter.prefixes[k];
+		int ret = c->kind == DP_CMD_SET_ADD ? rxp_pset_add(ps, p->family, p->addr, p->plen) :
+						      rxp_pset_del(ps, p->family, p->addr, p->plen);
+
+		/* as nftables: adding what is there changes nothing; a take-back finds what it finds */
+		if ((ret == -EEXIST && c->kind == DP_CMD_SET_ADD) || (ret == -ENOENT && c->undo))
+			continue;
+		if (ret) {
+			set_undo(ps, c, k, done);
+			prefix_text(p, text, sizeof(text));
+			if (ret == -ENOSPC)
+				snprintf(err, errlen, "%s: set %s holds %u IPv%u prefixes, as many as it takes",
+					 c->where, c->filter.set, rxp_pset_count(ps, p->family), p->family);
+			else if (ret == -ENOENT)
+				snprintf(err, errlen, "%s: set %s has no prefix %s", c->where, c->filter.set, text);
+			return ret;
+		}
+		done |= 1u << k;
 	}
-	ret = rxp_pset_del(ps, c->family, c->addr, c->plen);
-	if (ret == -ENOENT && c->undo)
-		return 0;
-	if (ret == -ENOENT)
-		snprintf(err, errlen, "%s: set %s has no such prefix", c->where, c->filter.set);
-	if (!ret) {
+	if (c->kind == DP_CMD_SET_DEL && done) {
 		/* between polls, every worker out of the tables: retired groups are free again */
 		rxp_lpm4_reclaim(ps->v4);
 		rxp_lpm6_reclaim(ps->v6);
 	}
-	return ret;
+	return 0;
 }
 
 int dp_filter_apply(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen)
@@ -389,15 +423,18 @@ bool dp_filter_inverse(struct dp *dp, const struct dp_cmd *c, struct dp_cmd *inv
 		return true;
 	case DP_CMD_SET_ADD:
 	case DP_CMD_SET_DEL:
+		/* the prefixes it would change: those not there (an add), those there (a del) */
 		id = set_find(f, c->filter.set);
-		if (!c->family)
-			return false;
-		if (id >= 0 && rxp_pset_has_prefix(f->sets[id].ps, c->family, c->addr, c->plen)) {
-			inv->kind = DP_CMD_SET_ADD;
-			return c->kind == DP_CMD_SET_DEL;
+		inv->kind = c->kind == DP_CMD_SET_ADD ? DP_CMD_SET_DEL : DP_CMD_SET_ADD;
+		inv->filter.n_prefixes = 0;
+		for (unsigned k = 0; k < RXP_MIN((unsigned)c->filter.n_prefixes, DP_SET_PREFIXES_PER_CMD); k++) {
+			const struct dp_set_prefix *p = &c->filter.prefixes[k];
+			bool there = id >= 0 && rxp_pset_has_prefix(f->sets[id].ps, p->family, p->addr, p->plen);
+
+			if (there == (c->kind == DP_CMD_SET_DEL))
+				inv->filter.prefixes[inv->filter.n_prefixes++] = *p;
 		}
-		inv->kind = DP_CMD_SET_DEL;
-		return c->kind == DP_CMD_SET_ADD;
+		return inv->filter.n_prefixes > 0;
 	case DP_CMD_CT_TIMEOUT:
 		inv->seconds = f->ct_cfg.timeout[c->filter.timeout];
 		return true;
@@ -414,20 +451,14 @@ bool dp_filter_inverse(struct dp *dp, const struct dp_cmd *c, struct dp_cmd *inv
 
 void dp_filter_key(const struct dp_cmd *c, char *key, size_t len)
 {
-	char hex[33];
-
 	switch (c->kind) {
 	case DP_CMD_FILTER_POLICY:
 		snprintf(key, len, "filter policy %s", chain_names[c->filter.chain]);
 		return;
 	case DP_CMD_SET_ADD:
 	case DP_CMD_SET_DEL:
-		for (unsigned i = 0; i < 16; i++)
-			snprintf(hex + 2 * i, 3, "%02x", c->addr[i]);
-		if (c->family)
-			snprintf(key, len, "set %s %u %s/%u", c->filter.set, c->family, hex, c->plen);
-		else
-			snprintf(key, len, "set %s", c->filter.set);
+		/* a set's prefixes: reload compares each set's as a whole (reload.c) */
+		snprintf(key, len, "set %s", c->filter.set);
 		return;
 	case DP_CMD_CT_TIMEOUT:
 		snprintf(key, len, "conntrack timeout %s", rxp_ct_timeout_name((enum rxp_ct_timeout)c->filter.timeout));
