@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/sbuf.h"
+#include "ctl/words.h"
 #include "ctl/config.h"
 #include "ctl/reload.h"
 #include "ctl/show_filter.h"
@@ -363,9 +364,49 @@ static void test_reload_rules(void)
 	CHECK_EQ(policy, 1);	/* the policy gone from the file: back to accept */
 	CHECK_EQ(set, 1);	/* only the new prefix */
 	free(diff);
+	diff = NULL;
+	/* back from other to a: the new prefix goes, in one del; nothing else of the set changes */
+	n = reload_diff(&co, &ca, &diff);
+	set = 0;
+	for (long i = 0; i < n; i++)
+		if (diff[i].kind == DP_CMD_SET_DEL) {
+			set++;
+			CHECK_EQ(diff[i].filter.n_prefixes, 1);
+			CHECK_EQ(diff[i].filter.prefixes[0].addr[0], 192);
+		} else {
+			CHECK(diff[i].kind != DP_CMD_SET_ADD);
+		}
+	CHECK_EQ(set, 1);
+	free(diff);
 	dp_config_free(&ca);
 	dp_config_free(&cs);
 	dp_config_free(&co);
+}
+
+/* A line of many prefixes is a few commands of many each, and a failed one takes its own back. */
+static void test_set_commands(void)
+{
+	struct dp_config cfg;
+	struct dp dp;
+	char line[CMD_LINE_MAX], err[ERR_LEN] = "";
+	size_t at;
+
+	CHECK_EQ(config_of(&cfg, NULL, err), 0);
+	at = (size_t)snprintf(line, sizeof(line), "filter set add big");
+	for (unsigned i = 0; i < 50; i++)
+		at += (size_t)snprintf(line + at, sizeof(line) - at, " 10.%u.0.0/16", i);
+	CHECK_EQ(config_apply_line(&cfg, line, "t", err, sizeof(err)), 0);
+	CHECK_EQ(cfg.n_cmds, RXP_ARRAY_SIZE(base_lines) - 2 + 3);	/* 22 + 22 + 6 */
+	CHECK_EQ(cfg.cmds[cfg.n_cmds - 1].filter.n_prefixes, 50 - 2 * DP_SET_PREFIXES_PER_CMD);
+	CHECK_EQ(dp_open(&dp, &cfg, err, sizeof(err)), 0);
+	dp_config_free(&cfg);
+	CHECK_EQ(rxp_pset_count(dp.filter->sets[0].ps, 4), 50);
+	/* a del naming one that is not there changes nothing, the others included */
+	CHECK(apply(&dp, "filter set del big 10.1.0.0/16 10.99.0.0/16") != 0);
+	CHECK_EQ(rxp_pset_count(dp.filter->sets[0].ps, 4), 50);
+	CHECK_EQ(apply(&dp, "filter set del big 10.1.0.0/16 10.2.0.0/16"), 0);
+	CHECK_EQ(rxp_pset_count(dp.filter->sets[0].ps, 4), 48);
+	CHECK_EQ(dp_close(&dp), 0);
 }
 
 /* show filter --json: every chain, the rules with their text and counters, the sets. */
@@ -404,5 +445,6 @@ int main(void)
 	RUN(test_apply_errors);
 	RUN(test_reload_rules);
 	RUN(test_show_json);
+	RUN(test_set_commands);
 	return tests_done();
 }
