@@ -155,6 +155,7 @@ static int handle_change(struct ctl_server *s, const struct cmd_verb *v, const s
 	}
 	w.cmds = scratch.cmds;
 	w.n_cmds = scratch.n_cmds;
+	w.all_or_nothing = scratch.n_cmds > 1;	/* one line, one change: a set's prefixes all go in or none */
 	w.errors = &errors;
 	w.warnings = &warnings;
 	ret = control_call(s->cfg.ctl, dp_batch_apply, &w, out);

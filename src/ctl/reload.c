@@ -272,11 +272,15 @@ static long set_state(const struct dp_config *cfg, struct set_op **out)
 
 		if (!is_set_cmd(c))
 			continue;
-		if (c->kind == DP_CMD_SET_ADD)
-			v[k++] = (struct set_op){ .set = c->filter.set, .seq = (unsigned)k, .add = true };
-		for (unsigned j = 0; j < c->filter.n_prefixes && j < DP_SET_PREFIXES_PER_CMD; j++)
-			v[k++] = (struct set_op){ .set = c->filter.set, .p = c->filter.prefixes[j],
-						  .seq = (unsigned)k, .add = c->kind == DP_CMD_SET_ADD };
+		if (c->kind == DP_CMD_SET_ADD) {
+			v[k] = (struct set_op){ .set = c->filter.set, .seq = (unsigned)k, .add = true };
+			k++;
+		}
+		for (unsigned j = 0; j < c->filter.n_prefixes && j < DP_SET_PREFIXES_PER_CMD; j++) {
+			v[k] = (struct set_op){ .set = c->filter.set, .p = c->filter.prefixes[j],
+						.seq = (unsigned)k, .add = c->kind == DP_CMD_SET_ADD };
+			k++;
+		}
 	}
 	if (k)
 		qsort(v, k, sizeof(*v), set_op_cmp);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "control.h"
+#include "dp_filter.h"
 
 int dp_batch_apply(struct dp *dp, void *arg, struct rxp_sbuf *out)
 {
@@ -76,6 +77,12 @@ int dp_batch_apply(struct dp *dp, void *arg, struct rxp_sbuf *out)
 		if (!w->keep_going)
 			break;
 	}
+	/* the rules changed go in whole now: a block that cannot be made fails the batch */
+	if (!w->failed && dp_filter_commit(dp, err, sizeof(err))) {
+		rxp_sbuf_printf(w->errors, "%s\n", err);
+		w->failed++;
+		first = first ? first : -ENOMEM;
+	}
 	/* all or nothing: last first, what went in is taken back, in this same call */
 	for (unsigned i = inv && w->failed ? w->applied : 0; i-- > 0;) {
 		if (has_inv[i] && dp_apply_cmd(dp, &inv[i], err, sizeof(err))) {
@@ -94,6 +101,8 @@ int dp_batch_apply(struct dp *dp, void *arg, struct rxp_sbuf *out)
 	}
 	free(inv);
 	free(has_inv);
+	if (w->failed)
+		dp_filter_publish(dp);	/* what was taken back, or kept (keep going), goes in whole */
 	/* nothing took, or all was taken back: the sink stays a sink */
 	if (was_sink && (!w->applied || (w->all_or_nothing && w->failed)))
 		dp_router_disable(dp);

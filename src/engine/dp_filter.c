@@ -660,8 +660,10 @@ void dp_filter_publish(struct dp *dp)
 {
 	char err[256];
 
-	if (dp_filter_commit(dp, err, sizeof(err)))
+	if (dp_filter_commit(dp, err, sizeof(err))) {
 		dp_log(dp, "filter: the rules changed but %s; the ones before stay in force", err);
+		dp->filter->dirty = false;	/* told once; the next change tries again */
+	}
 }
 
 void dp_filter_counts(struct dp *dp, unsigned chain, unsigned i, uint64_t *packets, uint64_t *bytes)

@@ -35,11 +35,18 @@ static rxp_always_inline int chain_of(const struct rxp_router *r, uint32_t nh)
 static bool dies_before_forward(const struct rxp_router *r, const struct rxp_pkt *pkt, uint32_t nh)
 {
 	uint32_t mtu = r->ifs[r->nh[nh].ifidx].mtu;
+	const struct rxp_ip4_hdr *ip;
 
 	if (pkt->flags & RXP_PKT_F_IP6)
 		return rxp_pkt_cip6(pkt)->hop_limit <= 1 || pkt->l3_len > mtu;
-	return rxp_pkt_cip4(pkt)->ttl <= 1 ||
-	       (pkt->l3_len > mtu && (rxp_pkt_cip4(pkt)->frag_off & htons(RXP_IP4_DF)));
+	ip = rxp_pkt_cip4(pkt);
+	/*
+	 * Nor is a broadcast or multicast forward's: the link's own are for the
+	 * kernel behind a host path (input, link_scoped4), the rest are dropped
+	 */
+	return ip->ttl <= 1 || (pkt->l3_len > mtu && (ip->frag_off & htons(RXP_IP4_DF))) ||
+	       (ntohl(ip->dst) >> 28) >= 0xe ||
+	       (r->nh[nh].kind == RXP_NH_KIND_CONNECTED && rxp_router_is_bcast4(r, ip->dst));
 }
 
 /* The packet's key, from what tracking parsed (or, for what did not parse, its addresses only). */

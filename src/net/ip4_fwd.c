@@ -409,5 +409,8 @@ void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint32_t 
 
 void rxp_ip4_route_nh(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh)
 {
+	/* a source route leading on is forwarded: forward's (a fragment held for its first is let through there) */
+	if (rxp_unlikely(rxp_filter_on(st)) && !rxp_filter_routed(st, &pkt, NULL, &nh, 1))
+		return;
 	route_nh(st, pkt, nh);
 }

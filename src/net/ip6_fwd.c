@@ -93,6 +93,18 @@ static rxp_noinline void ip6_multicast(struct rxp_stack *st, struct rxp_pkt *pkt
 		local_deliver6(st, pkt);
 }
 
+/*
+ * The FIB's next hop @nh for @dst as the filter takes it: the Subnet-Router
+ * anycast address of one of the router's subnets is the router's (input).
+ */
+static uint32_t filter_nh6(const struct rxp_router *r, const uint8_t *dst, uint32_t nh)
+{
+	if (nh < RXP_NH_MAX && r->nh[nh].kind == RXP_NH_KIND_CONNECTED && !(dst[15] & 3) &&
+	    rxp_l3if_anycast6(&r->ifs[r->nh[nh].ifidx], dst))
+		return RXP_NH_LOCAL;
+	return nh;
+}
+
 void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
 	struct rxp_router *r = st->router;
@@ -145,9 +157,12 @@ void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 		rxp_drop(st, pkt, RXP_DROP_NO_ROUTE);
 		return;
 	}
-	if (rxp_unlikely(rxp_filter_on(st)) && !(pkt->flags & RXP_PKT_F_FILTERED) &&
-	    !rxp_filter_routed(st, &pkt, NULL, &nh, 1))
-		return;
+	if (rxp_unlikely(rxp_filter_on(st)) && !(pkt->flags & RXP_PKT_F_FILTERED)) {
+		uint32_t fnh = filter_nh6(r, dst, nh);
+
+		if (!rxp_filter_routed(st, &pkt, NULL, &fnh, 1))
+			return;
+	}
 	if (nh == RXP_NH_LOCAL) {
 		local_deliver6(st, pkt);
 		return;
@@ -234,6 +249,8 @@ static rxp_noinline uint16_t filter_vector6(struct rxp_stack *st, struct rxp_pkt
 			nh[i] = rxp_l3if_has_addr6(&r->ifs[pkts[i]->ifidx], dst) ? RXP_NH_LOCAL : RXP_LPM_NO_ROUTE;
 		else if (rxp_lpm6_lookup(r->fib6, dst, &nh[i]))
 			nh[i] = RXP_LPM_NO_ROUTE;
+		else
+			nh[i] = filter_nh6(r, dst, nh[i]);
 	}
 	n = rxp_filter_routed(st, pkts, NULL, nh, n);
 	/* multicast is input's once it is known to be for the router (ip6_multicast) */

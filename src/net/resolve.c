@@ -590,7 +590,7 @@ void rxp_stack_tick(struct rxp_stack *st, uint64_t now_ns)
 	struct walk_ctx c = { .st = st };
 
 	st->now_ns = now_ns;
-	if (st->filter)
+	if (st->filter || st->frags)
 		rxp_filter_tick(st);
 	if (!st->router || now_ns < st->next_tick_ns)
 		return;
