@@ -26,6 +26,7 @@
 #include <strings.h>
 #include "rxpath/args.h"
 #include "bench_filter.h"
+#include "ctl/config.h"
 #include "ctl/filter_verbs.h"
 #include "ctl/verbs.h"
 #include "core/clock.h"
@@ -116,38 +117,6 @@ static uint64_t rnd64(void)
 }
 
 /* ---- the rules ---- */
-
-/*
- * Parses an address with an optional /LEN into @out (network order, zeroed
- * past the length). Returns its family (4 or 6), or 0.
- */
-static int parse_prefix(const char *text, uint8_t out[16], uint8_t *len)
-{
-	char buf[64];
-	const char *slash = strchr(text, '/');
-	size_t n = slash ? (size_t)(slash - text) : strlen(text);
-	uint64_t l;
-	int fam;
-
-	if (n >= sizeof(buf))
-		return 0;
-	memcpy(buf, text, n);
-	buf[n] = '\0';
-	memset(out, 0, 16);
-	if (inet_pton(AF_INET, buf, out) == 1)
-		fam = 4;
-	else if (inet_pton(AF_INET6, buf, out) == 1)
-		fam = 6;
-	else
-		return 0;
-	l = fam == 4 ? 32 : 128;
-	if (slash && rxp_parse_u64(slash + 1, 0, l, &l))
-		return 0;
-	*len = (uint8_t)l;
-	for (unsigned i = *len; i < 128; i++)
-		out[i / 8] &= (uint8_t)~(0x80u >> (i % 8));
-	return fam;
-}
 
 /*
  * Parses one line of a rules file, in the command language as a config
@@ -321,7 +290,7 @@ static int read_trace(const char *path, struct trace *tr)
 	while (fgets(line, sizeof(line), f)) {
 		char src[64], dst[64];
 		unsigned sp, dp, proto;
-		uint8_t a[16], d[16], l1, l2;
+		uint8_t a[16], d[16];
 		struct tuple t = { 0 };
 		int f1, f2, words;
 
@@ -329,8 +298,8 @@ static int read_trace(const char *path, struct trace *tr)
 		words = sscanf(line, "%63s %63s %u %u %u", src, dst, &sp, &dp, &proto);
 		if (words <= 0 || src[0] == '#')
 			continue;
-		f1 = words == 5 ? parse_prefix(src, a, &l1) : 0;
-		f2 = words == 5 ? parse_prefix(dst, d, &l2) : 0;
+		f1 = words == 5 ? parse_ip_addr(src, a) : 0;
+		f2 = words == 5 ? parse_ip_addr(dst, d) : 0;
 		if (!f1 || f1 != f2 || sp > 65535 || dp > 65535 || proto > 255) {
 			fprintf(stderr, "rxpath bench filter: %s:%u: expected SRC DST SPORT DPORT PROTO "
 				"(addresses of one family, ports 0-65535, protocol 0-255)\n", path,
