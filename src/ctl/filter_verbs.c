@@ -107,7 +107,6 @@ static int parse_ct_states(const char *text, uint8_t *bits)
 	static const struct { const char *name; uint8_t bit; } states[] = {
 		{ "new", RXP_ACL_CT_NEW }, { "established", RXP_ACL_CT_ESTABLISHED },
 		{ "related", RXP_ACL_CT_RELATED }, { "invalid", RXP_ACL_CT_INVALID },
-		{ "untracked", RXP_ACL_CT_UNTRACKED },
 	};
 	const char *p = text;
 
@@ -208,7 +207,7 @@ int filter_rule_parse(char *const *w, int n, struct dp_filter_cmd *f, struct cmd
 				return cmd_fail(e, k, "given twice");
 			have_ct = true;
 			if (parse_ct_states(val, &r->ct_states))
-				return cmd_fail(e, val, "expected states separated by commas: new, established, related, invalid, untracked");
+				return cmd_fail(e, val, "expected states separated by commas: new, established, related, invalid");
 		} else if (slot < 0) {
 			return cmd_fail(e, k, "expected in, out, src, dst, proto, sport, dport, icmp-type or ct-state, or a verdict (accept, drop, reject) last");
 		} else if (have[slot]) {

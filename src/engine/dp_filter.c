@@ -141,9 +141,14 @@ static int rule_resolve(struct dp *dp, const struct dp_cmd *c, struct dp_rule *r
 		if (!ifname[k][0])
 			continue;
 		ifidx = rxp_router_if_by_name(dp->router, ifname[k]);
-		if (ifidx < 0 || ifidx >= 63) {
+		if (ifidx < 0) {
 			snprintf(err, errlen, "%s: %s %s: no such port", c->where, k ? "out" : "in", ifname[k]);
 			return -ENOENT;
+		}
+		if (ifidx >= 63) {	/* the key's 63 stands for "none" */
+			snprintf(err, errlen, "%s: %s %s: the 64th interface cannot be named in a rule",
+				 c->where, k ? "out" : "in", ifname[k]);
+			return -ERANGE;
 		}
 		if (k == 0)
 			r->m.in_ifs = 1ull << ifidx;
