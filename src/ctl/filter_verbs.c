@@ -270,6 +270,10 @@ int filter_rule_parse(char *const *w, int n, struct dp_filter_cmd *f, struct cmd
 		r->family = 4;
 	else if (r->proto == RXP_IPPROTO_ICMP6)
 		r->family = 6;
+	/* what the router sends of Neighbor Discovery and MLD is its own business, as ARP */
+	if (f->chain == DP_CHAIN_OUTPUT && r->proto == RXP_IPPROTO_ICMP6 && r->sport_lo == r->sport_hi &&
+	    ((r->sport_lo >= 130 && r->sport_lo <= 137) || r->sport_lo == 143))
+		return cmd_fail(e, "icmp-type", "output does not filter the router's own Neighbor Discovery and MLD (as ARP); the rule would never act");
 	return 0;
 }
 

@@ -115,6 +115,7 @@ static void test_lines_bad(void)
 		{ "filter add sideways accept", "input, forward or output" },
 		{ "filter add input out p1 accept", "no out port" },
 		{ "filter add output in p0 accept", "no in port" },
+		{ "filter add output proto icmpv6 icmp-type nd-router-advert drop", "never act" },
 		{ "filter add forward proto tcp proto udp accept", "given twice" },
 		{ "filter policy forward reject", "accept|drop" },
 		{ "filter del forward 0", "rule's number" },
