@@ -224,6 +224,16 @@ static void print_json(const struct bench_row *rows, unsigned n)
 	printf("\n]\n");
 }
 
+int bench_opt_u64(const char *cmd, const char *name, const char *text, uint64_t min, uint64_t max,
+		  uint64_t *out)
+{
+	if (rxp_parse_u64(text, min, max, out) == 0)
+		return 0;
+	fprintf(stderr, "%s: --%s %s: expected %llu to %llu\n", cmd, name, text,
+		(unsigned long long)min, (unsigned long long)max);
+	return -EINVAL;
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	static const struct option longopts[] = {

@@ -32,4 +32,12 @@ int bench_write_svg(const char *path, const struct bench_row *rows, unsigned n_r
 
 int cmd_bench(int argc, char **argv);
 
+/*
+ * Reads option --@name's value @text, from @min to @max, into *@out for
+ * the command @cmd ("rxpath bench lpm"). Returns 0, or -EINVAL after
+ * saying on stderr what was expected.
+ */
+int bench_opt_u64(const char *cmd, const char *name, const char *text, uint64_t min, uint64_t max,
+		  uint64_t *out);
+
 #endif

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <strings.h>
 #include "rxpath/args.h"
+#include "bench.h"
 #include "bench_filter.h"
 #include "ctl/config.h"
 #include "ctl/filter_verbs.h"
@@ -588,16 +589,6 @@ static void print_json(const struct filter_opts *o, const struct filter_result *
 	       r->mismatches);
 }
 
-static int parse_opt(const char *name, const char *text, uint64_t min, uint64_t max,
-		     uint64_t *out)
-{
-	if (rxp_parse_u64(text, min, max, out) == 0)
-		return 0;
-	fprintf(stderr, "rxpath bench filter: --%s %s: expected %llu to %llu\n", name, text,
-		(unsigned long long)min, (unsigned long long)max);
-	return -EINVAL;
-}
-
 int cmd_bench_filter(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -634,12 +625,12 @@ int cmd_bench_filter(int argc, char **argv)
 			o.trace = optarg;
 			break;
 		case 'k':
-			if (parse_opt("keys", optarg, 1, KEYS_MAX, &v))
+			if (bench_opt_u64("rxpath bench filter", "keys", optarg, 1, KEYS_MAX, &v))
 				return 2;
 			o.keys = (uint32_t)v;
 			break;
 		case 'r':
-			if (parse_opt("reps", optarg, 1, REPS_MAX, &v))
+			if (bench_opt_u64("rxpath bench filter", "reps", optarg, 1, REPS_MAX, &v))
 				return 2;
 			o.reps = (unsigned)v;
 			break;
@@ -660,12 +651,12 @@ int cmd_bench_filter(int argc, char **argv)
 			o.key_array = true;
 			break;
 		case 'v':
-			if (parse_opt("verify", optarg, 0, UINT32_MAX, &v))
+			if (bench_opt_u64("rxpath bench filter", "verify", optarg, 0, UINT32_MAX, &v))
 				return 2;
 			o.verify = (uint32_t)v;
 			break;
 		case 's':
-			if (parse_opt("seed", optarg, 0, UINT64_MAX, &v))
+			if (bench_opt_u64("rxpath bench filter", "seed", optarg, 0, UINT64_MAX, &v))
 				return 2;
 			o.seed = v;
 			break;

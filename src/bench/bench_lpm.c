@@ -20,6 +20,7 @@
 #include "rxpath/args.h"
 #include "rxpath/lpm4.h"
 #include "rxpath/lpm6.h"
+#include "bench.h"
 #include "bench_lpm.h"
 #include "core/clock.h"
 #include "core/fmt.h"
@@ -658,16 +659,6 @@ static void print_json(const struct lpm_row *rows, unsigned n)
 	printf("\n]\n");
 }
 
-static int parse_opt(const char *name, const char *text, uint64_t min, uint64_t max,
-		     uint64_t *out)
-{
-	if (rxp_parse_u64(text, min, max, out) == 0)
-		return 0;
-	fprintf(stderr, "rxpath bench lpm: --%s %s: expected %llu to %llu\n", name, text,
-		(unsigned long long)min, (unsigned long long)max);
-	return -EINVAL;
-}
-
 int cmd_bench_lpm(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -695,32 +686,32 @@ int cmd_bench_lpm(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case '4':
-			if (parse_opt("prefixes4", optarg, 0, PREFIXES4_MAX, &v))
+			if (bench_opt_u64("rxpath bench lpm", "prefixes4", optarg, 0, PREFIXES4_MAX, &v))
 				return 2;
 			o.prefixes4 = (uint32_t)v;
 			break;
 		case '6':
-			if (parse_opt("prefixes6", optarg, 0, PREFIXES6_MAX, &v))
+			if (bench_opt_u64("rxpath bench lpm", "prefixes6", optarg, 0, PREFIXES6_MAX, &v))
 				return 2;
 			o.prefixes6 = (uint32_t)v;
 			break;
 		case 'l':
-			if (parse_opt("lookups", optarg, 1024, LOOKUPS_MAX, &v))
+			if (bench_opt_u64("rxpath bench lpm", "lookups", optarg, 1024, LOOKUPS_MAX, &v))
 				return 2;
 			o.lookups = (uint32_t)v;
 			break;
 		case 'r':
-			if (parse_opt("reps", optarg, 1, REPS_MAX, &v))
+			if (bench_opt_u64("rxpath bench lpm", "reps", optarg, 1, REPS_MAX, &v))
 				return 2;
 			o.reps = (unsigned)v;
 			break;
 		case 'b':
-			if (parse_opt("burst", optarg, 1, BURST_MAX, &v))
+			if (bench_opt_u64("rxpath bench lpm", "burst", optarg, 1, BURST_MAX, &v))
 				return 2;
 			o.burst = (unsigned)v;
 			break;
 		case 's':
-			if (parse_opt("seed", optarg, 0, UINT64_MAX, &v))
+			if (bench_opt_u64("rxpath bench lpm", "seed", optarg, 0, UINT64_MAX, &v))
 				return 2;
 			o.seed = v;
 			break;
