@@ -20,7 +20,7 @@
 
 #define BULK_MAX 256u
 #ifndef BULK_GROUP
-#define BULK_GROUP 4u			/* packets per stage of the bulk pipeline: a prefetch's head start */
+#define BULK_GROUP 16u			/* packets per stage of the bulk pipeline: a prefetch's head start (4 and 8 measured slower over 1M connections) */
 #endif
 #define TIMEOUT_MAX_S (20u * 86400u)	/* below the 2^31 ticks a timer can span */
 #define UDP_STREAM_S 2u			/* a replied UDP flow still active after this is a stream */

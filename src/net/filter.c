@@ -376,21 +376,29 @@ uint64_t rxp_filter_frags_end(struct rxp_stack *st, enum rxp_drop_reason reason)
 #define CHAIN_CONSUMED -2	/* a fragment held or dropped for its datagram */
 
 
-uint16_t rxp_filter_routed(struct rxp_stack *st, struct rxp_pkt **pkts, uint32_t *dst, uint32_t *nh,
-			   uint16_t n)
+/*
+ * Packets are decided FILTER_CHUNK at a time: the per-packet arrays then
+ * fit in a few pages of stack, where 256 of each would be 68 KiB that every
+ * call, a single packet's too, must walk into (a stack probe and a TLB
+ * entry per page).
+ */
+#define FILTER_CHUNK 64u
+
+static uint16_t filter_chunk(struct rxp_stack *st, struct rxp_pkt **pkts, uint32_t *dst, uint32_t *nh,
+			     uint16_t n)
 {
 	const struct rxp_filter *f = st->filter;
 	const struct rxp_router *r = st->router;
-	struct rxp_ct_pkt cp[RXP_BURST_MAX];
-	struct rxp_acl_key keys[RXP_BURST_MAX];
-	struct rxp_ct_ref refs[RXP_BURST_MAX];
-	const struct rxp_ct_pkt *track[RXP_BURST_MAX];
-	uint32_t match[RXP_BURST_MAX];
-	int8_t chain_at[RXP_BURST_MAX];
-	uint16_t idx[RXP_BURST_MAX], n_track = 0, kept = 0;
+	struct rxp_ct_pkt cp[FILTER_CHUNK];
+	struct rxp_acl_key keys[FILTER_CHUNK];
+	struct rxp_ct_ref refs[FILTER_CHUNK];
+	const struct rxp_ct_pkt *track[FILTER_CHUNK];
+	uint32_t match[FILTER_CHUNK];
+	int8_t chain_at[FILTER_CHUNK];
+	uint16_t idx[FILTER_CHUNK], n_track = 0, kept = 0;
 	int only = -1;		/* the one chain every packet goes through, if so; -2: several */
-	struct rxp_acl_key gathered[RXP_BURST_MAX];	/* a chain's keys, when several chains share the vector */
-	uint32_t got[RXP_BURST_MAX];
+	struct rxp_acl_key gathered[FILTER_CHUNK];	/* a chain's keys, when several chains share the vector */
+	uint32_t got[FILTER_CHUNK];
 
 	/* what each packet is: its chain, its fields, whether tracking is asked */
 	for (uint16_t i = 0; i < n; i++) {
@@ -429,7 +437,7 @@ uint16_t rxp_filter_routed(struct rxp_stack *st, struct rxp_pkt **pkts, uint32_t
 		key_of(&keys[i], &cp[i], pkt->ifidx, chain == RXP_FILTER_FORWARD ? r->nh[nh[i]].ifidx : -1);
 	}
 	if (n_track) {
-		struct rxp_ct_ref tracked[RXP_BURST_MAX];
+		struct rxp_ct_ref tracked[FILTER_CHUNK];
 
 		rxp_ct_track_bulk(st->ct, st->worker, track, n_track, st->now_ns, tracked);
 		for (uint16_t k = 0; k < n_track; k++)
@@ -501,6 +509,27 @@ uint16_t rxp_filter_routed(struct rxp_stack *st, struct rxp_pkt **pkts, uint32_t
 		if (dst)
 			dst[kept] = dst[i];
 		nh[kept++] = nh[i];
+	}
+	return kept;
+}
+
+uint16_t rxp_filter_routed(struct rxp_stack *st, struct rxp_pkt **pkts, uint32_t *dst, uint32_t *nh,
+			   uint16_t n)
+{
+	uint16_t kept = 0;
+
+	for (uint16_t done = 0; done < n; done = (uint16_t)(done + FILTER_CHUNK)) {
+		uint16_t len = (uint16_t)RXP_MIN((unsigned)(n - done), FILTER_CHUNK);
+		uint16_t k = filter_chunk(st, pkts + done, dst ? dst + done : NULL, nh + done, len);
+
+		/* what the chunk kept is at its front: after what the chunks before kept */
+		if (kept != done) {
+			memmove(pkts + kept, pkts + done, k * sizeof(*pkts));
+			memmove(nh + kept, nh + done, k * sizeof(*nh));
+			if (dst)
+				memmove(dst + kept, dst + done, k * sizeof(*dst));
+		}
+		kept = (uint16_t)(kept + k);
 	}
 	return kept;
 }
