@@ -84,6 +84,9 @@
 	X(FILTER_REJECT,  "filter_reject",     "rejected by a filter rule: answered with a TCP reset, or ICMP administratively prohibited (rate-limited)") \
 	X(CT_INVALID,     "ct_invalid",        "connection tracking found it invalid (impossible TCP flags, out of the window, an ICMP error about no known connection, malformed) and a rule or policy dropped it") \
 	X(CT_TABLE_FULL,  "ct_table_full",     "a new connection the filter let through found the connection table full of answered connections (conntrack max N)") \
+	X(NAT_NO_PORTS,   "nat_no_ports",      "a new connection that source NAT found no free outside port for (its pool's range exhausted on the paired address, or the mapping table full): a live mapping is never reused") \
+	X(NAT_NO_MAPPING, "nat_no_mapping",    "an unsolicited packet to a NAT pool's outside address that no mapping (as nat filtering allows) and no port forward takes") \
+	X(NAT_MALFORMED,  "nat_malformed",     "a packet of a translated connection too short to translate, or an ICMP error whose quoted packet is malformed: not translated") \
 	X(FILTER_FRAG,    "filter_fragment",   "a fragment the filter held for its datagram's first one (whose ports decide), which did not come in time, or with no room left to hold it") \
 	X(STOPPED,        "stopped",           "still waiting for a neighbour or for the rest of its datagram when the run stopped (--duration, a signal): dropped without an answer")
 

@@ -17,6 +17,7 @@
 #include "engine/control.h"
 #include "show.h"
 #include "show_filter.h"
+#include "show_nat.h"
 #include "verbs.h"
 
 #define CLIENT_TIMEOUT_S 2	/* a client that stops reading the answer is dropped */
@@ -84,6 +85,14 @@ int ctl_show_serve(struct ctl_server *s, const struct cmd_line *l, bool json, st
 			return ctl_reply_error(out, json, -EINVAL, msg);
 		}
 		ret = control_call(s->cfg.ctl, show_filter_run, &json, out);
+		return ret == -ESHUTDOWN ? ctl_reply_error(out, json, ret, "rxpath is stopping") : ret;
+	}
+	if (l->n >= 2 && !strcmp(l->w[1], "nat")) {
+		if (l->n > 2) {
+			snprintf(msg, sizeof(msg), "show nat: '%.31s': expected nothing more", l->w[2]);
+			return ctl_reply_error(out, json, -EINVAL, msg);
+		}
+		ret = control_call(s->cfg.ctl, show_nat_run, &json, out);
 		return ret == -ESHUTDOWN ? ctl_reply_error(out, json, ret, "rxpath is stopping") : ret;
 	}
 	if (l->n >= 2 && !strcmp(l->w[1], "conntrack")) {

@@ -49,7 +49,7 @@ static int verdict_of(const char *word)
 }
 
 /* "N" or "N-M" (inclusive, N <= M). Returns 0 or -1. */
-static int parse_range(const char *text, uint16_t *lo, uint16_t *hi)
+int filter_parse_range(const char *text, uint16_t *lo, uint16_t *hi)
 {
 	const char *dash = strchr(text, '-');
 	char a[8];
@@ -240,7 +240,7 @@ int filter_rule_parse(char *const *w, int n, struct dp_filter_cmd *f, struct cmd
 
 			if (r->proto != RXP_IPPROTO_TCP && r->proto != RXP_IPPROTO_UDP)
 				return cmd_fail(e, k, "expected 'proto tcp' or 'proto udp' before it");
-			if (parse_range(val, lo, hi))
+			if (filter_parse_range(val, lo, hi))
 				return cmd_fail(e, val, "expected a port or a range N-M (0 to 65535, N <= M)");
 		}
 		if (slot >= 0)

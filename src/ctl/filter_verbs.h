@@ -11,6 +11,9 @@
  * tcp dport 22 accept"), into @f (whose chain is set already): the match,
  * the verdict and the rule's text. Returns 0 or -EINVAL with @e.
  */
+/* Parses a port "N" or range "N-M" (N <= M). Returns 0 or -1. */
+int filter_parse_range(const char *text, uint16_t *lo, uint16_t *hi);
+
 int filter_rule_parse(char *const *w, int n, struct dp_filter_cmd *f, struct cmd_err *e);
 
 /* "input", "forward", "output" ("all" past them); "accept", "drop", "reject". */

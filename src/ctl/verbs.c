@@ -21,7 +21,7 @@ static const struct cmd_verb verbs[] = {
 		  "  neigh ageing SECONDS\n" },
 	{ .word = "icmp", .ctl_rank = 5, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_icmp,
 	  .help = "  icmp ratelimit ERRORS_PER_SECOND [burst N]\n" },
-	{ .word = "sync", .ctl_rank = 9, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_sync,
+	{ .word = "sync", .ctl_rank = 10, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_sync,
 	  .serve = ctl_sync_serve,
 	  .help = "  sync kernel [table N] [interval SECONDS]  |  sync off\n" },
 	{ .word = "ip", .ctl_rank = 6, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_ip,
@@ -35,15 +35,22 @@ static const struct cmd_verb verbs[] = {
 		  "  filter set add NAME [PREFIX...]  |  filter set del NAME PREFIX...\n" },
 	{ .word = "conntrack", .ctl_rank = 8, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_conntrack,
 	  .help = "  conntrack max N  |  conntrack timeout NAME SECONDS  |  conntrack tcp liberal|loose on|off\n" },
+	{ .word = "nat", .ctl_rank = 9, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_nat,
+	  .help = "  nat add masquerade out PORT [src PREFIX]\n"
+		  "  nat add snat out PORT [src PREFIX] to ADDR[-ADDR] [ports N-M]\n"
+		  "  nat add dnat in PORT [dst ADDR] proto tcp|udp dport N[-M] to ADDR[:PORT]\n"
+		  "  nat add static INSIDE_ADDR OUTSIDE_ADDR  |  nat del N|RULE  |  nat flush\n"
+		  "  nat filtering endpoint-independent|address-dependent|address-and-port-dependent\n"
+		  "  nat timeout udp|tcp-established|tcp-transitory|icmp SECONDS\n" },
 	{ .word = "show", .ctl_rank = 0, .in = CMD_IN_CTL, .serve = ctl_show_serve,
-	  .help = "  show ports | stats | drops | routes [PREFIX|ADDRESS] | neigh | pool | filter\n"
+	  .help = "  show ports | stats | drops | routes [PREFIX|ADDRESS] | neigh | pool | filter | nat\n"
 		  "  show conntrack [src ADDR] [dst ADDR] [proto P] [state S]  |  show conntrack stats\n"
 		  "  show routes kernel    (the kernel's routes as mirrored, and what rxpath did with each)\n" },
-	{ .word = "capture", .ctl_rank = 10, .in = CMD_IN_CTL, .serve = ctl_capture_serve,
+	{ .word = "capture", .ctl_rank = 11, .in = CMD_IN_CTL, .serve = ctl_capture_serve,
 	  .shape = { .rest_word = "filter", .rest_from = 4, .max_words = 10 },
 	  .too_many = "capture: too many words; see 'help'",
 	  .help = "  capture start rx|tx|drop|all FILE [dev PORT] [count N] [filter EXPR]  |  capture stop\n" },
-	{ .word = "help", .ctl_rank = 11, .in = CMD_IN_CTL, .serve = ctl_help_serve },
+	{ .word = "help", .ctl_rank = 12, .in = CMD_IN_CTL, .serve = ctl_help_serve },
 };
 
 const struct cmd_verb *cmd_verb_of(const char *line, unsigned in)

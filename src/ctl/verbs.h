@@ -61,6 +61,7 @@ int verb_sync(struct dp_config *cfg, const struct cmd_line *l, const char *where
 int verb_filter(struct dp_config *cfg, const struct cmd_line *l, const char *where, struct cmd_err *e);
 int verb_conntrack(struct dp_config *cfg, const struct cmd_line *l, const char *where,
 		   struct cmd_err *e);
+int verb_nat(struct dp_config *cfg, const struct cmd_line *l, const char *where, struct cmd_err *e);
 
 /*
  * ctl_server.c, ctl_sync.c, ctl_capture.c: what the control thread answers

@@ -661,6 +661,19 @@ static bool filter_inverse(struct dp *dp, const struct dp_cmd *c, int ifidx, str
 	return dp_filter_inverse(dp, c, inv);
 }
 
+/* NAT's kinds live with its state (dp_nat.c). */
+static int nat_apply(struct dp *dp, const struct dp_cmd *c, int ifidx, char *err, size_t errlen)
+{
+	(void)ifidx;
+	return dp_nat_apply(dp, c, err, errlen);
+}
+
+static bool nat_inverse(struct dp *dp, const struct dp_cmd *c, int ifidx, struct dp_cmd *inv)
+{
+	(void)ifidx;
+	return dp_nat_inverse(dp, c, inv);
+}
+
 /* ---- the table ---- */
 
 struct cmd_kind {
@@ -699,6 +712,12 @@ static const struct cmd_kind kinds[] = {
 	[DP_CMD_CT_TIMEOUT] = { filter_apply, filter_inverse, dp_filter_key },
 	[DP_CMD_CT_LIBERAL] = { filter_apply, filter_inverse, dp_filter_key },
 	[DP_CMD_CT_LOOSE] = { filter_apply, filter_inverse, dp_filter_key },
+	[DP_CMD_NAT_ADD] = { nat_apply, nat_inverse, dp_nat_key },
+	[DP_CMD_NAT_DEL] = { nat_apply, nat_inverse, dp_nat_key },
+	[DP_CMD_NAT_FLUSH] = { nat_apply, nat_inverse, dp_nat_key },
+	[DP_CMD_NAT_RESTORE] = { nat_apply, nat_inverse, dp_nat_key },
+	[DP_CMD_NAT_FILTERING] = { nat_apply, nat_inverse, dp_nat_key },
+	[DP_CMD_NAT_TIMEOUT] = { nat_apply, nat_inverse, dp_nat_key },
 };
 _Static_assert(RXP_ARRAY_SIZE(kinds) == DP_CMD_KINDS, "a command kind without its entry");
 

@@ -58,6 +58,12 @@ enum dp_cmd_kind {
 	DP_CMD_CT_TIMEOUT,	/* conntrack timeout NAME SECONDS */
 	DP_CMD_CT_LIBERAL,	/* conntrack tcp liberal on|off */
 	DP_CMD_CT_LOOSE,	/* conntrack tcp loose on|off */
+	DP_CMD_NAT_ADD,		/* nat add masquerade|snat|dnat|static ... */
+	DP_CMD_NAT_DEL,		/* nat del N */
+	DP_CMD_NAT_FLUSH,	/* nat flush */
+	DP_CMD_NAT_RESTORE,	/* a flush's inverse: the rules it took, back */
+	DP_CMD_NAT_FILTERING,	/* nat filtering endpoint-independent|address-dependent|address-and-port-dependent */
+	DP_CMD_NAT_TIMEOUT,	/* nat timeout udp|tcp-established|tcp-transitory|icmp SECONDS */
 	DP_CMD_KINDS
 };
 
@@ -106,6 +112,23 @@ struct dp_filter_cmd {
 	};
 };
 
+/* A NAT rule as given (src/net/nat.h resolves it when the block is built); addresses in host order. */
+struct dp_nat_cmd {
+	uint8_t kind;			/* enum rxp_nat_kind; FILTERING: enum rxp_nat_filtering */
+	char port[RXP_PORT_NAME_MAX];	/* masquerade, snat: out; dnat: in */
+	uint32_t src, src_mask;		/* masquerade, snat: [src PREFIX] (mask 0: any); static: the inside address */
+	uint32_t dst;			/* dnat: [dst ADDR] (0: the in port's address); static: the outside address */
+	uint32_t to_lo, to_hi;		/* snat: to ADDR[-ADDR]; dnat: to ADDR (to_lo) */
+	uint16_t port_lo, port_hi;	/* snat: [ports N-M] (0: the defaults); dnat: to ...:PORT (port_lo) */
+	uint8_t proto;			/* dnat */
+	uint16_t dport_lo, dport_hi;	/* dnat */
+	uint32_t index;			/* DEL: rule number from 1; ADD: insert before it (0: append) */
+	uint32_t snapshot;		/* RESTORE */
+	uint64_t rule_id;		/* ADD taking back a del: the rule's own, its counter with it */
+	int timeout;			/* TIMEOUT: enum rxp_ct_nat_timeout */
+	char text[DP_RULE_TEXT_MAX];	/* the rule as `show nat` prints it */
+};
+
 /* One router command, parsed; applied when the datapath opens, or while it runs. */
 struct dp_cmd {
 	enum dp_cmd_kind kind;
@@ -129,6 +152,7 @@ struct dp_cmd {
 	uint32_t seconds;		/* neigh ageing */
 	char host_name[RXP_TAP_NAME_MAX];	/* empty: the default name */
 	struct dp_filter_cmd filter;	/* the FILTER_, SET_ and CT_ kinds */
+	struct dp_nat_cmd nat;		/* the NAT_ kinds */
 };
 
 /*

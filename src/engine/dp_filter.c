@@ -28,6 +28,7 @@ void dp_filter_init(struct dp *dp, uint32_t ct_max)
 		f->ct_cfg.max = ct_max;
 	f->next_id = 1;
 	f->next_snap = 1;
+	dp_nat_init(&f->nat);
 }
 
 static void block_free(struct dp_filter_block *b)
@@ -40,6 +41,7 @@ static void block_free(struct dp_filter_block *b)
 		free(b->flags[c]);
 		free(b->ids[c]);
 	}
+	dp_nat_block_free(b->nat);
 	free(b);
 }
 
@@ -79,6 +81,7 @@ void dp_filter_free(struct dp *dp)
 		snapshot_free(&f->snap[i]);
 	if (f->ct)
 		rxp_ct_destroy(f->ct);
+	dp_nat_free(&f->nat);	/* after the table: its entries hold mappings */
 	memset(f, 0, sizeof(*f));
 }
 
@@ -490,13 +493,19 @@ static bool rule_names_nd(const struct rxp_acl_rule *m)
 }
 
 /* Compiles @f's lists into a new block. Returns it, or NULL with @err. */
-static struct dp_filter_block *block_build(struct dp_filter *f, char *err, size_t errlen)
+static struct dp_filter_block *block_build(struct dp *dp, struct dp_filter *f, char *err, size_t errlen)
 {
 	struct dp_filter_block *b = calloc(1, sizeof(*b));
 	struct rxp_acl_rule *m = NULL;
+	bool no_nat;
 
 	if (!b)
 		goto nomem;
+	b->nat = dp_nat_block(dp, &no_nat, err, errlen);
+	if (!b->nat && !no_nat)
+		goto fail;
+	b->f.nat = b->nat;
+	b->f.track = b->nat != NULL;	/* NAT lives in the connections' entries */
 	for (unsigned c = 0; c < DP_CHAINS; c++) {
 		struct rxp_filter_chain *fc = &b->f.chain[c];
 		unsigned n = f->n[c];
@@ -607,7 +616,7 @@ int dp_filter_commit(struct dp *dp, char *err, size_t errlen)
 	if (!f || !f->dirty)
 		return 0;
 	t0 = now_ms();
-	b = block_build(f, err, errlen);
+	b = block_build(dp, f, err, errlen);
 	if (!b)
 		return -ENOMEM;
 	if (b->f.track && !f->ct) {
@@ -618,6 +627,7 @@ int dp_filter_commit(struct dp *dp, char *err, size_t errlen)
 			block_free(b);
 			return -ENOMEM;
 		}
+		dp_nat_attach(dp, f->ct);
 	}
 	for (unsigned w = 0; w < dp->n_workers; w++) {
 		struct rxp_stack *st = dp_stack(dp, w);

@@ -10,6 +10,7 @@
 #define RXPATH_ENGINE_DP_FILTER_H
 
 #include "dataplane.h"
+#include "dp_nat.h"
 #include "net/conntrack.h"
 #include "net/filter.h"
 
@@ -38,6 +39,7 @@ struct dp_filter_block {
 	struct rxp_filter f;
 	uint8_t *verdict[DP_CHAINS], *flags[DP_CHAINS];
 	uint64_t *ids[DP_CHAINS];
+	struct rxp_nat *nat;		/* the NAT rules, resolved (dp_nat.h) */
 	size_t memory;
 };
 
@@ -54,6 +56,7 @@ struct dp_filter {
 	struct dp_filter_snapshot snap[DP_FILTER_SNAPSHOTS];
 	uint32_t next_snap;
 	double build_ms;		/* the last compile's time */
+	struct dp_nat nat;		/* NAT44 (dp_nat.h): a part of the filter's stage */
 };
 
 /* Prepares @dp's filter (nothing filters), with the table size @ct_max (0: the default). */

@@ -62,10 +62,12 @@ struct rxp_ct_table *rxp_ct_table_create(uint32_t max, unsigned n_workers)
 	t->buckets_len = ((size_t)t->bucket_mask + 1) * sizeof(struct rxp_ct_bucket);
 	t->entries = rxp_table_map(t->entries_len);
 	t->buckets = rxp_table_map(t->buckets_len);
+	t->nat_len = (size_t)t->phys * sizeof(struct rxp_ct_nat);
+	t->nat = rxp_table_map(t->nat_len);
 	t->free_stack = calloc(t->phys, sizeof(uint32_t));
 	t->epoch = zalloc_aligned(n_workers * sizeof(*t->epoch));
 	t->ws = zalloc_aligned((n_workers + 1) * sizeof(*t->ws));
-	if (!t->entries || !t->buckets || !t->free_stack || !t->epoch || !t->ws)
+	if (!t->entries || !t->buckets || !t->nat || !t->free_stack || !t->epoch || !t->ws)
 		goto nomem;
 	if (t->locked) {
 		t->limbo = calloc(t->phys, sizeof(uint32_t));
@@ -93,6 +95,8 @@ void rxp_ct_table_destroy(struct rxp_ct_table *t)
 		munmap(t->entries, t->entries_len);
 	if (t->buckets)
 		munmap(t->buckets, t->buckets_len);
+	if (t->nat)
+		munmap(t->nat, t->nat_len);
 	free(t->free_stack);
 	free(t->limbo);
 	free(t->batches);
@@ -108,7 +112,7 @@ size_t rxp_ct_table_memory(const struct rxp_ct_table *t)
 {
 	size_t lists = (size_t)t->phys * sizeof(uint32_t) * (t->locked ? 2 : 1);
 
-	return t->entries_len + t->buckets_len + lists;
+	return t->entries_len + t->buckets_len + lists + rxp_table_resident(t->nat, t->nat_len);
 }
 
 void rxp_ct_table_enter(struct rxp_ct_table *t, unsigned w)
@@ -263,9 +267,14 @@ static void unlink_entry(struct rxp_ct_table *t, unsigned w, uint32_t idx, uint6
 {
 	struct rxp_ct_entry *e = &t->entries[idx];
 
+	uint8_t status;
+
 	rxp_ct_entry_lock(e);
-	RXP_CT_STR(&e->status, (uint8_t)(RXP_CT_LD(&e->status) & ~RXP_CTE_LIVE));
+	status = RXP_CT_LD(&e->status);
+	RXP_CT_STR(&e->status, (uint8_t)(status & ~RXP_CTE_LIVE));
 	rxp_ct_entry_unlock(e);
+	if ((status & RXP_CTE_NAT) && t->nat_release)
+		t->nat_release(t->nat_ctx, &t->nat[idx]);
 	slot_remove(t, h0, idx << 1);
 	slot_remove(t, h1, idx << 1 | 1);
 	RXP_CT_ST(&t->live, t->live - 1);
@@ -273,12 +282,16 @@ static void unlink_entry(struct rxp_ct_table *t, unsigned w, uint32_t idx, uint6
 	release_entry(t, idx);
 }
 
-static void key_hashes(const struct rxp_ct_table *t, const struct rxp_ct_key *k, uint64_t *h0,
+/* The hashes of entry @idx's two keys, its original key being @k (a translated entry's reply key is its own). */
+static void key_hashes(const struct rxp_ct_table *t, uint32_t idx, const struct rxp_ct_key *k, uint64_t *h0,
 		       uint64_t *h1)
 {
 	struct rxp_ct_key r;
 
-	rxp_ct_key_swap(&r, k);
+	if (RXP_CT_LD(&t->entries[idx].status) & RXP_CTE_NAT)
+		rxp_ct_key_load(&r, &t->nat[idx].reply);
+	else
+		rxp_ct_key_swap(&r, k);
 	*h0 = rxp_ct_hash(t, k);
 	*h1 = rxp_ct_hash(t, &r);
 }
@@ -290,7 +303,7 @@ bool rxp_ct_table_delete_locked(struct rxp_ct_table *t, unsigned w, uint32_t idx
 
 	if (idx >= t->phys || !(RXP_CT_LD(&e->status) & RXP_CTE_LIVE))
 		return false;
-	key_hashes(t, &e->key, &h0, &h1);
+	key_hashes(t, idx, &e->key, &h0, &h1);
 	unlink_entry(t, w, idx, h0, h1);
 	return true;
 }
@@ -451,7 +464,7 @@ static unsigned unlink_expired(struct rxp_ct_table *t, unsigned w, struct expire
 		struct rxp_ct_key k;
 
 		rxp_ct_key_load(&k, &t->entries[x[i].idx].key);
-		key_hashes(t, &k, &x[i].h0, &x[i].h1);
+		key_hashes(t, x[i].idx, &k, &x[i].h0, &x[i].h1);
 		rxp_prefetchw(rxp_ct_bucket_of(t, x[i].h0));
 		rxp_prefetchw(rxp_ct_bucket_of(t, x[i].h1));
 	}
@@ -498,7 +511,8 @@ unsigned rxp_ct_table_expire(struct rxp_ct_table *t, unsigned w, uint32_t now, u
 				done += unlink_expired(t, w, x, n, now);
 				n = 0;
 			}
-		} else if (limit) {
+		} else if (limit && !(RXP_CT_LD(&e->status) & RXP_CTE_NAT)) {
+			/* (a translated connection's timers are NAT's, not the lowered conntrack ones) */
 			uint32_t lim = RXP_CT_LD(&limit[RXP_CT_LD(&e->l4state) & 15]);
 
 			/* only if the entry is still the one read (not reused since): its timer unchanged */

@@ -128,6 +128,7 @@ static inline uint64_t rxp_ct_w4_swap(uint64_t w4)
 #define RXP_CTE_LIVE       0x01u	/* in the index */
 #define RXP_CTE_SEEN_REPLY 0x02u	/* a packet in the reply direction was seen */
 #define RXP_CTE_ASSURED    0x04u	/* not to be dropped early */
+#define RXP_CTE_NAT        0x08u	/* translated: the reply direction's key is its own (rxp_ct_nat) */
 
 /*
  * One connection. Line 0 is what a lookup and the timer need (and the
@@ -165,6 +166,18 @@ struct rxp_ct_entry {
 
 _Static_assert(sizeof(struct rxp_ct_entry) == 128, "an entry is two cache lines");
 
+/*
+ * A translated connection's reply key, which is then no longer the
+ * original's swapped, and the mapping it holds (src/fib/nat_map.h), in an
+ * array beside the entries: untouched, it takes no memory, and only
+ * translated connections read it.
+ */
+struct rxp_ct_nat {
+	struct rxp_ct_key reply;
+	uint32_t map;			/* the mapping the connection holds a reference on, or RXP_CTT_NONE */
+	uint32_t rule;			/* the NAT rule's id that made it */
+};
+
 struct rxp_ct_bucket {
 	uint64_t sig4[2];		/* signatures of slots 0..7, 16 bits each (lane i at bit 16 * (i % 4)) */
 	uint32_t sig2;			/* of slots 8 and 9 */
@@ -198,6 +211,10 @@ struct rxp_ct_table {
 	bool locked;			/* more than one worker: writers take the lock */
 	bool lock_ready;
 	uint64_t seed[6];
+	struct rxp_ct_nat *nat;		/* [phys], beside the entries */
+	/* called (under the lock) for a translated entry leaving the index: its mapping's reference */
+	void (*nat_release)(void *ctx, const struct rxp_ct_nat *n);
+	void *nat_ctx;
 	/* writers (under the lock) */
 	rxp_cache_aligned pthread_spinlock_t lock;
 	uint32_t used;			/* entries [0, used) have been handed out once (atomic: scans read it) */
@@ -214,7 +231,7 @@ struct rxp_ct_table {
 	rxp_cache_aligned uint32_t cursor;
 	struct rxp_ct_epoch *epoch;	/* [n_workers] */
 	struct rxp_ct_wstats *ws;	/* [n_workers + 1]: the last for threads that are no worker */
-	size_t entries_len, buckets_len;
+	size_t entries_len, buckets_len, nat_len;
 };
 
 /* Returns a table of @max live entries for @n_workers workers, or NULL with errno. */
@@ -358,6 +375,15 @@ static inline bool rxp_ct_key_eq(const struct rxp_ct_key *e, const struct rxp_ct
 		 (rxp_ct_w4_swap(e->w[4]) ^ k->w[4]));
 }
 
+/* Entry @idx (@e) has @k as its key in direction @dir: a translated one's reply key is its own. */
+static inline bool rxp_ct_entry_has(const struct rxp_ct_table *t, uint32_t idx, const struct rxp_ct_entry *e,
+				    uint8_t status, const struct rxp_ct_key *k, unsigned dir)
+{
+	if (rxp_unlikely(dir && (status & RXP_CTE_NAT)))
+		return rxp_ct_key_eq(&t->nat[idx].reply, k, 0);
+	return rxp_ct_key_eq(&e->key, k, dir);
+}
+
 /* Copies a key that a writer may be changing (read again under a seqlock or the table's lock). */
 static inline void rxp_ct_key_load(struct rxp_ct_key *out, const struct rxp_ct_key *k)
 {
@@ -406,8 +432,11 @@ static inline uint32_t rxp_ct_table_find(const struct rxp_ct_table *t, const str
 			m &= m - 1;
 			if (rxp_unlikely((ref >> 1) >= t->phys))
 				continue;
+			uint8_t status;
+
 			e = &t->entries[ref >> 1];
-			if ((RXP_CT_LDA(&e->status) & RXP_CTE_LIVE) && rxp_ct_key_eq(&e->key, k, ref & 1))
+			status = RXP_CT_LDA(&e->status);
+			if ((status & RXP_CTE_LIVE) && rxp_ct_entry_has(t, ref >> 1, e, status, k, ref & 1))
 				return ref;
 		}
 		if (!RXP_CT_LD(&b->ovf))
@@ -425,8 +454,9 @@ static inline uint32_t rxp_ct_table_find_hint(const struct rxp_ct_table *t, cons
 		return RXP_CTT_NONE;
 	if (hint != RXP_CTT_NONE && (hint >> 1) < t->phys) {
 		const struct rxp_ct_entry *e = &t->entries[hint >> 1];
+		uint8_t status = RXP_CT_LDA(&e->status);
 
-		if ((RXP_CT_LDA(&e->status) & RXP_CTE_LIVE) && rxp_ct_key_eq(&e->key, k, hint & 1))
+		if ((status & RXP_CTE_LIVE) && rxp_ct_entry_has(t, hint >> 1, e, status, k, hint & 1))
 			return hint;
 	}
 	return rxp_ct_table_find(t, k, h);

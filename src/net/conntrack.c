@@ -34,8 +34,19 @@ struct rxp_ct {
 	struct rxp_ct_table *t;
 	struct ct_params par;		/* what packets read: ticks, liberal */
 	uint32_t limit[16];		/* by TCP state: the longest timer it allows (ticks), for expiry */
+	uint32_t nat_to[RXP_CT_NAT_TO_MAX];	/* a translated connection's timeouts (ticks) */
 	struct rxp_ct_config cfg;	/* as asked, in seconds */
+	void (*release_fn)(void *ctx, uint32_t map);	/* a translated connection's mapping, let go */
+	void *release_ctx;
 };
+
+static void release_nat(void *ctx, const struct rxp_ct_nat *n)
+{
+	struct rxp_ct *ct = ctx;
+
+	if (ct->release_fn && n->map != RXP_CTT_NONE)
+		ct->release_fn(ct->release_ctx, n->map);
+}
 
 static const struct {
 	const char *name;
@@ -120,6 +131,8 @@ struct rxp_ct *rxp_ct_create(const struct rxp_ct_config *cfg, unsigned n_workers
 		ct->cfg.timeout[t] = clamp_timeout(cfg->timeout[t]);
 		ct->par.to[t] = rxp_ct_ticks_of_s(ct->cfg.timeout[t]);
 	}
+	for (unsigned t = 0; t < RXP_CT_NAT_TO_MAX; t++)
+		ct->nat_to[t] = rxp_ct_ticks_of_s(rxp_ct_nat_timeout_default(t));
 	ct->par.liberal = cfg->tcp_liberal;
 	ct->par.loose = cfg->tcp_loose;
 	update_limits(ct);
@@ -385,6 +398,34 @@ static enum ct_verdict l4_packet(const struct rxp_ct *ct, struct rxp_ct_entry *e
 	}
 }
 
+/* What a translated connection's state keeps it for: NAT's timeouts (RFC 4787 REQ-5, RFC 5382 REQ-5, RFC 5508 REQ-1). */
+static uint32_t nat_ticks(const struct rxp_ct *ct, const struct rxp_ct_entry *e)
+{
+	switch (e->key.proto) {
+	case RXP_IPPROTO_TCP:
+		switch (RXP_CT_LD(&e->l4state)) {
+		case RXP_CT_TCP_ESTABLISHED:
+			return RXP_CT_LD(&ct->nat_to[RXP_CT_NAT_TO_TCP_ESTABLISHED]);
+		case RXP_CT_TCP_CLOSE:
+			return 0;	/* reset: conntrack's short close timer stands */
+		default:
+			return RXP_CT_LD(&ct->nat_to[RXP_CT_NAT_TO_TCP_TRANSITORY]);
+		}
+	case RXP_IPPROTO_ICMP:
+		return RXP_CT_LD(&ct->nat_to[RXP_CT_NAT_TO_ICMP]);
+	default:
+		return RXP_CT_LD(&ct->nat_to[RXP_CT_NAT_TO_UDP]);
+	}
+}
+
+static void nat_expires(const struct rxp_ct *ct, struct rxp_ct_entry *e, uint32_t now)
+{
+	uint32_t t = nat_ticks(ct, e);
+
+	if (t)
+		set_expires(e, now + t);
+}
+
 static rxp_always_inline void account(struct rxp_ct_entry *e, unsigned dir, const struct rxp_ct_pkt *p)
 {
 	/* one worker per direction (RSS): plain increments, made atomic only for the readers */
@@ -434,6 +475,9 @@ static rxp_always_inline uint8_t track_prepared(struct rxp_ct *ct, unsigned w, c
 		/* expired but not reaped yet: as if it were gone */
 		if (!rxp_ct_tick_past(RXP_CT_LD(&e->expires), now)) {
 			enum ct_verdict v = l4_packet(ct, e, dir, p, st, now);
+
+			if (rxp_unlikely(st & RXP_CTE_NAT))
+				nat_expires(ct, e, now);
 
 			switch (v) {
 			case CT_ACCEPT:
@@ -573,6 +617,28 @@ static bool init_entry(const struct rxp_ct *ct, struct rxp_ct_entry *e, const st
 int rxp_ct_confirm(struct rxp_ct *ct, unsigned w, const struct rxp_ct_pkt *p, uint64_t now_ns,
 		   struct rxp_ct_ref *ref)
 {
+	return rxp_ct_confirm_nat(ct, w, p, now_ns, ref, NULL);
+}
+
+/* The reply key of a connection whose original direction @k leaves translated as @b says. */
+static void nat_reply_key(struct rxp_ct_key *kr, const struct rxp_ct_key *k, const struct rxp_ct_nat_bind *b)
+{
+	struct rxp_ct_tuple t = { .sport = b->dport, .dport = b->sport, .proto = k->proto, .family = 4 };
+
+	memcpy(t.src, &b->dst, 4);
+	memcpy(t.dst, &b->src, 4);
+	rxp_ct_key_swap(kr, k);
+	addr_words(t.src, 4, &kr->w[0], &kr->w[1]);
+	addr_words(t.dst, 4, &kr->w[2], &kr->w[3]);
+	if (has_ports(k->proto) || k->icmp_type) {
+		kr->sport = t.sport;
+		kr->dport = t.dport;
+	}
+}
+
+int rxp_ct_confirm_nat(struct rxp_ct *ct, unsigned w, const struct rxp_ct_pkt *p, uint64_t now_ns,
+		       struct rxp_ct_ref *ref, const struct rxp_ct_nat_bind *bind)
+{
 	struct rxp_ct_table *t = ct->t;
 	uint32_t now = rxp_ct_tick(now_ns), r, idx;
 	struct rxp_ct_key k, kr;
@@ -584,7 +650,10 @@ int rxp_ct_confirm(struct rxp_ct *ct, unsigned w, const struct rxp_ct_pkt *p, ui
 		finish(ref, RXP_CTT_NONE, 0, kind == K_UNTRACKED ? RXP_ACL_CT_UNTRACKED : RXP_ACL_CT_INVALID);
 		return -EINVAL;
 	}
-	rxp_ct_key_swap(&kr, &k);
+	if (bind)
+		nat_reply_key(&kr, &k, bind);
+	else
+		rxp_ct_key_swap(&kr, &k);
 	h1 = rxp_ct_hash(t, &kr);
 	/* the reply's bucket is a miss of its own: on its way while the rest is done */
 	rxp_prefetchw(rxp_ct_bucket_of(t, h1));
@@ -598,9 +667,15 @@ int rxp_ct_confirm(struct rxp_ct *ct, unsigned w, const struct rxp_ct_pkt *p, ui
 			rxp_ct_table_unlock(t);
 			track_prepared(ct, w, p, &k, h0, r, kind, now, ref, &acc);
 			add_acc(ct, w, &acc);
-			return 0;
+			return bind ? 1 : 0;	/* a translation asked for is not this connection's */
 		}
 		rxp_ct_table_delete_locked(t, w, r >> 1);
+	}
+	/* a translation must not give the reply direction a key another connection has */
+	if (bind && rxp_ct_table_find(t, &kr, h1) != RXP_CTT_NONE) {
+		rxp_ct_table_unlock(t);
+		finish(ref, RXP_CTT_NONE, 0, RXP_ACL_CT_NEW);
+		return -EADDRINUSE;
 	}
 	idx = rxp_ct_table_alloc(t, w, h0, now);
 	if (idx == RXP_CTT_NONE) {
@@ -613,6 +688,15 @@ int rxp_ct_confirm(struct rxp_ct *ct, unsigned w, const struct rxp_ct_pkt *p, ui
 		rxp_ct_table_unlock(t);
 		finish(ref, RXP_CTT_NONE, 0, RXP_ACL_CT_INVALID);
 		return -EINVAL;
+	}
+	if (bind) {
+		struct rxp_ct_entry *e = rxp_ct_table_entry(t, idx);
+
+		t->nat[idx].reply = kr;
+		t->nat[idx].map = bind->map;
+		t->nat[idx].rule = bind->rule;
+		RXP_CT_ST(&e->status, (uint8_t)(RXP_CT_LD(&e->status) | RXP_CTE_NAT));
+		nat_expires(ct, e, now);
 	}
 	if (!rxp_ct_table_link(t, w, idx, h0, h1)) {
 		rxp_ct_table_unlock(t);
@@ -698,7 +782,10 @@ int rxp_ct_walk(struct rxp_ct *ct, uint64_t now_ns, int (*fn)(const struct rxp_c
 			continue;
 		memset(&v, 0, sizeof(v));
 		tuple_of_key(&v.orig, &e.key);
-		rxp_ct_key_swap(&rk, &e.key);
+		if (e.status & RXP_CTE_NAT)
+			rxp_ct_key_load(&rk, &t->nat[idx].reply);
+		else
+			rxp_ct_key_swap(&rk, &e.key);
 		tuple_of_key(&v.reply, &rk);
 		v.tcp_state = e.key.proto == RXP_IPPROTO_TCP ? e.l4state : 0;
 		v.seen_reply = e.status & RXP_CTE_SEEN_REPLY;
@@ -789,4 +876,73 @@ int rxp_ct_view_format(const struct rxp_ct_view *v, char *buf, size_t len)
 	if (len)
 		buf[RXP_MIN(o.n, len - 1)] = '\0';
 	return (int)o.n;
+}
+
+/* ---- translated connections (src/net/nat.c) ---- */
+
+static const struct {
+	const char *name;
+	uint32_t secs;
+} nat_timeouts[RXP_CT_NAT_TO_MAX] = {
+#define X(id, name, secs) [RXP_CT_NAT_TO_##id] = { name, secs },
+	RXP_CT_NAT_TIMEOUTS(X)
+#undef X
+};
+
+int rxp_ct_nat_timeout_of(const char *name)
+{
+	for (int t = 0; name && t < RXP_CT_NAT_TO_MAX; t++)
+		if (!strcmp(name, nat_timeouts[t].name))
+			return t;
+	return -1;
+}
+
+const char *rxp_ct_nat_timeout_name(enum rxp_ct_nat_timeout t)
+{
+	return (unsigned)t < RXP_CT_NAT_TO_MAX ? nat_timeouts[t].name : "?";
+}
+
+uint32_t rxp_ct_nat_timeout_default(enum rxp_ct_nat_timeout t)
+{
+	return (unsigned)t < RXP_CT_NAT_TO_MAX ? nat_timeouts[t].secs : 0;
+}
+
+void rxp_ct_set_nat_timeout(struct rxp_ct *ct, enum rxp_ct_nat_timeout t, uint32_t seconds)
+{
+	if ((unsigned)t < RXP_CT_NAT_TO_MAX)
+		RXP_CT_ST(&ct->nat_to[t], rxp_ct_ticks_of_s(clamp_timeout(seconds)));
+}
+
+void rxp_ct_set_nat_release(struct rxp_ct *ct, void (*fn)(void *ctx, uint32_t map), void *ctx)
+{
+	ct->release_fn = fn;
+	ct->t->nat_ctx = ct;
+	ct->t->nat_release = fn ? release_nat : NULL;
+	ct->release_ctx = ctx;
+}
+
+bool rxp_ct_nat_target(const struct rxp_ct *ct, const struct rxp_ct_ref *ref, struct rxp_ct_tuple *out)
+{
+	const struct rxp_ct_table *t = ct->t;
+	const struct rxp_ct_entry *e;
+	struct rxp_ct_key k, back;
+
+	if (ref->entry >= t->phys)
+		return false;
+	e = rxp_ct_table_entry(t, ref->entry);
+	if (!(RXP_CT_LDA(&e->status) & RXP_CTE_NAT))
+		return false;
+	/* it leaves as the other direction's key seen back */
+	if (ref->dir)
+		rxp_ct_key_load(&k, &e->key);
+	else
+		rxp_ct_key_load(&k, &t->nat[ref->entry].reply);
+	rxp_ct_key_swap(&back, &k);
+	tuple_of_key(out, &back);
+	return true;
+}
+
+uint32_t rxp_ct_nat_rule(const struct rxp_ct *ct, uint32_t entry)
+{
+	return entry < ct->t->phys ? RXP_CT_LD(&ct->t->nat[entry].rule) : UINT32_MAX;
 }

@@ -49,6 +49,20 @@ enum rxp_ct_timeout {
 	RXP_CT_TO_MAX
 };
 
+/* A translated connection's timeouts (`nat timeout NAME S`), RFC 4787 REQ-5, RFC 5382 REQ-5, RFC 5508 REQ-1. */
+#define RXP_CT_NAT_TIMEOUTS(X) \
+	X(UDP,             "udp",             300) \
+	X(TCP_ESTABLISHED, "tcp-established", 7440) \
+	X(TCP_TRANSITORY,  "tcp-transitory",  240) \
+	X(ICMP,            "icmp",            60)
+
+enum rxp_ct_nat_timeout {
+#define X(id, name, secs) RXP_CT_NAT_TO_##id,
+	RXP_CT_NAT_TIMEOUTS(X)
+#undef X
+	RXP_CT_NAT_TO_MAX
+};
+
 /* Returns the timeout named @name ("tcp_established"), or -1. */
 int rxp_ct_timeout_of(const char *name);
 const char *rxp_ct_timeout_name(enum rxp_ct_timeout t);
@@ -161,6 +175,50 @@ void rxp_ct_track_bulk(struct rxp_ct *ct, unsigned w, const struct rxp_ct_pkt *c
  */
 int rxp_ct_confirm(struct rxp_ct *ct, unsigned w, const struct rxp_ct_pkt *p, uint64_t now_ns,
 		   struct rxp_ct_ref *ref);
+
+/*
+ * A new connection's translation: its original direction leaves with these
+ * addresses (network order) and ports (host order; an ICMP query's
+ * identifier in both), and it takes over the reference @map on a NAT
+ * mapping (UINT32_MAX: none), let go through the release callback when the
+ * entry goes. IPv4 only.
+ */
+struct rxp_ct_nat_bind {
+	uint32_t src, dst;
+	uint16_t sport, dport;
+	uint32_t map;
+	uint32_t rule;			/* the NAT rule's id, for show */
+};
+
+/*
+ * rxp_ct_confirm() of a translated connection: its reply direction is found
+ * by the translated addresses. Returns as rxp_ct_confirm(), -EADDRINUSE
+ * when another connection already has that reply key, and 1 when another
+ * worker inserted the packet's connection first (the packet is then
+ * tracked as that one's). Unless it returns 0, @bind->map is still the
+ * caller's.
+ */
+int rxp_ct_confirm_nat(struct rxp_ct *ct, unsigned w, const struct rxp_ct_pkt *p, uint64_t now_ns,
+		       struct rxp_ct_ref *ref, const struct rxp_ct_nat_bind *bind);
+
+/*
+ * For a packet of a translated connection (@ref from tracking, its
+ * direction's): the tuple it leaves with, true; false when the connection
+ * is not translated. For an ICMP error (related) it is what the error's
+ * outer header goes to; its quoted packet becomes the other direction's.
+ */
+bool rxp_ct_nat_target(const struct rxp_ct *ct, const struct rxp_ct_ref *ref, struct rxp_ct_tuple *out);
+
+/* The NAT rule id of translated entry @entry. */
+uint32_t rxp_ct_nat_rule(const struct rxp_ct *ct, uint32_t entry);
+
+/* Called, under the table's lock, when a translated connection leaves: @map is its mapping reference. */
+void rxp_ct_set_nat_release(struct rxp_ct *ct, void (*fn)(void *ctx, uint32_t map), void *ctx);
+
+int rxp_ct_nat_timeout_of(const char *name);
+const char *rxp_ct_nat_timeout_name(enum rxp_ct_nat_timeout t);
+uint32_t rxp_ct_nat_timeout_default(enum rxp_ct_nat_timeout t);
+void rxp_ct_set_nat_timeout(struct rxp_ct *ct, enum rxp_ct_nat_timeout t, uint32_t seconds);
 
 /*
  * Worker @w's share of expiry at @now_ns: at most @budget entries looked

@@ -15,6 +15,7 @@
 #include "ip4_route.h"
 #include "ip6_route.h"
 #include "local.h"
+#include "nat.h"
 
 /* Which chain a routed packet with FIB result @nh goes through, or -1: none (no route, a reject route). */
 static rxp_always_inline int chain_of(const struct rxp_router *r, uint32_t nh)
@@ -217,17 +218,28 @@ static rxp_noinline bool refuse(struct rxp_stack *st, struct rxp_pkt *pkt, int c
  * connection let through is inserted (conntrack's confirm).
  */
 static rxp_always_inline bool decide(struct rxp_stack *st, struct rxp_pkt *pkt, int chain, uint32_t rule,
-				     const struct rxp_ct_pkt *cp, struct rxp_ct_ref *ref,
-				     enum rxp_drop_reason *why)
+				     const struct rxp_ct_pkt *cp, struct rxp_ct_ref *ref, uint32_t nh,
+				     const struct rxp_nat_pending *pend, enum rxp_drop_reason *why)
 {
 	const struct rxp_filter_chain *c = &st->filter->chain[chain];
 	uint8_t v = rule == RXP_ACL_NO_MATCH ? c->policy : c->verdict[rule];
+	int ret;
 
 	count_rule(st, chain, rule == RXP_ACL_NO_MATCH ? c->n_rules : rule, pkt);
-	if (rxp_likely(v == RXP_FILTER_ACCEPT) &&
-	    (!ref || ref->state != RXP_ACL_CT_NEW || ref->entry != UINT32_MAX ||
-	     rxp_likely(rxp_ct_confirm(st->ct, st->worker, cp, st->now_ns, ref) != -ENOSPC)))
-		return true;
+	if (rxp_likely(v == RXP_FILTER_ACCEPT)) {
+		if (!ref || ref->state != RXP_ACL_CT_NEW || ref->entry != UINT32_MAX)
+			return true;
+		/* a new connection let through: inserted, translated when NAT says so */
+		ret = pend ? rxp_nat_confirm(st, pkt, cp, ref, nh, pend) :
+			     rxp_ct_confirm(st->ct, st->worker, cp, st->now_ns, ref);
+		if (rxp_likely(ret != -ENOSPC && ret != -EADDRNOTAVAIL))
+			return true;
+		if (ret == -EADDRNOTAVAIL) {
+			*why = RXP_DROP_NAT_NO_PORTS;
+			rxp_drop(st, pkt, *why);
+			return false;
+		}
+	}
 	return refuse(st, pkt, chain, rule, v, cp, ref, why);
 }
 
@@ -377,6 +389,44 @@ uint64_t rxp_filter_frags_end(struct rxp_stack *st, enum rxp_drop_reason reason)
 
 
 /*
+ * NAT's prerouting over the tracked packets of a chunk: destinations
+ * translated before the chain is chosen, so a packet's chain, next hop and
+ * the fields the rules see are the translated ones' (as nftables'
+ * prerouting dnat runs before the route and the forward hook). Returns
+ * @only, or -2 when a packet's chain changed.
+ */
+static rxp_noinline int nat_prerouting(struct rxp_stack *st, struct rxp_pkt **pkts, uint32_t *dst, uint32_t *nh,
+				       struct rxp_ct_pkt *cp, struct rxp_acl_key *keys, struct rxp_ct_ref *refs,
+				       struct rxp_nat_pending *pend, int8_t *chain_at, const uint16_t *idx,
+				       uint16_t n_track, int only)
+{
+	const struct rxp_router *r = st->router;
+
+	for (uint16_t k = 0; k < n_track; k++) {
+		uint16_t i = idx[k];
+		struct rxp_pkt *pkt = pkts[i];
+		int ret = rxp_nat_pre(st, pkt, &cp[i], &refs[i], dst ? &dst[i] : NULL, &nh[i], &pend[i]);
+		int chain;
+
+		if (ret < 0) {
+			chain_at[i] = CHAIN_CONSUMED;
+			only = -2;
+			continue;
+		}
+		if (!ret)
+			continue;
+		chain = chain_of(r, nh[i]);
+		if (chain < 0 || (chain == RXP_FILTER_FORWARD && dies_before_forward(r, pkt, nh[i])))
+			chain = CHAIN_NONE;
+		if (chain != chain_at[i])
+			only = -2;
+		chain_at[i] = (int8_t)chain;
+		key_of(&keys[i], &cp[i], pkt->ifidx, chain == RXP_FILTER_FORWARD ? r->nh[nh[i]].ifidx : -1);
+	}
+	return only;
+}
+
+/*
  * Packets are decided FILTER_CHUNK at a time: the per-packet arrays then
  * fit in a few pages of stack, where 256 of each would be 68 KiB that every
  * call, a single packet's too, must walk into (a stack probe and a TLB
@@ -399,6 +449,7 @@ static uint16_t filter_chunk(struct rxp_stack *st, struct rxp_pkt **pkts, uint32
 	int only = -1;		/* the one chain every packet goes through, if so; -2: several */
 	struct rxp_acl_key gathered[FILTER_CHUNK];	/* a chain's keys, when several chains share the vector */
 	uint32_t got[FILTER_CHUNK];
+	struct rxp_nat_pending pend[FILTER_CHUNK];	/* NAT: what prerouting decided for new connections */
 
 	/* what each packet is: its chain, its fields, whether tracking is asked */
 	for (uint16_t i = 0; i < n; i++) {
@@ -407,14 +458,15 @@ static uint16_t filter_chunk(struct rxp_stack *st, struct rxp_pkt **pkts, uint32
 		uint8_t family = pkt->flags & RXP_PKT_F_IP6 ? 6 : 4;
 
 		match[i] = RXP_ACL_NO_MATCH;
-		if (chain < 0 || !(f->chain[chain].on || f->track) ||
+		/* with NAT, a packet with no route yet is tracked too: prerouting may give it one */
+		if ((chain < 0 && !(f->nat && family == 4)) || (chain >= 0 && !(f->chain[chain].on || f->track)) ||
 		    (chain == RXP_FILTER_FORWARD && rxp_unlikely(dies_before_forward(r, pkt, nh[i])))) {
 			chain_at[i] = CHAIN_NONE;
 			only = -2;
 			continue;
 		}
-		chain_at[i] = (int8_t)chain;
-		only = only == -1 || only == chain ? chain : -2;
+		chain_at[i] = (int8_t)(chain < 0 ? CHAIN_NONE : chain);
+		only = chain >= 0 && (only == -1 || only == chain) ? chain : -2;
 		if (!f->track && key_fast4(&keys[i], &cp[i], pkt, pkt->ifidx,
 					   chain == RXP_FILTER_FORWARD ? r->nh[nh[i]].ifidx : -1)) {
 			refs[i] = (struct rxp_ct_ref){ .entry = UINT32_MAX, .state = RXP_ACL_CT_UNTRACKED };
@@ -442,6 +494,8 @@ static uint16_t filter_chunk(struct rxp_stack *st, struct rxp_pkt **pkts, uint32
 		rxp_ct_track_bulk(st->ct, st->worker, track, n_track, st->now_ns, tracked);
 		for (uint16_t k = 0; k < n_track; k++)
 			refs[idx[k]] = tracked[k];
+		if (f->nat)
+			only = nat_prerouting(st, pkts, dst, nh, cp, keys, refs, pend, chain_at, idx, n_track, only);
 	}
 	/* each chain's packets classified together; in place when they all go through one */
 	for (int chain = 0; chain < RXP_FILTER_OUTPUT; chain++) {
@@ -497,12 +551,16 @@ static uint16_t filter_chunk(struct rxp_stack *st, struct rxp_pkt **pkts, uint32
 				count_rule(st, chain, c->n_rules, pkt);
 				go = true;
 			} else {
-				go = decide(st, pkt, chain, rule, &cp[i], f->track ? &refs[i] : NULL, &why);
+				go = decide(st, pkt, chain, rule, &cp[i], f->track ? &refs[i] : NULL, nh[i],
+					    f->nat ? &pend[i] : NULL, &why);
 				if (rxp_unlikely(cp[i].frag) && st->frags)
 					frag_decided(st, &cp[i], go, why,
 						     RXP_CAPTURE_RULE(chain, rule == RXP_ACL_NO_MATCH ? 0 : rule + 1));
 			}
 			if (!go)
+				continue;
+			/* postrouting: a translated connection's source */
+			if (f->nat && !rxp_nat_post(st, pkt, &cp[i], &refs[i]))
 				continue;
 		}
 		pkts[kept] = pkt;
@@ -575,7 +633,7 @@ static bool output_decide(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t fam
 		rxp_drop(st, pkt, RXP_DROP_FILTER_REJECT);
 		return false;
 	}
-	go = decide(st, pkt, RXP_FILTER_OUTPUT, rule, &cp, f->track ? &ref : NULL, &why);
+	go = decide(st, pkt, RXP_FILTER_OUTPUT, rule, &cp, f->track ? &ref : NULL, RXP_NH_LOCAL, NULL, &why);
 	if (go)
 		pkt->flags = flags;
 	return go;

@@ -13,6 +13,8 @@
 #include "fib/prefix_set.h"
 #include "stage.h"
 
+struct rxp_nat;
+
 enum rxp_filter_chain_id { RXP_FILTER_INPUT, RXP_FILTER_FORWARD, RXP_FILTER_OUTPUT, RXP_FILTER_CHAINS };
 enum rxp_filter_verdict { RXP_FILTER_ACCEPT, RXP_FILTER_DROP, RXP_FILTER_REJECT };
 
@@ -31,7 +33,8 @@ struct rxp_filter_chain {
 
 struct rxp_filter {
 	struct rxp_filter_chain chain[RXP_FILTER_CHAINS];
-	bool track;			/* a rule asks for a connection's state */
+	bool track;			/* a rule asks for a connection's state, or NAT is on */
+	const struct rxp_nat *nat;	/* NAT44 rules (src/net/nat.h); NULL: none */
 	struct rxp_pset *sets[RXP_ACL_SETS_MAX];	/* by id; changed in place by the engine */
 };
 

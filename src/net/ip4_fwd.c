@@ -186,7 +186,7 @@ static rxp_always_inline bool pkt_ok(const struct rxp_router *r, const struct rx
 	return !(pkt->flags & RXP_PKT_F_L2_MCAST) && ip->ttl > 1 && pkt->l3_len <= adj->mtu &&
 	       pkt->ifidx != adj->ifidx &&
 	       !(special_first_octet[ntohl(src) >> 24] | special_first_octet[dst_host >> 24]) &&
-	       !rxp_router_is_bad_src4(r, src);
+	       !(rxp_router_is_bad_src4(r, src) && !(pkt->flags & RXP_PKT_F_SNAT));
 }
 
 /* TTL - 1, and the checksum updated for it, not recomputed (RFC 1624) */
@@ -232,7 +232,8 @@ static rxp_always_inline void route_nh(struct rxp_stack *st, struct rxp_pkt *pkt
 	dst = ip->dst;
 	d = ntohl(dst);
 	/* RFC 1812 5.3.7; 0.0.0.0 only as a host with no address yet broadcasts (a DHCP discover) */
-	if (rxp_router_is_martian_src4(r, src) && !(src == 0 && d == 0xffffffffu)) {
+	if (rxp_router_is_martian_src4(r, src) && !(src == 0 && d == 0xffffffffu) &&
+	    !(pkt->flags & RXP_PKT_F_SNAT)) {
 		rxp_drop(st, pkt, RXP_DROP_IP4_MARTIAN_SRC);
 		return;
 	}

@@ -31,6 +31,7 @@ enum rxp_next {
 #define RXP_PKT_F_L2_MCAST  0x10	/* arrived in a link-layer broadcast/multicast frame */
 #define RXP_PKT_F_FILTERED  0x20	/* the filter let it through already (net/filter.c) */
 #define RXP_PKT_F_ANSWER    0x40	/* the router's answer about a packet it got (an ICMP error, a reset): related to its connection */
+#define RXP_PKT_F_SNAT      0x80	/* source NAT gave it one of the router's addresses: no martian source (net/nat.c) */
 
 static inline enum rxp_next rxp_drop_as(struct rxp_pkt *pkt, enum rxp_drop_reason reason)
 {

@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: MIT */
+/* NAT44 endpoint-independent mappings: see nat_map.h for the rules and the layout. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include "nat_map.h"
+#include "rxpath/common.h"
+#include "rxpath/proto.h"
+
+#define NONE RXP_NAT_MAP_NONE
+
+enum { IN, OUT };	/* the two indexes */
+
+struct rxp_nat_map {
+	struct rxp_nat_mapping *rec;	/* [max]; refs 0: free */
+	uint32_t *free_stack;		/* [max]: records given back, reused first */
+	uint32_t *idx[2];		/* [mask + 1] record numbers (NONE: empty), by IN and OUT endpoint */
+	uint32_t mask, max;
+	uint32_t count;			/* in use (atomic: read without the lock) */
+	uint32_t hwm;			/* records [0, hwm) have been handed out once */
+	uint32_t free_top;
+	bool locked, lock_ready;
+	uint64_t seed[6];		/* IN index, OUT index, paired address: two words each */
+	pthread_spinlock_t lock;
+};
+
+/* An index's key: two words, built from the endpoint's fields. */
+struct key {
+	uint64_t w0, w1;
+};
+
+static uint64_t mix(uint64_t a, uint64_t b)
+{
+#ifdef __SIZEOF_INT128__
+	unsigned __int128 r = (unsigned __int128)a * b;
+
+	return (uint64_t)r ^ (uint64_t)(r >> 64);
+#else
+	uint64_t lo = a * b, hi = (a >> 32) * (b >> 32) + (((a & 0xffffffffu) * (b >> 32)) >> 32);
+
+	return lo ^ hi;
+#endif
+}
+
+static struct key in_key(uint32_t pool_id, uint8_t proto, uint32_t addr, uint16_t port)
+{
+	return (struct key){ (uint64_t)addr << 32 | pool_id, (uint64_t)proto << 16 | port };
+}
+
+static struct key out_key(uint8_t proto, uint32_t addr, uint16_t port)
+{
+	return (struct key){ addr, (uint64_t)proto << 16 | port };
+}
+
+static struct key rec_key(const struct rxp_nat_mapping *r, int side)
+{
+	return side == IN ? in_key(r->pool_id, r->proto, r->in_addr, r->in_port) :
+			    out_key(r->proto, r->out_addr, r->out_port);
+}
+
+static uint64_t key_hash(const struct rxp_nat_map *m, struct key k, int side)
+{
+	return mix(k.w0 ^ m->seed[2 * side], k.w1 ^ m->seed[2 * side + 1]);
+}
+
+/* Returns the slot of @side's index that holds @k, or the empty slot that ends its run. */
+static uint32_t slot_find(const struct rxp_nat_map *m, int side, struct key k, uint64_t h)
+{
+	const uint32_t *tab = m->idx[side];
+
+	/* at most half of the slots are in use: a run always ends */
+	for (uint32_t s = (uint32_t)h & m->mask;; s = (s + 1) & m->mask) {
+		struct key o;
+
+		if (tab[s] == NONE)
+			return s;
+		o = rec_key(&m->rec[tab[s]], side);
+		if (o.w0 == k.w0 && o.w1 == k.w1)
+			return s;
+	}
+}
+
+static void slot_insert(struct rxp_nat_map *m, int side, uint32_t ri)
+{
+	struct key k = rec_key(&m->rec[ri], side);
+
+	m->idx[side][slot_find(m, side, k, key_hash(m, k, side))] = ri;
+}
+
+/* Takes record @ri out of @side's index, moving back the keys after it that may live in its slot. */
+static void slot_remove(struct rxp_nat_map *m, int side, uint32_t ri)
+{
+	uint32_t *tab = m->idx[side];
+	struct key k = rec_key(&m->rec[ri], side);
+	uint32_t hole = slot_find(m, side, k, key_hash(m, k, side)), j = hole;
+
+	for (;;) {
+		uint32_t home;
+
+		j = (j + 1) & m->mask;
+		if (tab[j] == NONE)
+			break;
+		k = rec_key(&m->rec[tab[j]], side);
+		home = (uint32_t)key_hash(m, k, side) & m->mask;
+		/* the hole lies between the key's home and its slot: a lookup from home must find it there */
+		if (((j - home) & m->mask) >= ((j - hole) & m->mask)) {
+			tab[hole] = tab[j];
+			hole = j;
+		}
+	}
+	tab[hole] = NONE;
+}
+
+static void seed_map(struct rxp_nat_map *m)
+{
+	struct timespec ts;
+	uint64_t x;
+
+	if (getrandom(m->seed, sizeof(m->seed), GRND_NONBLOCK) == (ssize_t)sizeof(m->seed))
+		return;
+	/* no entropy yet (early boot): the clock and an address, stirred */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	x = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)(uintptr_t)m;
+	for (unsigned i = 0; i < RXP_ARRAY_SIZE(m->seed); i++) {
+		x += 0x9e3779b97f4a7c15ull;
+		m->seed[i] = mix(x, 0xd6e8feb86659fd93ull);
+	}
+}
+
+static void lock(struct rxp_nat_map *m)
+{
+	if (m->locked)
+		pthread_spin_lock(&m->lock);
+}
+
+static void unlock(struct rxp_nat_map *m)
+{
+	if (m->locked)
+		pthread_spin_unlock(&m->lock);
+}
+
+struct rxp_nat_map *rxp_nat_map_create(uint32_t max, bool locked)
+{
+	struct rxp_nat_map *m;
+	size_t slots;
+
+	if (!max || max > RXP_NAT_MAP_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		goto nomem;
+	slots = rxp_pow2_roundup(2 * max);
+	m->mask = (uint32_t)slots - 1;
+	m->max = max;
+	m->locked = locked;
+	m->rec = calloc(max, sizeof(*m->rec));
+	m->free_stack = malloc((size_t)max * sizeof(uint32_t));
+	m->idx[IN] = malloc(slots * sizeof(uint32_t));
+	m->idx[OUT] = malloc(slots * sizeof(uint32_t));
+	if (!m->rec || !m->free_stack || !m->idx[IN] || !m->idx[OUT])
+		goto nomem;
+	memset(m->idx[IN], 0xff, slots * sizeof(uint32_t));
+	memset(m->idx[OUT], 0xff, slots * sizeof(uint32_t));
+	if (locked && pthread_spin_init(&m->lock, PTHREAD_PROCESS_PRIVATE))
+		goto nomem;
+	m->lock_ready = locked;
+	seed_map(m);
+	m->seed[5] |= 1;	/* a multiplier */
+	return m;
+nomem:
+	rxp_nat_map_destroy(m);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void rxp_nat_map_destroy(struct rxp_nat_map *m)
+{
+	if (!m)
+		return;
+	free(m->rec);
+	free(m->free_stack);
+	free(m->idx[IN]);
+	free(m->idx[OUT]);
+	if (m->lock_ready)
+		pthread_spin_destroy(&m->lock);
+	free(m);
+}
+
+/* True when no mapping holds (proto, addr, port) and the caller does not exclude it. */
+static bool port_free(const struct rxp_nat_map *m, uint8_t proto, uint32_t addr, uint16_t port,
+		      rxp_nat_excluded_fn excluded, void *ctx)
+{
+	struct key k = out_key(proto, addr, port);
+
+	if (m->idx[OUT][slot_find(m, OUT, k, key_hash(m, k, OUT))] != NONE)
+		return false;
+	return !excluded || !excluded(ctx, proto, addr, port);
+}
+
+/* Returns the external port for @in_port on @addr (searched from @start), or -1 when none is free. */
+static int32_t pick_port(const struct rxp_nat_map *m, const struct rxp_nat_pool *pool, uint8_t proto,
+			 uint32_t addr, uint16_t in_port, uint32_t start, rxp_nat_excluded_fn excluded,
+			 void *ctx)
+{
+	uint32_t lo, hi, n, p;
+
+	if (proto == RXP_IPPROTO_ICMP) {
+		lo = 1;
+		hi = 65535;
+	} else if (pool->default_ports) {
+		/* RFC 4787 REQ-3: well-known ports stay well-known, the others stay out of them */
+		lo = in_port < 1024 ? 1 : 1024;
+		hi = in_port < 1024 ? 1023 : 65535;
+	} else {
+		lo = pool->port_lo;
+		hi = pool->port_hi;
+	}
+	/* port preservation; an echo identifier 0 can only be kept */
+	if (((in_port >= lo && in_port <= hi) || (proto == RXP_IPPROTO_ICMP && !in_port)) &&
+	    port_free(m, proto, addr, in_port, excluded, ctx))
+		return in_port;
+	n = hi - lo + 1;
+	p = lo + start % n;
+	for (uint32_t i = 0; i < n; i++, p = p == hi ? lo : p + 1)
+		if (port_free(m, proto, addr, (uint16_t)p, excluded, ctx))
+			return (int32_t)p;
+	return -1;
+}
+
+uint32_t rxp_nat_map_get(struct rxp_nat_map *m, const struct rxp_nat_pool *pool, uint8_t proto,
+			 uint32_t in_addr, uint16_t in_port, rxp_nat_excluded_fn excluded, void *ctx,
+			 int *err)
+{
+	struct key k = in_key(pool->id, proto, in_addr, in_port);
+	uint64_t n_addr = (uint64_t)pool->addr_hi - pool->addr_lo + 1, h;
+	uint32_t ri = NONE, slot, addr;
+	struct rxp_nat_mapping *r;
+	int e = 0;
+	int32_t port;
+
+	if (pool->addr_lo > pool->addr_hi ||
+	    (proto != RXP_IPPROTO_ICMP && !pool->default_ports && pool->port_lo > pool->port_hi)) {
+		e = -EINVAL;
+		goto out;
+	}
+	lock(m);
+	h = key_hash(m, k, IN);
+	slot = slot_find(m, IN, k, h);
+	ri = m->idx[IN][slot];
+	if (ri != NONE) {
+		m->rec[ri].refs++;	/* endpoint-independent: the same mapping for every destination */
+		goto unlock;
+	}
+	if (m->count == m->max) {
+		e = -ENOSPC;
+		goto unlock;
+	}
+	/* paired pooling: the internal address alone picks the external one, never another */
+	addr = pool->addr_lo + (uint32_t)(mix(in_addr ^ m->seed[4], m->seed[5]) % n_addr);
+	port = pick_port(m, pool, proto, addr, in_port, (uint32_t)(h >> 32), excluded, ctx);
+	if (port < 0) {
+		e = -EADDRNOTAVAIL;
+		goto unlock;
+	}
+	ri = m->free_top ? m->free_stack[--m->free_top] : m->hwm++;
+	r = &m->rec[ri];
+	*r = (struct rxp_nat_mapping){ .in_addr = in_addr, .out_addr = addr, .in_port = in_port,
+				       .out_port = (uint16_t)port, .proto = proto, .pool_id = pool->id,
+				       .refs = 1 };
+	m->idx[IN][slot] = ri;	/* the IN index has not changed since the slot was found */
+	slot_insert(m, OUT, ri);
+	__atomic_store_n(&m->count, m->count + 1, __ATOMIC_RELAXED);
+unlock:
+	unlock(m);
+out:
+	if (err)
+		*err = e;
+	return ri;
+}
+
+void rxp_nat_map_hold(struct rxp_nat_map *m, uint32_t idx)
+{
+	lock(m);
+	if (idx < m->max && m->rec[idx].refs)
+		m->rec[idx].refs++;
+	unlock(m);
+}
+
+void rxp_nat_map_put(struct rxp_nat_map *m, uint32_t idx)
+{
+	lock(m);
+	if (idx < m->max && m->rec[idx].refs && !--m->rec[idx].refs) {
+		slot_remove(m, IN, idx);
+		slot_remove(m, OUT, idx);
+		m->free_stack[m->free_top++] = idx;
+		__atomic_store_n(&m->count, m->count - 1, __ATOMIC_RELAXED);
+	}
+	unlock(m);
+}
+
+uint32_t rxp_nat_map_find_out(struct rxp_nat_map *m, uint8_t proto, uint32_t out_addr, uint16_t out_port)
+{
+	struct key k = out_key(proto, out_addr, out_port);
+	uint32_t ri;
+
+	lock(m);
+	ri = m->idx[OUT][slot_find(m, OUT, k, key_hash(m, k, OUT))];
+	unlock(m);
+	return ri;
+}
+
+uint32_t rxp_nat_map_find_in(struct rxp_nat_map *m, uint32_t pool_id, uint8_t proto, uint32_t in_addr,
+			     uint16_t in_port)
+{
+	struct key k = in_key(pool_id, proto, in_addr, in_port);
+	uint32_t ri;
+
+	lock(m);
+	ri = m->idx[IN][slot_find(m, IN, k, key_hash(m, k, IN))];
+	unlock(m);
+	return ri;
+}
+
+bool rxp_nat_map_read(struct rxp_nat_map *m, uint32_t idx, struct rxp_nat_mapping *out)
+{
+	bool used;
+
+	lock(m);
+	used = idx < m->max && m->rec[idx].refs;
+	if (used)
+		*out = m->rec[idx];
+	unlock(m);
+	return used;
+}
+
+int rxp_nat_map_walk(struct rxp_nat_map *m, int (*fn)(const struct rxp_nat_mapping *mp, void *ctx),
+		     void *ctx)
+{
+	int rc = 0;
+
+	lock(m);
+	for (uint32_t i = 0; i < m->hwm && !rc; i++)
+		if (m->rec[i].refs)
+			rc = fn(&m->rec[i], ctx);
+	unlock(m);
+	return rc;
+}
+
+uint32_t rxp_nat_map_count(const struct rxp_nat_map *m)
+{
+	return __atomic_load_n(&m->count, __ATOMIC_RELAXED);
+}
+
+uint32_t rxp_nat_map_max(const struct rxp_nat_map *m)
+{
+	return m->max;
+}
+
+size_t rxp_nat_map_memory(const struct rxp_nat_map *m)
+{
+	return sizeof(*m) + (size_t)m->max * (sizeof(*m->rec) + sizeof(uint32_t)) +
+	       2 * ((size_t)m->mask + 1) * sizeof(uint32_t);
+}
+
+void rxp_nat_map_flush(struct rxp_nat_map *m)
+{
+	lock(m);
+	memset(m->idx[IN], 0xff, ((size_t)m->mask + 1) * sizeof(uint32_t));
+	memset(m->idx[OUT], 0xff, ((size_t)m->mask + 1) * sizeof(uint32_t));
+	memset(m->rec, 0, (size_t)m->hwm * sizeof(*m->rec));
+	m->hwm = 0;
+	m->free_top = 0;
+	__atomic_store_n(&m->count, 0, __ATOMIC_RELAXED);
+	unlock(m);
+}

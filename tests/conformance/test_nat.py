@@ -1,0 +1,186 @@
+# NAT44 through a pcap port: masquerade, port forwards, static mappings, checked field by
+# field (RFC 4787 mapping and filtering, RFC 5382 TCP, RFC 5508 ICMP, RFC 1624 checksums).
+#
+# One pcap port carries both sides, in order: inside hosts untagged on p0 (10.0.1.0/24),
+# the outside on the VLAN sub-port p0.2 (10.0.2.1 is the router's outside address).
+# Conversations run with --budget 1: a reply never shares a poll with what it answers.
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import rxlab  # noqa: E402
+from rxlab import check, done  # noqa: E402
+from scapy.all import ICMP, IP, TCP, UDP, Dot1Q, Ether, IPerror, Raw, UDPerror  # noqa: E402
+
+R0 = "02:00:00:00:00:01"
+H1, H3, H2 = "02:00:00:00:00:11", "02:00:00:00:00:13", "02:00:00:00:00:22"
+IN1, IN3, PUB, GW, FAR, FAR2 = "10.0.1.2", "10.0.1.3", "10.0.2.1", "10.0.2.2", "10.9.1.1", "10.9.1.7"
+BASE = [
+    "port add p0.2 vlan:parent=p0,id=2",
+    "addr add 10.0.1.1/24 dev p0",
+    "addr add 10.0.2.1/24 dev p0.2",
+    "neigh add %s lladdr %s dev p0" % (IN1, H1),
+    "neigh add %s lladdr %s dev p0" % (IN3, H3),
+    "neigh add %s lladdr %s dev p0.2" % (GW, H2),
+    "route add 10.9.0.0/16 via %s" % GW,
+    "icmp ratelimit 100000 burst 1000",
+]
+MASQ = ["nat add masquerade out p0.2 src 10.0.1.0/24"]
+bad_exits = []
+
+
+def inside(pkt, mac=H1):
+    return Ether(src=mac, dst=R0) / pkt
+
+
+def outside(pkt):
+    return Ether(src=H2, dst=R0) / Dot1Q(vlan=2) / pkt
+
+
+def run(rules, frames, args=()):
+    res = rxlab.run(BASE + rules, {"p0": frames}, ports=("p0",), args=("--budget", "1") + tuple(args))
+    if res.rc != 0:
+        bad_exits.append((res.rc, res.stderr[-2000:]))
+    return res
+
+
+def sent(res, out=None):
+    """The IP packets the router sent: to the outside (out=True), the inside (False) or all."""
+    got = []
+    for f in res.sent("p0"):
+        tagged = f.haslayer(Dot1Q)
+        if IP in f and (out is None or out == tagged):
+            got.append(f[IP])
+    return got
+
+
+def csum_ok(ip):
+    """Every checksum of @ip (IP, TCP, UDP, ICMP and, in an ICMP error, the quoted IP header) holds."""
+    raw = bytes(ip)
+    again = IP(raw)
+    fields = []
+    for layer in (IP, TCP, UDP, ICMP, IPerror):
+        if layer in again and again[layer].chksum is not None:
+            fields.append((layer, again[layer].chksum))
+    if UDP in again and again[UDP].chksum == 0:
+        fields = [f for f in fields if f[0] is not UDP]
+    for layer, value in fields:
+        x = IP(raw)
+        del x[layer].chksum
+        if layer is IPerror:
+            # the quoted header: recomputed alone
+            q = bytes(x[IPerror])[:x[IPerror].ihl * 4]
+            want = IP(q).__class__(q)
+            del want.chksum
+            if IP(bytes(want)).chksum != value:
+                return False
+            continue
+        if IP(bytes(x))[layer].chksum != value:
+            return False
+    return True
+
+
+# ---- masquerade: UDP out and back, the port kept (RFC 4787 REQ-1, port preservation) ----
+udp_out = inside(IP(src=IN1, dst=FAR, ttl=64) / UDP(sport=5000, dport=53) / Raw(b"q" * 20))
+udp_back = outside(IP(src=FAR, dst=PUB, ttl=60) / UDP(sport=53, dport=5000) / Raw(b"a" * 20))
+res = run(MASQ, [udp_out, udp_back])
+out, back = sent(res, True), sent(res, False)
+check("masq_udp_out_translated", len(out) == 1 and out[0].src == PUB and out[0][UDP].sport == 5000 and
+      out[0].dst == FAR and out[0][UDP].dport == 53 and out[0].ttl == 63, [p.summary() for p in out])
+check("masq_udp_out_checksums", out and csum_ok(out[0]), out and out[0].show(dump=True))
+check("masq_udp_back_translated", len(back) == 1 and back[0].dst == IN1 and back[0][UDP].dport == 5000 and
+      back[0].src == FAR and back[0][UDP].sport == 53, [p.summary() for p in back])
+check("masq_udp_back_checksums", back and csum_ok(back[0]), back and back[0].show(dump=True))
+
+# a UDP checksum of zero stays zero (RFC 768: none computed)
+z = inside(IP(src=IN1, dst=FAR) / UDP(sport=5001, dport=53, chksum=0) / Raw(b"z" * 8))
+res = run(MASQ, [z])
+out = sent(res, True)
+check("masq_udp_zero_checksum_stays_zero", len(out) == 1 and out[0].src == PUB and
+      bytes(out[0][UDP])[6:8] == b"\0\0", [p.summary() for p in out])
+
+# ---- two inside hosts on one source port: the second gets another port (no overloading) ----
+a = inside(IP(src=IN1, dst=FAR) / UDP(sport=6000, dport=53))
+b = inside(IP(src=IN3, dst=FAR) / UDP(sport=6000, dport=53), mac=H3)
+a2 = inside(IP(src=IN1, dst=FAR2) / UDP(sport=6000, dport=53))     # same inside endpoint, elsewhere
+res = run(MASQ, [a, b, a2])
+out = sent(res, True)
+ports = [p[UDP].sport for p in out]
+check("masq_collision_other_port", len(out) == 3 and ports[0] == 6000 and ports[1] != 6000 and
+      1024 <= ports[1] <= 65535, ports)
+check("masq_endpoint_independent_mapping", len(out) == 3 and ports[2] == 6000 and out[2].dst == FAR2, ports)
+
+# ---- TCP: SYN out, SYN-ACK back, ACK out ----
+syn = inside(IP(src=IN1, dst=FAR) / TCP(sport=40000, dport=80, flags="S", seq=1000))
+synack = outside(IP(src=FAR, dst=PUB) / TCP(sport=80, dport=40000, flags="SA", seq=5000, ack=1001))
+ack = inside(IP(src=IN1, dst=FAR) / TCP(sport=40000, dport=80, flags="A", seq=1001, ack=5001))
+res = run(MASQ + ["filter add forward ct-state established,related accept",
+                  "filter add forward in p0 ct-state new accept", "filter policy forward drop"],
+          [syn, synack, ack])
+out, back = sent(res, True), sent(res, False)
+check("masq_tcp_handshake", len(out) == 2 and len(back) == 1 and all(p.src == PUB for p in out) and
+      back[0].dst == IN1 and back[0][TCP].dport == 40000 and back[0][TCP].flags == "SA",
+      ([p.summary() for p in out], [p.summary() for p in back]))
+check("masq_tcp_checksums", out and back and all(csum_ok(p) for p in out + back))
+
+# ---- ICMP echo: the identifier is the port (RFC 5508) ----
+ping = inside(IP(src=IN1, dst=FAR) / ICMP(type=8, id=77, seq=1) / Raw(b"p" * 16))
+pong = outside(IP(src=FAR, dst=PUB) / ICMP(type=0, id=77, seq=1) / Raw(b"p" * 16))
+res = run(MASQ, [ping, pong])
+out, back = sent(res, True), sent(res, False)
+check("masq_icmp_echo", len(out) == 1 and out[0].src == PUB and out[0][ICMP].id == 77 and
+      len(back) == 1 and back[0].dst == IN1 and back[0][ICMP].type == 0 and csum_ok(out[0]) and csum_ok(back[0]),
+      ([p.summary() for p in out], [p.summary() for p in back]))
+
+# ---- an ICMP error about a translated packet: outer and quoted headers translated back ----
+probe = inside(IP(src=IN1, dst=FAR, ttl=5) / UDP(sport=33434, dport=33435) / Raw(b"t" * 12))
+quoted = IP(src=PUB, dst=FAR, ttl=1) / UDP(sport=33434, dport=33435) / Raw(b"t" * 12)
+te = outside(IP(src="10.9.0.254", dst=PUB) / ICMP(type=11, code=0) / bytes(IP(bytes(quoted)))[:28])
+res = run(MASQ, [probe, te])
+back = sent(res, False)
+ok = len(back) == 1 and back[0].dst == IN1 and back[0].src == "10.9.0.254" and IPerror in back[0] and \
+    back[0][IPerror].src == IN1 and back[0][UDPerror].sport == 33434
+check("masq_icmp_error_translated", ok, [p.show(dump=True) for p in back])
+check("masq_icmp_error_checksums", back and csum_ok(back[0]), back and back[0].show(dump=True))
+
+# ---- filtering: address-and-port-dependent by default; endpoint-independent as configured ----
+stranger = outside(IP(src=FAR2, dst=PUB) / UDP(sport=999, dport=5000))
+res = run(MASQ, [udp_out, stranger])
+check("masq_apdf_refuses_stranger", not sent(res, False) and res.drops().get("nat_no_mapping") == 1, res.drops())
+res = run(MASQ + ["nat filtering endpoint-independent"], [udp_out, stranger])
+back = sent(res, False)
+check("masq_eif_takes_stranger", len(back) == 1 and back[0].dst == IN1 and back[0][UDP].dport == 5000 and
+      back[0].src == FAR2, [p.summary() for p in back])
+
+# ---- a port forward (dnat): outside in, the answer out with the outside address ----
+FWD = ["nat add dnat in p0.2 proto tcp dport 8080 to %s:80" % IN1]
+c_syn = outside(IP(src=FAR, dst=PUB) / TCP(sport=50000, dport=8080, flags="S", seq=1))
+s_synack = inside(IP(src=IN1, dst=FAR) / TCP(sport=80, dport=50000, flags="SA", seq=9, ack=2))
+res = run(MASQ + FWD, [c_syn, s_synack])
+back, out = sent(res, False), sent(res, True)
+check("dnat_in_translated", len(back) == 1 and back[0].dst == IN1 and back[0][TCP].dport == 80 and
+      back[0].src == FAR and csum_ok(back[0]), [p.summary() for p in back])
+check("dnat_answer_translated", len(out) == 1 and out[0].src == PUB and out[0][TCP].sport == 8080 and
+      out[0].dst == FAR and csum_ok(out[0]), [p.summary() for p in out])
+
+# ---- static 1:1 ----
+res = run(["nat add static %s 10.0.2.50" % IN1],
+          [inside(IP(src=IN1, dst=FAR) / UDP(sport=7000, dport=7)),
+           outside(IP(src=FAR2, dst="10.0.2.50") / UDP(sport=8, dport=9))])
+out, back = sent(res, True), sent(res, False)
+check("static_both_ways", len(out) == 1 and out[0].src == "10.0.2.50" and out[0][UDP].sport == 7000 and
+      len(back) == 1 and back[0].dst == IN1 and back[0][UDP].dport == 9,
+      ([p.summary() for p in out], [p.summary() for p in back]))
+
+# ---- bad lines: named, nothing applied ----
+res = rxlab.run(BASE + ["nat add masquerade out nosuch"], {}, ports=("p0",))
+check("nat_unknown_port_refused", res.rc != 0 and "nosuch" in res.stderr, res.stderr[-500:])
+res = rxlab.run(BASE + FWD + ["nat add dnat in p0.2 proto tcp dport 8000-8100 to 10.0.1.3"], {}, ports=("p0",))
+check("nat_forward_clash_refused", res.rc != 0 and "already forwarded" in res.stderr, res.stderr[-500:])
+res = rxlab.run(BASE + ["nat timeout udp 60"], {}, ports=("p0",))
+check("nat_udp_timeout_floor", res.rc != 0 and "120" in res.stderr and "4787" in res.stderr, res.stderr[-500:])
+res = rxlab.run(BASE + ["nat add snat out p0.2 to 10.0.1.1"], {}, ports=("p0",))
+check("nat_pool_with_router_address_refused", res.rc != 0 and "10.0.1.1" in res.stderr, res.stderr[-500:])
+
+check("runs_exit_0", not bad_exits, bad_exits[:3])
+done()
