@@ -16,6 +16,7 @@
 #include "ip6_route.h"
 #include "local.h"
 #include "nat.h"
+#include "nat_rewrite.h"
 
 /* Which chain a routed packet with FIB result @nh goes through, or -1: none (no route, a reject route). */
 static rxp_always_inline int chain_of(const struct rxp_router *r, uint32_t nh)
@@ -291,6 +292,19 @@ static struct rxp_filter_frag *frag_new(struct rxp_stack *st, const struct rxp_c
 }
 
 /* Sends on a held fragment whose datagram's first one went through. */
+/* A later fragment of a translated datagram: its first's addresses (only they: it has no ports). */
+static bool frag_translate(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_filter_frag *d)
+{
+	struct rxp_nat_rw rw = { .src = true, .dst = true, .saddr = d->nat_src, .daddr = d->nat_dst };
+
+	if (rxp_nat_rewrite4(rxp_pkt_data(pkt) + pkt->l3_off, pkt->l3_len, &rw)) {
+		rxp_drop(st, pkt, RXP_DROP_NAT_MALFORMED);
+		return false;
+	}
+	pkt->flags |= RXP_PKT_F_SNAT;
+	return true;
+}
+
 static void frag_send(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh)
 {
 	if (pkt->flags & RXP_PKT_F_IP6) {
@@ -306,7 +320,7 @@ static void frag_send(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh)
  * @why, rule @mark): the held ones follow it, later ones will.
  */
 static void frag_decided(struct rxp_stack *st, const struct rxp_ct_pkt *cp, bool go,
-			 enum rxp_drop_reason why, uint32_t mark)
+			 enum rxp_drop_reason why, uint32_t mark, const struct rxp_filter_frag *nat)
 {
 	struct rxp_filter_frag *d = frag_find(st, cp);
 
@@ -317,8 +331,15 @@ static void frag_decided(struct rxp_stack *st, const struct rxp_ct_pkt *cp, bool
 	d->decided = go ? 1 : 2;
 	d->drop_reason = (uint8_t)why;
 	d->rule_mark = mark;
+	d->nat = go && nat;
+	if (d->nat) {
+		d->nat_src = nat->nat_src;
+		d->nat_dst = nat->nat_dst;
+		d->nat_nh = nat->nat_nh;
+	}
 	for (unsigned k = 0; k < d->n_held; k++) {
 		if (go) {
+			/* (back through the filter: frag_later() translates it, as a later one) */
 			frag_send(st, d->held[k], d->held_nh[k]);
 		} else {
 			d->held[k]->user[1] = mark;
@@ -332,12 +353,21 @@ static void frag_decided(struct rxp_stack *st, const struct rxp_ct_pkt *cp, bool
  * A fragment after the first: as its datagram was decided, or held until
  * that is. Returns true when it goes on now (kept in the vector).
  */
-static bool frag_later(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_ct_pkt *cp, uint32_t nh)
+static bool frag_later(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_ct_pkt *cp, uint32_t *nh,
+		       uint32_t *dst)
 {
 	struct rxp_filter_frag *d = frag_find(st, cp);
 
-	if (d && d->decided == 1)
+	if (d && d->decided == 1) {
+		if (!d->nat)
+			return true;
+		if (!frag_translate(st, pkt, d))
+			return false;
+		*nh = d->nat_nh;
+		if (dst)
+			*dst = ntohl(d->nat_dst);
 		return true;
+	}
 	if (d && d->decided == 2) {
 		pkt->user[1] = d->rule_mark;
 		rxp_drop(st, pkt, (enum rxp_drop_reason)d->drop_reason);
@@ -350,8 +380,35 @@ static bool frag_later(struct rxp_stack *st, struct rxp_pkt *pkt, const struct r
 		return false;
 	}
 	d->held[d->n_held] = pkt;
-	d->held_nh[d->n_held++] = nh;
+	d->held_nh[d->n_held++] = *nh;
 	return false;
+}
+
+/*
+ * A first fragment decided: its datagram is found by the addresses it came
+ * with, and when NAT translated it the later ones take its addresses and
+ * next hop.
+ */
+static rxp_noinline void frag_first(struct rxp_stack *st, const struct rxp_pkt *pkt, const struct rxp_ct_pkt *cp,
+				    bool go, enum rxp_drop_reason why, const struct rxp_nat_pending *pend,
+				    uint32_t nh, uint32_t mark)
+{
+	const struct rxp_ip4_hdr *ip = rxp_pkt_cip4(pkt);
+	struct rxp_filter_frag nat;
+	struct rxp_ct_pkt key;
+	uint32_t src;
+
+	if (!pend || cp->t.family != 4) {
+		frag_decided(st, cp, go, why, mark, NULL);
+		return;
+	}
+	key = *cp;
+	memcpy(key.t.dst, &pend->orig_dst, 4);
+	memcpy(&src, cp->t.src, 4);
+	nat.nat_src = ip->src;
+	nat.nat_dst = ip->dst;
+	nat.nat_nh = nh;
+	frag_decided(st, &key, go, why, mark, go && (ip->src != src || ip->dst != pend->orig_dst) ? &nat : NULL);
 }
 
 /* Datagrams past their time: what they hold is dropped. */
@@ -477,7 +534,8 @@ static uint16_t filter_chunk(struct rxp_stack *st, struct rxp_pkt **pkts, uint32
 			refs[i] = (struct rxp_ct_ref){ .entry = UINT32_MAX, .state = RXP_ACL_CT_INVALID };
 		} else if (rxp_unlikely(cp[i].frag_nth) && st->frags) {
 			/* its datagram's first fragment decides; the chain is not asked */
-			chain_at[i] = frag_later(st, pkt, &cp[i], nh[i]) ? CHAIN_NONE : CHAIN_CONSUMED;
+			chain_at[i] = frag_later(st, pkt, &cp[i], &nh[i], dst ? &dst[i] : NULL) ? CHAIN_NONE :
+											   CHAIN_CONSUMED;
 			only = -2;
 			continue;
 		} else if (f->track) {
@@ -553,14 +611,16 @@ static uint16_t filter_chunk(struct rxp_stack *st, struct rxp_pkt **pkts, uint32
 			} else {
 				go = decide(st, pkt, chain, rule, &cp[i], f->track ? &refs[i] : NULL, nh[i],
 					    f->nat ? &pend[i] : NULL, &why);
+				/* postrouting: a translated connection's source */
+				if (go && f->nat && !rxp_nat_post(st, pkt, &cp[i], &refs[i])) {
+					go = false;
+					why = RXP_DROP_NAT_MALFORMED;
+				}
 				if (rxp_unlikely(cp[i].frag) && st->frags)
-					frag_decided(st, &cp[i], go, why,
-						     RXP_CAPTURE_RULE(chain, rule == RXP_ACL_NO_MATCH ? 0 : rule + 1));
+					frag_first(st, pkt, &cp[i], go, why, f->nat ? &pend[i] : NULL, nh[i],
+						   RXP_CAPTURE_RULE(chain, rule == RXP_ACL_NO_MATCH ? 0 : rule + 1));
 			}
 			if (!go)
-				continue;
-			/* postrouting: a translated connection's source */
-			if (f->nat && !rxp_nat_post(st, pkt, &cp[i], &refs[i]))
 				continue;
 		}
 		pkts[kept] = pkt;
@@ -592,6 +652,16 @@ uint16_t rxp_filter_routed(struct rxp_stack *st, struct rxp_pkt **pkts, uint32_t
 	return kept;
 }
 
+/* The router's own packet about a translated one (an ICMP error): translated as it would have been. */
+static rxp_noinline bool nat_output(struct rxp_stack *st, struct rxp_pkt *pkt, struct rxp_ct_pkt *cp,
+				    struct rxp_ct_ref *ref)
+{
+	struct rxp_nat_pending pend;
+	uint32_t nh = RXP_NH_LOCAL;
+
+	return rxp_nat_pre(st, pkt, cp, ref, NULL, &nh, &pend) >= 0 && rxp_nat_post(st, pkt, cp, ref);
+}
+
 /* Output's decision, with the tracking entries it reads held (see rxp_filter_output). */
 static bool output_decide(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t family, int out_if)
 {
@@ -611,6 +681,10 @@ static bool output_decide(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t fam
 	} else if (f->track && (pkt->flags & RXP_PKT_F_ANSWER)) {
 		/* as Linux attaches the packet's connection to its reset or error (nf_ct_attach) */
 		ref.state = RXP_ACL_CT_RELATED;
+		/* NAT translates an error about a translated packet back: its connection is needed */
+		if (f->nat && family == 4 && cp.icmp_error &&
+		    rxp_ct_track(st->ct, st->worker, &cp, st->now_ns, &ref) != RXP_ACL_CT_RELATED)
+			ref = (struct rxp_ct_ref){ .entry = UINT32_MAX, .state = RXP_ACL_CT_RELATED };
 	} else if (f->track) {
 		rxp_ct_track(st->ct, st->worker, &cp, st->now_ns, &ref);
 	}
@@ -636,6 +710,8 @@ static bool output_decide(struct rxp_stack *st, struct rxp_pkt *pkt, uint8_t fam
 	go = decide(st, pkt, RXP_FILTER_OUTPUT, rule, &cp, f->track ? &ref : NULL, RXP_NH_LOCAL, NULL, &why);
 	if (go)
 		pkt->flags = flags;
+	if (go && f->nat && ref.entry != UINT32_MAX && family == 4)
+		go = nat_output(st, pkt, &cp, &ref);
 	return go;
 }
 

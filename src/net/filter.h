@@ -56,6 +56,9 @@ struct rxp_filter_frag {
 	uint8_t drop_reason;		/* decided 2: the first fragment's */
 	uint32_t rule_mark;		/* its RXP_CAPTURE_RULE */
 	uint8_t src[16], dst[16];
+	bool nat;			/* decided 1, translated: the later fragments take its addresses and next hop */
+	uint32_t nat_src, nat_dst;	/* network order */
+	uint32_t nat_nh;
 	uint8_t n_held;
 	struct rxp_pkt *held[RXP_FILTER_FRAG_HELD];
 	uint32_t held_nh[RXP_FILTER_FRAG_HELD];

@@ -137,12 +137,12 @@ int rxp_nat_pre(struct rxp_stack *st, struct rxp_pkt *pkt, struct rxp_ct_pkt *cp
 	pend->map = -1;
 	if (cp->t.family != 4)
 		return 0;
+	pend->orig_dst = addr_of(cp->t.dst);	/* a datagram's fragments are found by it */
+	pend->orig_dport = cp->t.dport;
 	if (ref->entry != UINT32_MAX)
 		return rxp_ct_nat_target(st->ct, ref, &tg) ? pre_translate(st, pkt, cp, &tg, dst, nh) : 0;
 	if (ref->state != RXP_ACL_CT_NEW)
 		return 0;
-	pend->orig_dst = addr_of(cp->t.dst);
-	pend->orig_dport = cp->t.dport;
 	i = dnat_rule(nat, cp);
 	if (i >= 0) {
 		const struct rxp_nat_rule *r = &nat->rules[i];

@@ -10,7 +10,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rxlab  # noqa: E402
 from rxlab import check, done  # noqa: E402
-from scapy.all import ICMP, IP, TCP, UDP, Dot1Q, Ether, IPerror, Raw, UDPerror  # noqa: E402
+from scapy.all import ICMP, IP, TCP, UDP, Dot1Q, Ether, IPerror, Raw, UDPerror, checksum, fragment, in4_chksum  # noqa: E402
 
 R0 = "02:00:00:00:00:01"
 H1, H3, H2 = "02:00:00:00:00:11", "02:00:00:00:00:13", "02:00:00:00:00:22"
@@ -54,29 +54,26 @@ def sent(res, out=None):
     return got
 
 
+def inet_ok(ip):
+    """The IPv4 header checksum of @ip holds."""
+    return checksum(bytes(ip)[:ip.ihl * 4]) == 0
+
+
 def csum_ok(ip):
-    """Every checksum of @ip (IP, TCP, UDP, ICMP and, in an ICMP error, the quoted IP header) holds."""
+    """Every checksum of @ip holds: IP, TCP or UDP (a UDP 0 is none), ICMP and an ICMP error's quoted IP header."""
     raw = bytes(ip)
-    again = IP(raw)
-    fields = []
-    for layer in (IP, TCP, UDP, ICMP, IPerror):
-        if layer in again and again[layer].chksum is not None:
-            fields.append((layer, again[layer].chksum))
-    if UDP in again and again[UDP].chksum == 0:
-        fields = [f for f in fields if f[0] is not UDP]
-    for layer, value in fields:
-        x = IP(raw)
-        del x[layer].chksum
-        if layer is IPerror:
-            # the quoted header: recomputed alone
-            q = bytes(x[IPerror])[:x[IPerror].ihl * 4]
-            want = IP(q).__class__(q)
-            del want.chksum
-            if IP(bytes(want)).chksum != value:
-                return False
-            continue
-        if IP(bytes(x))[layer].chksum != value:
+    p = IP(raw)
+    l4 = raw[p.ihl * 4:p.len]
+    if not inet_ok(p):
+        return False
+    if p.proto in (6, 17):
+        return (p.proto == 17 and l4[6:8] == b"\0\0") or in4_chksum(p.proto, p, l4) == 0
+    if p.proto == 1:
+        if checksum(l4) != 0:
             return False
+        if IPerror in p:
+            q = bytes(p[IPerror])
+            return checksum(q[:(q[0] & 15) * 4]) == 0
     return True
 
 
@@ -171,6 +168,37 @@ out, back = sent(res, True), sent(res, False)
 check("static_both_ways", len(out) == 1 and out[0].src == "10.0.2.50" and out[0][UDP].sport == 7000 and
       len(back) == 1 and back[0].dst == IN1 and back[0][UDP].dport == 9,
       ([p.summary() for p in out], [p.summary() for p in back]))
+
+# ---- hairpin (RFC 4787 REQ-9): an inside client to the forward's outside address ----
+h_syn = inside(IP(src=IN3, dst=PUB) / TCP(sport=41000, dport=8080, flags="S", seq=7), mac=H3)
+res = run(MASQ + FWD, [h_syn])
+got = [p for p in sent(res, False) if TCP in p]
+check("hairpin_forward_seen_from_outside_address", len(got) == 1 and got[0].dst == IN1 and got[0][TCP].dport == 80 and
+      got[0].src == PUB and csum_ok(got[0]), [p.summary() for p in got])
+
+# ---- fragments of a translated datagram: every one translated, whichever comes first ----
+big = IP(src=IN1, dst=FAR, id=4242) / UDP(sport=5300, dport=53) / Raw(bytes(range(256)) * 6)
+frags = [inside(f) for f in fragment(big, fragsize=512)]
+for name, order in (("in_order", frags), ("first_last", frags[1:] + frags[:1])):
+    res = run(MASQ, order)
+    out = sent(res, True)
+    ok = len(out) == len(frags) and all(p.src == PUB and p.dst == FAR for p in out)
+    firsts = [p for p in out if p.frag == 0]
+    ok = ok and len(firsts) == 1 and firsts[0][UDP].sport == 5300
+    # the reassembled datagram's UDP checksum holds for the translated addresses
+    whole = b"".join(bytes(p[IP].payload)[:p.len - p.ihl * 4] for p in sorted(out, key=lambda p: p.frag))
+    ok = ok and in4_chksum(17, IP(src=PUB, dst=FAR), whole) == 0
+    ip_ok = all(inet_ok(p) for p in out)
+    check("nat_fragments_" + name, ok and ip_ok,
+          ([p.summary() for p in out], res.drops()))
+
+# ---- the router's own error about a translated packet: translated back (RFC 5508 REQ-4) ----
+dying = outside(IP(src=FAR, dst=PUB, ttl=1) / UDP(sport=53, dport=5000) / Raw(b"d" * 8))
+res = run(MASQ, [udp_out, dying])
+errs = [p for p in sent(res, True) if ICMP in p and p[ICMP].type == 11]
+check("nat_router_error_translated_back", len(errs) == 1 and errs[0].dst == FAR and IPerror in errs[0] and
+      errs[0][IPerror].dst == PUB and errs[0][UDPerror].dport == 5000 and csum_ok(errs[0]),
+      [p.show(dump=True) for p in errs])
 
 # ---- bad lines: named, nothing applied ----
 res = rxlab.run(BASE + ["nat add masquerade out nosuch"], {}, ports=("p0",))
