@@ -12,6 +12,7 @@
 #include <time.h>
 #include "metrics.h"
 #include "show_filter.h"
+#include "show_nat.h"
 
 #define METRICS_CONNECTIONS_MAX 16u	/* scrapers are few; a flood must not cost threads */
 #define METRICS_TIMEOUT_S 10u		/* idle connections are closed after this */
@@ -175,6 +176,7 @@ int metrics_render(struct dp *dp, void *arg, struct rxp_sbuf *out)
 	}
 
 	show_filter_metrics(dp, out);
+	show_nat_metrics(dp, out);
 
 	if (meta && meta->start_time > 0) {
 		family(out, "rxpath_start_time_seconds", "gauge",

@@ -36,23 +36,60 @@ static bool is_set_cmd(const struct dp_cmd *c)
 	return c->kind == DP_CMD_SET_ADD || c->kind == DP_CMD_SET_DEL;
 }
 
-/* The filter's rules: an ordered list, compared as a whole (filter_lists), not by key. */
+/* The filter's and NAT's rules: ordered lists, compared as a whole (rule_diff), not by key. */
 static bool is_rule_cmd(const struct dp_cmd *c)
 {
 	return c->kind == DP_CMD_FILTER_ADD || c->kind == DP_CMD_FILTER_DEL ||
-	       c->kind == DP_CMD_FILTER_FLUSH || c->kind == DP_CMD_FILTER_RESTORE;
+	       c->kind == DP_CMD_FILTER_FLUSH || c->kind == DP_CMD_FILTER_RESTORE ||
+	       c->kind == DP_CMD_NAT_ADD || c->kind == DP_CMD_NAT_DEL || c->kind == DP_CMD_NAT_FLUSH ||
+	       c->kind == DP_CMD_NAT_RESTORE;
 }
 
-/* Each chain's rules at the end of @cfg: the adds, in order, that no del or flush took back. */
+#define NAT_LIST DP_CHAINS	/* the lists: each chain's, then NAT's */
+#define LISTS (DP_CHAINS + 1)
+
+/* Each list's rules at the end of @cfg: the adds, in order, that no del or flush took back. */
 struct rule_lists {
-	const struct dp_cmd **rules[DP_CHAINS];
-	unsigned n[DP_CHAINS];
+	const struct dp_cmd **rules[LISTS];
+	unsigned n[LISTS];
 };
+
+/* The position of the NAT rule whose text is @text in @l, or -1. */
+static int nat_at(const struct rule_lists *l, const char *text)
+{
+	for (unsigned i = 0; i < l->n[NAT_LIST]; i++)
+		if (!strcmp(l->rules[NAT_LIST][i]->nat.text, text))
+			return (int)i;
+	return -1;
+}
+
+/* A NAT command's change to its list (rule_lists_of). */
+static void nat_list_apply(struct rule_lists *l, const struct dp_cmd *c)
+{
+	const struct dp_cmd **r = l->rules[NAT_LIST];
+	unsigned *n = &l->n[NAT_LIST];
+	int at;
+
+	if (c->kind == DP_CMD_NAT_ADD) {
+		at = c->nat.index && c->nat.index <= *n ? (int)c->nat.index - 1 : (int)*n;
+		memmove(&r[at + 1], &r[at], (*n - (unsigned)at) * sizeof(*r));
+		r[at] = c;
+		(*n)++;
+	} else if (c->kind == DP_CMD_NAT_DEL) {
+		at = c->nat.index ? (int)c->nat.index - 1 : nat_at(l, c->nat.text);
+		if (at < 0 || at >= (int)*n)
+			return;
+		memmove(&r[at], &r[at + 1], (*n - (unsigned)at - 1) * sizeof(*r));
+		(*n)--;
+	} else if (c->kind == DP_CMD_NAT_FLUSH) {
+		*n = 0;
+	}
+}
 
 static int rule_lists_of(const struct dp_config *cfg, struct rule_lists *l)
 {
 	memset(l, 0, sizeof(*l));
-	for (unsigned k = 0; k < DP_CHAINS; k++) {
+	for (unsigned k = 0; k < LISTS; k++) {
 		l->rules[k] = calloc(cfg->n_cmds + 1, sizeof(*l->rules[k]));
 		if (!l->rules[k])
 			return -ENOMEM;
@@ -61,7 +98,9 @@ static int rule_lists_of(const struct dp_config *cfg, struct rule_lists *l)
 		const struct dp_cmd *c = &cfg->cmds[i];
 		unsigned ch = c->filter.chain;
 
-		if (c->kind == DP_CMD_FILTER_ADD) {
+		if (c->kind >= DP_CMD_NAT_ADD && c->kind <= DP_CMD_NAT_RESTORE) {
+			nat_list_apply(l, c);
+		} else if (c->kind == DP_CMD_FILTER_ADD) {
 			unsigned at = c->filter.index && c->filter.index <= l->n[ch] ? c->filter.index - 1 : l->n[ch];
 
 			memmove(&l->rules[ch][at + 1], &l->rules[ch][at], (l->n[ch] - at) * sizeof(*l->rules[ch]));
@@ -83,12 +122,14 @@ static int rule_lists_of(const struct dp_config *cfg, struct rule_lists *l)
 
 static void rule_lists_free(struct rule_lists *l)
 {
-	for (unsigned k = 0; k < DP_CHAINS; k++)
+	for (unsigned k = 0; k < LISTS; k++)
 		free(l->rules[k]);
 }
 
 static bool same_rule(const struct dp_cmd *a, const struct dp_cmd *b)
 {
+	if (a->kind == DP_CMD_NAT_ADD)
+		return !strcmp(a->nat.text, b->nat.text);
 	return a->filter.verdict == b->filter.verdict && !strcmp(a->filter.text, b->filter.text);
 }
 
@@ -107,19 +148,23 @@ static long rule_diff(const struct dp_config *old, const struct dp_config *new, 
 		rule_lists_free(&b);
 		return -ENOMEM;
 	}
-	for (unsigned k = 0; k < DP_CHAINS; k++) {
+	for (unsigned k = 0; k < LISTS; k++) {
 		bool same = a.n[k] == b.n[k];
 
 		for (unsigned i = 0; same && i < a.n[k]; i++)
 			same = same_rule(a.rules[k][i], b.rules[k][i]);
 		if (same)
 			continue;
-		adds[n] = (struct dp_cmd){ .kind = DP_CMD_FILTER_FLUSH, .filter.chain = (uint8_t)k };
-		snprintf(adds[n++].where, sizeof(adds[0].where), "reload (the %s chain's rules)",
-			 k == 0 ? "input" : k == 1 ? "forward" : "output");
+		if (k == NAT_LIST)
+			adds[n] = (struct dp_cmd){ .kind = DP_CMD_NAT_FLUSH };
+		else
+			adds[n] = (struct dp_cmd){ .kind = DP_CMD_FILTER_FLUSH, .filter.chain = (uint8_t)k };
+		snprintf(adds[n++].where, sizeof(adds[0].where), "reload (the %s rules)",
+			 k == 0 ? "input chain's" : k == 1 ? "forward chain's" : k == 2 ? "output chain's" : "NAT");
 		for (unsigned i = 0; i < b.n[k]; i++) {
 			adds[n] = *b.rules[k][i];
-			adds[n++].filter.index = 0;
+			adds[n].filter.index = 0;
+			adds[n++].nat.index = 0;
 		}
 	}
 	rule_lists_free(&a);
@@ -162,7 +207,7 @@ static bool same_effect(const struct dp_cmd *a, const struct dp_cmd *b)
 	       a->redirects == b->redirects && a->seconds == b->seconds && a->ra_on == b->ra_on &&
 	       a->source_route == b->source_route && a->route_type == b->route_type &&
 	       a->seconds == b->seconds && a->filter.verdict == b->filter.verdict &&
-	       a->filter.on == b->filter.on;
+	       a->filter.on == b->filter.on && a->nat.kind == b->nat.kind;
 }
 
 /* The undo of an add: the matching del. */
@@ -196,7 +241,9 @@ static struct dp_cmd setting_default(const struct dp_cmd *c)
 	d.source_route = true;
 	d.seconds = c->kind == DP_CMD_CT_TIMEOUT ?
 		    rxp_ct_timeout_default((enum rxp_ct_timeout)c->filter.timeout) :
+		    c->kind == DP_CMD_NAT_TIMEOUT ? rxp_ct_nat_timeout_default((enum rxp_ct_nat_timeout)c->nat.timeout) :
 		    (uint32_t)(RXP_NEIGH_REACHABLE_NS / 1000000000ull);
+	d.nat.kind = 0;		/* nat filtering: address-and-port-dependent */
 	d.filter.verdict = DP_VERDICT_ACCEPT;	/* a chain's policy */
 	d.filter.on = c->kind == DP_CMD_CT_LOOSE;	/* tcp loose is on, liberal off */
 	snprintf(d.where, sizeof(d.where), "reload (was %.80s)", c->where);
@@ -364,7 +411,7 @@ long reload_diff(const struct dp_config *old, const struct dp_config *new, struc
 	nb = end_state(new, &b);
 	dels = calloc((size_t)(na > 0 ? na : 0) + (size_t)n_set_dels + 1, sizeof(*dels));
 	/* room for the new state, a default restored per old setting, and the rules (a flush per chain) */
-	adds = calloc((size_t)(na > 0 ? na : 0) + (size_t)(nb > 0 ? nb : 0) + new->n_cmds + DP_CHAINS +
+	adds = calloc((size_t)(na > 0 ? na : 0) + (size_t)(nb > 0 ? nb : 0) + new->n_cmds + LISTS +
 		      (size_t)n_set_adds + 1, sizeof(*adds));
 	if (na < 0 || nb < 0 || !dels || !adds)
 		goto out;

@@ -95,3 +95,39 @@ int show_nat_run(struct dp *dp, void *arg, struct rxp_sbuf *o)
 	free(us);
 	return o->oom ? -ENOMEM : 0;
 }
+
+void show_nat_metrics(struct dp *dp, struct rxp_sbuf *out)
+{
+	const struct dp_nat *nat;
+	struct uses *us;
+
+	if (!dp->filter)
+		return;
+	nat = &dp->filter->nat;
+	us = calloc(1, sizeof(*us));
+	if (!us)
+		return;
+	if (nat->map)
+		rxp_nat_map_walk(nat->map, count_use, us);
+	rxp_sbuf_printf(out, "# HELP rxpath_nat_rule_connections_total Connections a NAT rule translated.\n"
+			"# TYPE rxpath_nat_rule_connections_total counter\n");
+	for (unsigned i = 0; i < nat->n; i++)
+		rxp_sbuf_printf(out, "rxpath_nat_rule_connections_total{rule=\"%u\"} %" PRIu64 "\n", i + 1,
+				__atomic_load_n(nat->rules[i].hits, __ATOMIC_RELAXED));
+	rxp_sbuf_printf(out, "# HELP rxpath_nat_mappings NAT mappings in use.\n# TYPE rxpath_nat_mappings gauge\n"
+			"rxpath_nat_mappings %u\n", nat->map ? rxp_nat_map_count(nat->map) : 0);
+	rxp_sbuf_printf(out, "# HELP rxpath_nat_mappings_max NAT mappings the table holds at most.\n"
+			"# TYPE rxpath_nat_mappings_max gauge\nrxpath_nat_mappings_max %u\n",
+			nat->map ? rxp_nat_map_max(nat->map) : 0);
+	rxp_sbuf_printf(out, "# HELP rxpath_nat_address_mappings NAT mappings in use by outside address and protocol.\n"
+			"# TYPE rxpath_nat_address_mappings gauge\n");
+	for (unsigned i = 0; i < us->n; i++) {
+		char s[INET_ADDRSTRLEN];
+		uint32_t a = htonl(us->u[i].addr);
+
+		inet_ntop(AF_INET, &a, s, sizeof(s));
+		rxp_sbuf_printf(out, "rxpath_nat_address_mappings{address=\"%s\",proto=\"%s\"} %u\n", s,
+				proto_name(us->u[i].proto), us->u[i].n);
+	}
+	free(us);
+}

@@ -9,4 +9,7 @@
 /* Writes `show nat` (@arg: a bool, JSON) on the datapath thread. Returns 0 or -ENOMEM. */
 int show_nat_run(struct dp *dp, void *arg, struct rxp_sbuf *out);
 
+/* NAT's Prometheus lines: connections per rule, mappings in use and by outside address. */
+void show_nat_metrics(struct dp *dp, struct rxp_sbuf *out);
+
 #endif

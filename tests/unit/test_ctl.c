@@ -915,6 +915,41 @@ static void test_reload_addr_neigh(void)
 	free(out);
 }
 
+/* NAT's rules are a list: a change flushes it and adds the file's in order; its settings go back to defaults. */
+static void test_reload_nat(void)
+{
+	static const char *const a[] = { PORTS, "nat add masquerade out p1", "nat timeout udp 600",
+		"nat filtering endpoint-independent", NULL };
+	static const char *const same[] = { PORTS, "nat add masquerade out p1", "nat timeout udp 600",
+		"nat filtering endpoint-independent", NULL };
+	static const char *const more[] = { PORTS, "nat add masquerade out p1",
+		"nat add dnat in p1 proto tcp dport 80 to 10.0.0.5", NULL };
+	struct dp_cmd *out;
+	long n;
+
+	CHECK_EQ(diff_of(a, same, &out), 0);
+	free(out);
+	n = diff_of(a, more, &out);
+	CHECK_EQ(n, 5);	/* the timeout and filtering back to defaults, a flush, the two rules */
+	for (long i = 0, rules = 0; i < n; i++) {
+		const struct dp_cmd *c = &out[i];
+
+		if (c->kind == DP_CMD_NAT_TIMEOUT)
+			CHECK_EQ(c->seconds, 300);
+		else if (c->kind == DP_CMD_NAT_FILTERING)
+			CHECK_EQ(c->nat.kind, 0);
+		else if (c->kind == DP_CMD_NAT_FLUSH)
+			CHECK_EQ(rules, 0);
+		else if (c->kind == DP_CMD_NAT_ADD && rules++)
+			CHECK_STR(c->nat.text, "dnat in p1 proto tcp dport 80 to 10.0.0.5");
+		else if (c->kind == DP_CMD_NAT_ADD)
+			CHECK_STR(c->nat.text, "masquerade out p1");
+		else
+			CHECK(false);
+	}
+	free(out);
+}
+
 static void test_reload_settings(void)
 {
 	static const char *const a[] = { PORTS, "port set p1 mtu 1400", "icmp ratelimit 10",
@@ -1193,6 +1228,7 @@ int main(void)
 	RUN(test_reload_routes);
 	RUN(test_reload_addr_neigh);
 	RUN(test_reload_settings);
+	RUN(test_reload_nat);
 	RUN(test_reload_order);
 	RUN(test_reload_same_ports);
 	RUN(test_reload_applied);
