@@ -21,15 +21,17 @@
 #include "bench_l3fwd.h"
 #include "ctl/config.h"
 #include "engine/dataplane.h"
+#include "engine/dp_filter.h"
 #include "core/fmt.h"
 #include "engine/loop.h"
 #include "engine/workers.h"
 #include "net/conntrack.h"
 #include "port/gen.h"
 #include "port/sim.h"
+#include "rxpath/csum.h"
 #include "rxpath/proto.h"
 
-#define CASES_MAX 8
+#define CASES_MAX 12
 #define WORKER_COUNTS_MAX 8
 #define REPS_MAX 101
 #define BIG_TABLE_ROUTES 1000000u
@@ -40,7 +42,8 @@ struct l3fwd_case {
 	const char *dst;	/* the generator's destination range */
 	unsigned extra_routes;	/* random prefixes added to the table */
 	unsigned flows;		/* the generator's flows for this case; 0: --flows */
-	enum { FILTER_NONE, FILTER_STATELESS, FILTER_CT_ESTABLISHED, FILTER_CT_NEW } filter;
+	enum { FILTER_NONE, FILTER_STATELESS, FILTER_CT_ESTABLISHED, FILTER_CT_NEW, FILTER_NAT,
+	       FILTER_NAT_NEW } filter;
 	unsigned rules;		/* FILTER_STATELESS: rules before the one that lets the traffic through */
 	unsigned workers;
 	struct dp_config cfg;
@@ -88,6 +91,12 @@ static void usage(FILE *out)
 		"                   connections made established before the measurement\n"
 		"  ipv4-ct-new      every packet a new connection (1,048,576 flows through a\n"
 		"                   65,536-entry table): Mpps is connections made, and dropped, per second\n"
+		"  ipv4-nat         source NAT to a pool of 32 addresses over 1,000,000 live\n"
+		"                   mappings, their answers coming back on sim1 (both\n"
+		"                   directions, mixed): a masquerade to one address holds\n"
+		"                   at most 64,512 UDP mappings\n"
+		"  ipv4-nat-new     masquerade, every packet a new mapping (1,048,576 flows through\n"
+		"                   a 32,768-entry table): Mpps is mappings made, and let go, per second\n"
 		"  --cases LIST     the cases to measure, by name, separated by commas (default all)\n"
 		"\n"
 		"  --duration S     seconds per measurement (default 1)\n"
@@ -136,15 +145,15 @@ static double thread_cpu_ns(void)
  * shared machine the CPU time shows the datapath's own cost when other
  * threads (the capture writer among them) take turns on its core.
  */
-/* What the router sent on: sim1's transmits over every queue. */
+/* What the router sent on: the ports' transmits over every queue (sim0's are the NAT case's answers). */
 static uint64_t forwarded(const struct dp *dp)
 {
-	const struct rxp_port *out = &dp->ports[1];
 	uint64_t n = 0;
 
 	/* the other workers' counters, read while they run: a benchmark's tolerance */
-	for (uint16_t q = 0; q < out->n_queues; q++)
-		n += __atomic_load_n(&out->queues[q].stats.tx_packets, __ATOMIC_RELAXED);
+	for (unsigned p = 0; p < dp->n_ports; p++)
+		for (uint16_t q = 0; q < dp->ports[p].n_queues; q++)
+			n += __atomic_load_n(&dp->ports[p].queues[q].stats.tx_packets, __ATOMIC_RELAXED);
 	return n;
 }
 
@@ -321,6 +330,69 @@ static int make_established(struct l3fwd_case *c, char *err, size_t errlen)
 	return 0;
 }
 
+struct answers {
+	struct dp *dp;
+	unsigned queue, n_queues;
+	uint32_t next[DP_WORKERS_MAX];	/* per sim1 queue: the next template to write */
+	uint32_t written;
+};
+
+/* One translated connection's answer as a sim1 template: from its destination to its mapping. */
+static int write_answer(const struct rxp_ct_view *v, void *ctx)
+{
+	struct answers *a = ctx;
+	unsigned q = a->queue++ % a->n_queues;
+	struct rxp_gen *g = rxp_sim_gen_rw(&a->dp->ports[1], (uint16_t)q);
+	uint8_t *f;
+	struct rxp_ip4_hdr *ip;
+	struct rxp_udp_hdr *uh;
+
+	if (!g || a->next[q] >= g->n_good || v->orig.family != 4 || v->orig.proto != RXP_IPPROTO_UDP)
+		return 0;
+	f = g->frames + (size_t)a->next[q]++ * g->stride;
+	ip = (struct rxp_ip4_hdr *)(f + RXP_ETH_HLEN);
+	uh = (struct rxp_udp_hdr *)(ip + 1);
+	memcpy(&ip->src, v->reply.src, 4);
+	memcpy(&ip->dst, v->reply.dst, 4);
+	ip->csum = 0;
+	ip->csum = rxp_csum(ip, RXP_IP4_HLEN);
+	uh->sport = htons(v->reply.sport);
+	uh->dport = htons(v->reply.dport);
+	uh->csum = 0;	/* none (RFC 768): the router keeps it so */
+	a->written++;
+	return 0;
+}
+
+/*
+ * Makes the NAT case's mappings, sending every flow of sim0 once through
+ * the router, then writes sim1's templates as their answers: the
+ * measurement then forwards both directions of a million translated
+ * connections.
+ */
+static int make_mappings(struct l3fwd_case *c, char *err, size_t errlen)
+{
+	struct rxp_ct *ct = c->dp.filter->ct;
+	struct answers a = { .dp = &c->dp, .n_queues = c->workers };
+	uint32_t made = 0;
+
+	for (unsigned tries = 0; tries < 40 && ct; tries++) {
+		dp_measure_rate(&c->dp, forwarded, 0.1);
+		made = rxp_nat_map_count(c->dp.filter->nat.map);
+		if (made >= c->flows)
+			break;
+	}
+	if (!ct || made < c->flows) {
+		snprintf(err, errlen, "only %u of %u mappings were made", made, c->flows);
+		return -1;
+	}
+	rxp_ct_walk(ct, dp_stack(&c->dp, 0)->now_ns, write_answer, &a);
+	if (a.written < c->flows) {
+		snprintf(err, errlen, "only %u of %u answers were written", a.written, c->flows);
+		return -1;
+	}
+	return 0;
+}
+
 /* Is @name in the comma-separated @list (NULL: every case is)? */
 static bool case_wanted(const char *list, const char *name)
 {
@@ -342,11 +414,17 @@ static int build_case(struct l3fwd_case *c, const struct l3fwd_opts *o, char *er
 	c->cfg.tuning.handoff = o->per_packet ? RXP_HANDOFF_PACKET : RXP_HANDOFF_LIST;
 	c->cfg.tuning.budget = (uint16_t)o->budget;
 	c->cfg.n_workers = c->workers;
-	snprintf(line, sizeof(line), "port add sim0 sim:proto=%s,size=%u,flows=%u,%s=%s,queues=%u",
-		 c->proto, o->size, c->flows ? c->flows : o->flows, v6 ? "dst6" : "dst4", c->dst, c->workers);
+	/* NAT's inside hosts sit behind a gateway: their answers need no neighbour each */
+	snprintf(line, sizeof(line), "port add sim0 sim:proto=%s,size=%u,flows=%u,%s=%s,queues=%u%s",
+		 c->proto, o->size, c->flows ? c->flows : o->flows, v6 ? "dst6" : "dst4", c->dst, c->workers,
+		 c->filter == FILTER_NAT ? ",src4=172.16.0.0/16" : "");
 	if (add_cmd(&c->cfg, line, err, errlen))
 		return -1;
-	snprintf(line, sizeof(line), "port add sim1 sim:rx=off,queues=%u", c->workers);
+	if (c->filter == FILTER_NAT)	/* sim1 sends the answers (make_mappings writes them) */
+		snprintf(line, sizeof(line), "port add sim1 sim:proto=udp4,size=%u,flows=%u,queues=%u", o->size,
+			 c->flows, c->workers);
+	else
+		snprintf(line, sizeof(line), "port add sim1 sim:rx=off,queues=%u", c->workers);
 	if (add_cmd(&c->cfg, line, err, errlen) ||
 	    add_cmd(&c->cfg, "addr add 198.18.255.254/16 dev sim0", err, errlen) ||
 	    add_cmd(&c->cfg, "addr add 10.0.1.1/24 dev sim1", err, errlen) ||
@@ -376,6 +454,18 @@ static int build_case(struct l3fwd_case *c, const struct l3fwd_opts *o, char *er
 		    add_cmd(&c->cfg, "filter policy forward drop", err, errlen))
 			return -1;
 		break;
+	case FILTER_NAT:
+		c->cfg.ct_max = 2 * c->flows;
+		if (add_cmd(&c->cfg, "neigh add 198.18.0.2 lladdr 02:00:00:00:00:02 dev sim0", err, errlen) ||
+		    add_cmd(&c->cfg, "route add 172.16.0.0/16 via 198.18.0.2", err, errlen) ||
+		    add_cmd(&c->cfg, "nat add snat out sim1 to 10.0.1.100-10.0.1.131", err, errlen))
+			return -1;
+		break;
+	case FILTER_NAT_NEW:
+		c->cfg.ct_max = 32768;	/* under the address's 64,512 ports: early drop frees a mapping for the next */
+		if (add_cmd(&c->cfg, "nat add masquerade out sim1", err, errlen))
+			return -1;
+		break;
 	case FILTER_CT_NEW:
 		c->cfg.ct_max = 65536;
 		if (add_cmd(&c->cfg, "filter add forward ct-state established,related accept", err, errlen) ||
@@ -388,6 +478,8 @@ static int build_case(struct l3fwd_case *c, const struct l3fwd_opts *o, char *er
 		return -1;
 	c->open = true;
 	if (c->filter == FILTER_CT_ESTABLISHED && make_established(c, err, errlen))
+		return -1;
+	if (c->filter == FILTER_NAT && make_mappings(c, err, errlen))
 		return -1;
 	if (c->extra_routes) {
 		uint64_t s = 0x9e3779b97f4a7c15ull;
@@ -446,6 +538,10 @@ int cmd_bench_l3fwd(int argc, char **argv)
 		  .filter = FILTER_CT_ESTABLISHED, .flows = 1000000 },
 		{ .name = "ipv4-ct-new", .proto = "udp4", .dst = "16.0.0.0/4",
 		  .filter = FILTER_CT_NEW, .flows = 1u << 20 },
+		{ .name = "ipv4-nat", .proto = "udp4", .dst = "16.0.0.0/4",
+		  .filter = FILTER_NAT, .flows = 1000000 },
+		{ .name = "ipv4-nat-new", .proto = "udp4", .dst = "16.0.0.0/4",
+		  .filter = FILTER_NAT_NEW, .flows = 1u << 20 },
 	};
 	const char *only = NULL;	/* --cases */
 	static struct l3fwd_case cases[CASES_MAX * WORKER_COUNTS_MAX];

@@ -581,6 +581,13 @@ const struct rxp_gen *rxp_sim_gen(const struct rxp_port *port, uint16_t queue)
 	return queue < port->n_queues ? &sp->q[queue].gen : NULL;
 }
 
+struct rxp_gen *rxp_sim_gen_rw(struct rxp_port *port, uint16_t queue)
+{
+	struct sim_port *sp = port->priv;
+
+	return queue < port->n_queues ? &sp->q[queue].gen : NULL;
+}
+
 const struct rxp_port_ops rxp_sim_ops = {
 	.driver = "sim",
 	.args_help = SIM_KEYS,

@@ -23,4 +23,11 @@ void rxp_sim_set_tx_hook(struct rxp_port *port, rxp_sim_tx_hook hook, void *ctx)
 /* Returns the port's generator (for its counters of malformed frames). */
 const struct rxp_gen *rxp_sim_gen(const struct rxp_port *port, uint16_t queue);
 
+/*
+ * The same, to change: a benchmark that must send what only the router's
+ * state says (the answers to translated connections) rewrites templates.
+ * Only while the port is not polled.
+ */
+struct rxp_gen *rxp_sim_gen_rw(struct rxp_port *port, uint16_t queue);
+
 #endif
