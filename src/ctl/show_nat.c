@@ -13,6 +13,7 @@
 struct use {
 	uint32_t addr;
 	uint8_t proto;
+	uint32_t pool_id;
 	uint32_t n;
 };
 
@@ -27,7 +28,7 @@ static int count_use(const struct rxp_nat_mapping *mp, void *ctx)
 	struct uses *us = ctx;
 
 	for (unsigned i = 0; i < us->n; i++) {
-		if (us->u[i].addr == mp->out_addr && us->u[i].proto == mp->proto) {
+		if (us->u[i].addr == mp->out_addr && us->u[i].proto == mp->proto && us->u[i].pool_id == mp->pool_id) {
 			us->u[i].n++;
 			return 0;
 		}
@@ -36,8 +37,21 @@ static int count_use(const struct rxp_nat_mapping *mp, void *ctx)
 		us->more++;
 		return 0;
 	}
-	us->u[us->n++] = (struct use){ mp->out_addr, mp->proto, 1 };
+	us->u[us->n++] = (struct use){ mp->out_addr, mp->proto, mp->pool_id, 1 };
 	return 0;
+}
+
+/* The ports (ICMP: identifiers) a pool's address has for @proto: its range, or all 65,535. */
+static uint32_t room_of(const struct dp_nat *nat, const struct use *u)
+{
+	for (unsigned i = 0; i < nat->n; i++) {
+		const struct dp_nat_cmd *c = &nat->rules[i].c;
+
+		if ((uint32_t)nat->rules[i].id == u->pool_id && c->kind == RXP_NAT_SNAT && c->port_lo &&
+		    u->proto != RXP_IPPROTO_ICMP)
+			return (uint32_t)(c->port_hi - c->port_lo) + 1;
+	}
+	return 65535;
 }
 
 static const char *proto_name(uint8_t p)
@@ -78,8 +92,7 @@ int show_nat_run(struct dp *dp, void *arg, struct rxp_sbuf *o)
 	for (unsigned i = 0; i < us->n; i++) {
 		char s[INET_ADDRSTRLEN];
 		uint32_t a = htonl(us->u[i].addr);
-		/* ICMP identifiers 1-65535; ports 1-65535 across the default ranges */
-		uint32_t room = 65535;
+		uint32_t room = room_of(nat, &us->u[i]);
 
 		inet_ntop(AF_INET, &a, s, sizeof(s));
 		if (*json)
