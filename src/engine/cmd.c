@@ -195,9 +195,13 @@ static void dev_addr_key(const struct dp_cmd *c, const char *what, char *key, si
 
 static int addr_add(struct dp *dp, const struct dp_cmd *c, int ifidx, char *err, size_t errlen)
 {
+	int ret = rxp_router_add_addr(dp->router, ifidx, c->family, c->addr, c->plen);
+
 	(void)err;
 	(void)errlen;
-	return rxp_router_add_addr(dp->router, ifidx, c->family, c->addr, c->plen);
+	if (!ret && c->family == 4)
+		dp_nat_addr_changed(dp, NULL);	/* masquerade follows its port's address */
+	return ret;
 }
 
 static int addr_del(struct dp *dp, const struct dp_cmd *c, int ifidx, char *err, size_t errlen)
@@ -206,6 +210,8 @@ static int addr_del(struct dp *dp, const struct dp_cmd *c, int ifidx, char *err,
 
 	(void)err;
 	(void)errlen;
+	if (!ret && c->family == 4)
+		dp_nat_addr_changed(dp, c->addr);
 	return ret == -ENOENT && c->undo ? 0 : ret;	/* a reload taking back what ctl took already */
 }
 

@@ -384,3 +384,23 @@ void dp_nat_attach(struct dp *dp, struct rxp_ct *ct)
 	if (nat->map)
 		rxp_ct_set_nat_release(ct, rxp_nat_release, nat->map);
 }
+
+void dp_nat_addr_changed(struct dp *dp, const uint8_t *gone)
+{
+	const struct dp_nat *nat;
+	uint32_t a;
+
+	if (!dp->filter)
+		return;
+	nat = nat_of(dp);
+	if (gone && dp->filter->ct) {
+		/* what went out by it cannot come back: its connections end (a new one takes the new address) */
+		memcpy(&a, gone, 4);
+		rxp_ct_nat_forget_addr(dp->filter->ct, a);
+	}
+	/* masquerade and a port forward without dst take their port's address when the block is built */
+	for (unsigned i = 0; i < nat->n; i++)
+		if (nat->rules[i].c.kind == RXP_NAT_MASQUERADE || (nat->rules[i].c.kind == RXP_NAT_DNAT &&
+								   !nat->rules[i].c.dst))
+			dp->filter->dirty = true;
+}

@@ -48,6 +48,13 @@ void dp_nat_key(const struct dp_cmd *c, char *key, size_t len);
 struct rxp_nat *dp_nat_block(struct dp *dp, bool *none, char *err, size_t errlen);
 void dp_nat_block_free(struct rxp_nat *b);
 
+/*
+ * An IPv4 address came or went (@gone, network order, or NULL): the rules
+ * that take a port's address are built again, and the connections
+ * translated to a gone address end.
+ */
+void dp_nat_addr_changed(struct dp *dp, const uint8_t *gone);
+
 /* Tells a connection table just made about NAT: its timeouts, the mappings' release. */
 void dp_nat_attach(struct dp *dp, struct rxp_ct *ct);
 

@@ -45,6 +45,16 @@ static uint64_t mix(uint64_t a, uint64_t b)
 #endif
 }
 
+/* A seeded mix of two words, then avalanched (a product alone leaves near keys near). */
+static uint64_t hash2(uint64_t a, uint64_t b, const uint64_t *seed)
+{
+	uint64_t x = mix(a ^ seed[0], b ^ seed[1]);
+
+	x = (x ^ x >> 30) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ x >> 27) * 0x94d049bb133111ebull;
+	return x ^ x >> 31;
+}
+
 static struct key in_key(uint32_t pool_id, uint8_t proto, uint32_t addr, uint16_t port)
 {
 	return (struct key){ (uint64_t)addr << 32 | pool_id, (uint64_t)proto << 16 | port };
@@ -63,7 +73,7 @@ static struct key rec_key(const struct rxp_nat_mapping *r, int side)
 
 static uint64_t key_hash(const struct rxp_nat_map *m, struct key k, int side)
 {
-	return mix(k.w0 ^ m->seed[2 * side], k.w1 ^ m->seed[2 * side + 1]);
+	return hash2(k.w0, k.w1, &m->seed[2 * side]);
 }
 
 /* Returns the slot of @side's index that holds @k, or the empty slot that ends its run. */
@@ -170,7 +180,6 @@ struct rxp_nat_map *rxp_nat_map_create(uint32_t max, bool locked)
 		goto nomem;
 	m->lock_ready = locked;
 	seed_map(m);
-	m->seed[5] |= 1;	/* a multiplier */
 	return m;
 nomem:
 	rxp_nat_map_destroy(m);
@@ -261,7 +270,7 @@ uint32_t rxp_nat_map_get(struct rxp_nat_map *m, const struct rxp_nat_pool *pool,
 		goto unlock;
 	}
 	/* paired pooling: the internal address alone picks the external one, never another */
-	addr = pool->addr_lo + (uint32_t)(mix(in_addr ^ m->seed[4], m->seed[5]) % n_addr);
+	addr = pool->addr_lo + (uint32_t)(hash2(in_addr, 0, &m->seed[4]) % n_addr);
 	port = pick_port(m, pool, proto, addr, in_port, (uint32_t)(h >> 32), excluded, ctx);
 	if (port < 0) {
 		e = -EADDRNOTAVAIL;

@@ -946,3 +946,23 @@ uint32_t rxp_ct_nat_rule(const struct rxp_ct *ct, uint32_t entry)
 {
 	return entry < ct->t->phys ? RXP_CT_LD(&ct->t->nat[entry].rule) : UINT32_MAX;
 }
+
+unsigned rxp_ct_nat_forget_addr(struct rxp_ct *ct, uint32_t addr)
+{
+	struct rxp_ct_table *t = ct->t;
+	uint32_t used = rxp_ct_table_used(t);
+	unsigned n = 0;
+
+	for (uint32_t idx = 0; idx < used; idx++) {
+		const struct rxp_ct_entry *e = rxp_ct_table_entry(t, idx);
+		uint8_t status = RXP_CT_LDA(&e->status);
+		uint32_t d;
+
+		if (!(status & RXP_CTE_LIVE) || !(status & RXP_CTE_NAT))
+			continue;
+		memcpy(&d, t->nat[idx].reply.dst, 4);
+		if (d == addr && rxp_ct_table_delete(t, t->n_workers, idx))
+			n++;
+	}
+	return n;
+}

@@ -215,6 +215,13 @@ uint32_t rxp_ct_nat_rule(const struct rxp_ct *ct, uint32_t entry);
 /* Called, under the table's lock, when a translated connection leaves: @map is its mapping reference. */
 void rxp_ct_set_nat_release(struct rxp_ct *ct, void (*fn)(void *ctx, uint32_t map), void *ctx);
 
+/*
+ * Ends the translated connections whose outside address is @addr (network
+ * order), as Linux's masquerade does when its interface loses the
+ * address. Call it while no worker tracks. Returns how many.
+ */
+unsigned rxp_ct_nat_forget_addr(struct rxp_ct *ct, uint32_t addr);
+
 int rxp_ct_nat_timeout_of(const char *name);
 const char *rxp_ct_nat_timeout_name(enum rxp_ct_nat_timeout t);
 uint32_t rxp_ct_nat_timeout_default(enum rxp_ct_nat_timeout t);
