@@ -125,6 +125,13 @@ struct rxp_port_ops {
 	 * worker never sleeps (sim, pcap, busy polling).
 	 */
 	int (*wait_fd)(struct rxp_queue *q);
+	/*
+	 * Optional: the capture time of the next frame to be received (ns), for
+	 * a port that drives the stack's clock (pcap's clock=packets). Returns
+	 * 0, -ENOENT when no frame is left, -ENOTSUP when the port does not
+	 * drive the clock.
+	 */
+	int (*next_time_ns)(struct rxp_port *port, uint64_t *ns);
 };
 
 #define RXP_WAIT_NONE (-2)

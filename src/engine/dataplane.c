@@ -56,6 +56,32 @@ static uint32_t parent_mtu(const struct rxp_router *r, const struct rxp_l3if *if
 	return ifp->vlan && parent >= 0 ? r->ifs[parent].mtu : UINT32_MAX;
 }
 
+uint64_t dp_packet_time(struct dp *dp, uint64_t wall)
+{
+	struct rxp_port *p = &dp->ports[dp->clock_port];
+	uint64_t ts, t;
+
+	if (!dp->clock_ended && !p->ops->next_time_ns(p, &ts)) {
+		if (!dp->clock_started) {
+			dp->clock_started = true;
+			dp->clock_pkt0 = ts;
+			dp->clock_at = RXP_MAX(wall, dp->clock_last);
+		}
+		t = dp->clock_at + (ts > dp->clock_pkt0 ? ts - dp->clock_pkt0 : 0);
+	} else if (!dp->clock_started) {
+		t = wall;	/* no frame yet */
+	} else {
+		if (!dp->clock_ended) {
+			dp->clock_ended = true;
+			dp->clock_at = dp->clock_last;
+			dp->clock_wall_end = wall;
+		}
+		t = dp->clock_at + (wall > dp->clock_wall_end ? wall - dp->clock_wall_end : 0);
+	}
+	dp->clock_last = RXP_MAX(t, dp->clock_last);
+	return dp->clock_last;
+}
+
 uint32_t dp_if_mtu(const struct dp *dp, int ifidx)
 {
 	const struct rxp_l3if *ifp = &dp->router->ifs[ifidx];
@@ -341,6 +367,22 @@ int dp_open(struct dp *dp, const struct dp_config *cfg, char *err, size_t errlen
 	ret = open_workers(dp, cfg, err, errlen);
 	if (ret)
 		goto err_ports;
+	dp->clock_port = -1;
+	for (unsigned i = 0; i < dp->n_ports; i++) {
+		uint64_t ns;
+		int r = dp->ports[i].ops->next_time_ns ? dp->ports[i].ops->next_time_ns(&dp->ports[i], &ns) : -ENOTSUP;
+
+		if (r == -ENOTSUP)
+			continue;
+		if (dp->clock_port >= 0 || dp->n_workers > 1) {
+			snprintf(err, errlen, "port %s: clock=packets: %s", dp->ports[i].name,
+				 dp->clock_port >= 0 ? "one port only may drive the clock" :
+						      "the clock from frames needs one worker (no --workers)");
+			ret = -EINVAL;
+			goto err_ports;
+		}
+		dp->clock_port = (int)i;
+	}
 	dp->filter = calloc(1, sizeof(*dp->filter));
 	if (!dp->filter) {
 		snprintf(err, errlen, "out of memory");

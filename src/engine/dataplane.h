@@ -254,6 +254,13 @@ struct dp {
 	unsigned finish_checks;		/* dp_finished() calls since worker 0's inputs ended */
 	uint64_t next_port_check_ns;	/* dp_ports_check() */
 	struct rxp_stack stack;		/* worker 0's */
+	/* the stack's clock from a port's frames (pcap clock=packets), or -1: the monotonic clock */
+	int clock_port;
+	bool clock_started, clock_ended;
+	uint64_t clock_at;		/* the stack's time at the first frame, then at the last */
+	uint64_t clock_pkt0;		/* the first frame's capture time */
+	uint64_t clock_wall_end;	/* the monotonic time when the last frame was taken */
+	uint64_t clock_last;
 };
 
 /* Returns worker @w's stack. */
@@ -396,6 +403,19 @@ uint32_t dp_if_mtu(const struct dp *dp, int ifidx);
 void dp_ports_check(struct dp *dp, uint64_t now_ns);
 
 /*
+ * The stack's time at monotonic time @wall: @wall itself, or with a port
+ * that drives the clock, the capture time of its next frame (counted from
+ * the first frame's, which is @wall then), never going back; after its last
+ * frame the clock goes on with @wall.
+ */
+uint64_t dp_packet_time(struct dp *dp, uint64_t wall);
+
+static inline uint64_t dp_stack_time(struct dp *dp, uint64_t wall)
+{
+	return rxp_likely(dp->clock_port < 0) ? wall : dp_packet_time(dp, wall);
+}
+
+/*
  * Runs the stack's timers, reads what the host paths' kernels sent on
  * their own and looks at the ports' devices; call between polls with the
  * monotonic time. Returns the frames read from the host paths.
@@ -404,7 +424,7 @@ static inline unsigned dp_tick(struct dp *dp, uint64_t now_ns)
 {
 	unsigned from_host = 0;
 
-	rxp_stack_tick(&dp->stack, now_ns);
+	rxp_stack_tick(&dp->stack, dp_stack_time(dp, now_ns));
 	if (dp->stack.host_ports)
 		from_host = rxp_host_poll_all(&dp->stack, RXP_BUDGET_DEFAULT);
 	if (rxp_unlikely(now_ns >= dp->next_port_check_ns))

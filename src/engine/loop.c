@@ -36,6 +36,9 @@ uint64_t dp_loop_run(struct dp *dp, unsigned w, const struct dp_loop *loop)
 		} else if (loop->stop && rxp_unlikely(*loop->stop)) {
 			break;
 		}
+		/* a clock from the frames: each poll sees its first frame's time (pcap clock=packets) */
+		if (rxp_unlikely(dp->clock_port >= 0) && !wk)
+			rxp_stack_tick(&dp->stack, dp_packet_time(dp, rxp_clock_ns()));
 		idle->frames |= dp_poll_worker(dp, w);
 		/* one load of a line no one writes while forwarding: it stays in this core's cache */
 		if (wk && rxp_unlikely(atomic_load_explicit(&dp->barrier, memory_order_acquire)))

@@ -17,6 +17,10 @@
  *
  * Output timestamps are the wall clock (CLOCK_REALTIME), read once per
  * tx_burst: every frame of one burst carries the same time.
+ *
+ * clock=packets makes the input's timestamps the stack's clock (the
+ * engine asks next_time_ns before each poll): a test then runs timeouts of
+ * minutes or hours in the time its file says, without waiting for them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,7 +33,7 @@
 #include <unistd.h>
 #include "pcap_port.h"
 
-#define PCAPPORT_KEYS "in, out, mac"
+#define PCAPPORT_KEYS "in, out, mac, clock"
 #define PCAPPORT_SNAPLEN 65535
 #define PCAPPORT_WARN_MAX 8u	/* skip warnings per port; later skips are only counted */
 #define PCAPPORT_PATH_MAX 256u
@@ -39,6 +43,8 @@ struct pcapport {
 	pcap_t *in;
 	const uint8_t *next;	/* next frame to receive, in libpcap's buffer; NULL: none left */
 	uint32_t next_len;
+	uint64_t next_ts_ns;	/* its capture time */
+	bool packet_clock;	/* clock=packets */
 	uint64_t n_read;	/* records read from @in, skipped ones included */
 	uint64_t skipped_oversize;
 	uint64_t skipped_truncated;
@@ -153,6 +159,7 @@ static void read_ahead(struct pcapport *pp)
 		}
 		pp->next = data;
 		pp->next_len = hdr->caplen;
+		pp->next_ts_ns = (uint64_t)hdr->ts.tv_sec * 1000000000ull + (uint64_t)hdr->ts.tv_usec * 1000ull;
 		return;
 	}
 	/* -2 is the clean end of the file; -1 a damaged one (cut short, say). */
@@ -458,6 +465,33 @@ static int pcapport_start(struct rxp_port *port, char *err, size_t errlen)
 	return 0;
 }
 
+/* clock=wall (the default) or clock=packets. */
+static int get_clock(struct rxp_args *args, struct pcapport *pp, char *err, size_t errlen)
+{
+	const char *v = rxp_args_get(args, "clock");
+
+	if (!v || !strcmp(v, "wall"))
+		return 0;
+	if (strcmp(v, "packets")) {
+		snprintf(err, errlen, "clock=%s: expected clock=packets (the input's timestamps drive the clock) or clock=wall", v);
+		return -EINVAL;
+	}
+	pp->packet_clock = true;
+	return 0;
+}
+
+static int pcapport_next_time(struct rxp_port *port, uint64_t *ns)
+{
+	const struct pcapport *pp = port->priv;
+
+	if (!pp->packet_clock)
+		return -ENOTSUP;
+	if (!pp->next)
+		return -ENOENT;
+	*ns = pp->next_ts_ns;
+	return 0;
+}
+
 static int pcapport_open(struct rxp_port *port, struct rxp_args *args, char *err, size_t errlen)
 {
 	struct pcapport *pp;
@@ -473,8 +507,14 @@ static int pcapport_open(struct rxp_port *port, struct rxp_args *args, char *err
 	if ((ret = get_path(args, "in", pp->in_path, sizeof(pp->in_path), err, errlen)) ||
 	    (ret = get_path(args, "out", pp->out_path, sizeof(pp->out_path), err, errlen)) ||
 	    (ret = rxp_args_mac(args, "mac", port->mac, err, errlen)) ||
+	    (ret = get_clock(args, pp, err, errlen)) ||
 	    (ret = rxp_args_check_unused(args, PCAPPORT_KEYS, err, errlen)))
 		goto err_free;
+	if (pp->packet_clock && !pp->in_path[0]) {
+		snprintf(err, errlen, "clock=packets takes its time from an input: give in=FILE");
+		ret = -EINVAL;
+		goto err_free;
+	}
 	if (!pp->in_path[0] && !pp->out_path[0]) {
 		snprintf(err, errlen, "a pcap port needs a file: give in=FILE to receive, out=FILE to transmit, or both");
 		ret = -EINVAL;
@@ -525,6 +565,7 @@ const struct rxp_port_ops rxp_pcap_ops = {
 	.driver = "pcap",
 	.args_help = PCAPPORT_KEYS,
 	.open = pcapport_open,
+	.next_time_ns = pcapport_next_time,
 	.rx_burst = pcapport_rx_burst,
 	.tx_burst = pcapport_tx_burst,
 	.refill = pcapport_refill,

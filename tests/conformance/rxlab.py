@@ -45,10 +45,11 @@ class Result:
         return self.out.get(port, [])
 
 
-def run(config, inputs, ports=("p0", "p1"), args=()):
+def run(config, inputs, ports=("p0", "p1"), args=(), port_args=""):
     """
     Runs rxpath with pcap ports @ports (MACs 02:00:00:00:00:01, :02, ...),
-    @config lines after the port lines, and @inputs {port: [frames]}.
+    @config lines after the port lines, and @inputs {port: [frames]};
+    @port_args (",clock=packets") goes on every port's spec.
     """
     tmp = tempfile.mkdtemp(prefix="rxlab-")
     try:
@@ -58,7 +59,7 @@ def run(config, inputs, ports=("p0", "p1"), args=()):
             if p in inputs:
                 wrpcap(os.path.join(tmp, p + ".in.pcap"), inputs[p], linktype=1)  # Ethernet
                 spec += "in=%s," % os.path.join(tmp, p + ".in.pcap")
-            spec += "out=%s,mac=02:00:00:00:00:%02x" % (os.path.join(tmp, p + ".out.pcap"), i + 1)
+            spec += "out=%s,mac=02:00:00:00:00:%02x%s" % (os.path.join(tmp, p + ".out.pcap"), i + 1, port_args)
             lines.append("port add %s %s" % (p, spec))
         lines += config
         conf = os.path.join(tmp, "rxpath.conf")

@@ -37,8 +37,9 @@ def outside(pkt):
     return Ether(src=H2, dst=R0) / Dot1Q(vlan=2) / pkt
 
 
-def run(rules, frames, args=()):
-    res = rxlab.run(BASE + rules, {"p0": frames}, ports=("p0",), args=("--budget", "1") + tuple(args))
+def run(rules, frames, args=(), port_args=""):
+    res = rxlab.run(BASE + rules, {"p0": frames}, ports=("p0",), args=("--budget", "1") + tuple(args),
+                    port_args=port_args)
     if res.rc != 0:
         bad_exits.append((res.rc, res.stderr[-2000:]))
     return res
@@ -200,6 +201,45 @@ check("nat_router_error_translated_back", len(errs) == 1 and errs[0].dst == FAR 
       errs[0][IPerror].dst == PUB and errs[0][UDPerror].dport == 5000 and csum_ok(errs[0]),
       [p.show(dump=True) for p in errs])
 
+# ---- timeouts in the capture's time (clock=packets): a mapping lives 300 s past its last packet ----
+def at(t, frame):
+    frame.time = 1700000000 + t
+    return frame
+
+
+def answer(n):
+    return outside(IP(src=FAR, dst=PUB) / UDP(sport=53, dport=5000) / Raw(b"%03d" % n))
+
+
+timeline = [at(0, udp_out.copy()), at(200, answer(1)), at(250, udp_out.copy()), at(540, answer(2)),
+            at(900, answer(3))]
+res = run(MASQ, timeline, port_args=",clock=packets")
+back = [bytes(p[UDP].payload) for p in sent(res, False) if UDP in p]
+unreach = [p for p in sent(res, True) if ICMP in p and p[ICMP].type == 3]
+check("nat_udp_mapping_kept_by_traffic", back == [b"001", b"002"], back)
+# gone with its connection: the outside address's port is the router's own again (port unreachable, as Linux)
+check("nat_udp_mapping_gone_after_300s_idle", len(unreach) == 1 and res.drops().get("port_unreachable") == 1,
+      (back, res.drops()))
+# the timeout is the configured one, in the capture's time too
+res = run(MASQ + ["nat timeout udp 120"], [at(0, udp_out.copy()), at(110, answer(1)), at(235, answer(2))],
+          port_args=",clock=packets")
+back = [bytes(p[UDP].payload) for p in sent(res, False) if UDP in p]
+check("nat_udp_timeout_configured", back == [b"001"] and res.drops().get("port_unreachable") == 1,
+      (back, res.drops()))
+# TCP: established mappings outlive 2 h (RFC 5382 REQ-5: at least 2 h 4 min)
+t_syn = inside(IP(src=IN1, dst=FAR) / TCP(sport=40100, dport=80, flags="S", seq=100))
+t_synack = outside(IP(src=FAR, dst=PUB) / TCP(sport=80, dport=40100, flags="SA", seq=500, ack=101))
+t_ack = inside(IP(src=IN1, dst=FAR) / TCP(sport=40100, dport=80, flags="A", seq=101, ack=501))
+t_data = outside(IP(src=FAR, dst=PUB) / TCP(sport=80, dport=40100, flags="PA", seq=501, ack=101) / Raw(b"late"))
+res = run(MASQ, [at(0, t_syn), at(1, t_synack), at(2, t_ack), at(2 * 3600, t_data)], port_args=",clock=packets")
+back = [p for p in sent(res, False) if TCP in p]
+check("nat_tcp_established_outlives_2h", len(back) == 2 and bytes(back[-1][TCP].payload) == b"late",
+      ([p.summary() for p in back], res.drops()))
+
+res = run(MASQ, [at(0, t_syn), at(1, t_synack), at(2, t_ack), at(7500, t_data)], port_args=",clock=packets")
+back = [p for p in sent(res, False) if TCP in p]
+check("nat_tcp_established_ends_after_its_timeout", len(back) == 1, ([p.summary() for p in back], res.drops()))
+
 # ---- bad lines: named, nothing applied ----
 res = rxlab.run(BASE + ["nat add masquerade out nosuch"], {}, ports=("p0",))
 check("nat_unknown_port_refused", res.rc != 0 and "nosuch" in res.stderr, res.stderr[-500:])
@@ -209,6 +249,9 @@ res = rxlab.run(BASE + ["nat timeout udp 60"], {}, ports=("p0",))
 check("nat_udp_timeout_floor", res.rc != 0 and "120" in res.stderr and "4787" in res.stderr, res.stderr[-500:])
 res = rxlab.run(BASE + ["nat add snat out p0.2 to 10.0.1.1"], {}, ports=("p0",))
 check("nat_pool_with_router_address_refused", res.rc != 0 and "10.0.1.1" in res.stderr, res.stderr[-500:])
+
+res = rxlab.run(BASE, {}, ports=("p0",), port_args=",clock=banana")
+check("pcap_clock_bad_value_refused", res.rc != 0 and "clock=packets" in res.stderr, res.stderr[-500:])
 
 check("runs_exit_0", not bad_exits, bad_exits[:3])
 done()
