@@ -4,30 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/random.h>
-#include <time.h>
 #include "ct_table.h"
 #include "table_mem.h"
 
 #define LIMBO_BATCHES 64u	/* snapshots kept; more removals merge into the newest */
 #define EXPIRE_BATCH 64u	/* expired entries unlinked under one hold of the lock */
 #define DROP_CURSOR_LOOK 16u	/* entries early drop looks at past the home buckets */
-
-static void seed_table(struct rxp_ct_table *t)
-{
-	struct timespec ts;
-	uint64_t x;
-
-	if (getrandom(t->seed, sizeof(t->seed), GRND_NONBLOCK) == (ssize_t)sizeof(t->seed))
-		return;
-	/* no entropy yet (early boot): the clock and an address, mixed */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	x = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 32 ^ (uint64_t)(uintptr_t)t;
-	for (unsigned i = 0; i < RXP_ARRAY_SIZE(t->seed); i++) {
-		x += 0x9e3779b97f4a7c15ull;
-		t->seed[i] = rxp_ct_mix(x, 0xbf58476d1ce4e5b9ull) | 1;
-	}
-}
 
 static void *zalloc_aligned(size_t len)
 {
@@ -79,7 +61,7 @@ struct rxp_ct_table *rxp_ct_table_create(uint32_t max, unsigned n_workers)
 	if (pthread_spin_init(&t->lock, PTHREAD_PROCESS_PRIVATE))
 		goto nomem;
 	t->lock_ready = true;
-	seed_table(t);
+	rxp_seed_fill(t->seed, RXP_ARRAY_SIZE(t->seed), t);
 	return t;
 nomem:
 	rxp_ct_table_destroy(t);

@@ -36,6 +36,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "rxpath/common.h"
+#include "seed.h"
 #if defined(__SSE2__) && !defined(__SANITIZE_THREAD__)
 #include <emmintrin.h>
 #endif
@@ -258,24 +259,12 @@ static inline struct rxp_ct_entry *rxp_ct_table_entry(const struct rxp_ct_table 
 	return &t->entries[idx];
 }
 
-static inline uint64_t rxp_ct_mix(uint64_t a, uint64_t b)
-{
-#ifdef __SIZEOF_INT128__
-	unsigned __int128 r = (unsigned __int128)a * b;
-
-	return (uint64_t)r ^ (uint64_t)(r >> 64);
-#else
-	uint64_t lo = a * b, hi = (a >> 32) * (b >> 32) + (((a & 0xffffffffu) * (b >> 32)) >> 32);
-
-	return lo ^ hi;
-#endif
-}
 
 /* The hash of a key's words under the table's secret seed (an attacker cannot aim at a bucket). */
 static inline uint64_t rxp_ct_hash_w(const struct rxp_ct_table *t, uint64_t w0, uint64_t w1, uint64_t w2,
 				     uint64_t w3, uint64_t w4)
 {
-	return rxp_ct_mix(rxp_ct_mix(w0 ^ t->seed[0], w1 ^ t->seed[1]) ^ rxp_ct_mix(w2 ^ t->seed[2], w3 ^ t->seed[3]),
+	return rxp_mix64(rxp_mix64(w0 ^ t->seed[0], w1 ^ t->seed[1]) ^ rxp_mix64(w2 ^ t->seed[2], w3 ^ t->seed[3]),
 			  w4 ^ t->seed[4]) ^ t->seed[5];
 }
 

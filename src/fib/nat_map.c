@@ -4,13 +4,13 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
 #include "nat_map.h"
+#include "seed.h"
 #include "rxpath/common.h"
 #include "rxpath/proto.h"
 
 #define NONE RXP_NAT_MAP_NONE
+#define RANDOM_TRIES 16u	/* random candidate ports before the search goes through them all */
 
 enum { IN, OUT };	/* the two indexes */
 
@@ -32,23 +32,10 @@ struct key {
 	uint64_t w0, w1;
 };
 
-static uint64_t mix(uint64_t a, uint64_t b)
-{
-#ifdef __SIZEOF_INT128__
-	unsigned __int128 r = (unsigned __int128)a * b;
-
-	return (uint64_t)r ^ (uint64_t)(r >> 64);
-#else
-	uint64_t lo = a * b, hi = (a >> 32) * (b >> 32) + (((a & 0xffffffffu) * (b >> 32)) >> 32);
-
-	return lo ^ hi;
-#endif
-}
-
 /* A seeded mix of two words, then avalanched (a product alone leaves near keys near). */
 static uint64_t hash2(uint64_t a, uint64_t b, const uint64_t *seed)
 {
-	uint64_t x = mix(a ^ seed[0], b ^ seed[1]);
+	uint64_t x = rxp_mix64(a ^ seed[0], b ^ seed[1]);
 
 	x = (x ^ x >> 30) * 0xbf58476d1ce4e5b9ull;
 	x = (x ^ x >> 27) * 0x94d049bb133111ebull;
@@ -124,22 +111,6 @@ static void slot_remove(struct rxp_nat_map *m, int side, uint32_t ri)
 	tab[hole] = NONE;
 }
 
-static void seed_map(struct rxp_nat_map *m)
-{
-	struct timespec ts;
-	uint64_t x;
-
-	if (getrandom(m->seed, sizeof(m->seed), GRND_NONBLOCK) == (ssize_t)sizeof(m->seed))
-		return;
-	/* no entropy yet (early boot): the clock and an address, stirred */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	x = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)(uintptr_t)m;
-	for (unsigned i = 0; i < RXP_ARRAY_SIZE(m->seed); i++) {
-		x += 0x9e3779b97f4a7c15ull;
-		m->seed[i] = mix(x, 0xd6e8feb86659fd93ull);
-	}
-}
-
 static void lock(struct rxp_nat_map *m)
 {
 	if (m->locked)
@@ -179,7 +150,7 @@ struct rxp_nat_map *rxp_nat_map_create(uint32_t max, bool locked)
 	if (locked && pthread_spin_init(&m->lock, PTHREAD_PROCESS_PRIVATE))
 		goto nomem;
 	m->lock_ready = locked;
-	seed_map(m);
+	rxp_seed_fill(m->seed, RXP_ARRAY_SIZE(m->seed), m);
 	return m;
 nomem:
 	rxp_nat_map_destroy(m);
@@ -234,6 +205,20 @@ static int32_t pick_port(const struct rxp_nat_map *m, const struct rxp_nat_pool 
 	    port_free(m, proto, addr, in_port, excluded, ctx))
 		return in_port;
 	n = hi - lo + 1;
+	/*
+	 * Random candidates first: a linear search from a random start lands
+	 * at the end of a run of taken ports ever more often as the runs grow
+	 * (they merge), random ones find a free port in 1 / (1 - load) tries.
+	 * Then every port, so that a nearly full range still gives its last.
+	 */
+	for (uint32_t i = 0, x = start | 1; i < RANDOM_TRIES; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		p = lo + x % n;
+		if (port_free(m, proto, addr, (uint16_t)p, excluded, ctx))
+			return (int32_t)p;
+	}
 	p = lo + start % n;
 	for (uint32_t i = 0; i < n; i++, p = p == hi ? lo : p + 1)
 		if (port_free(m, proto, addr, (uint16_t)p, excluded, ctx))

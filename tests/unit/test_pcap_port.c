@@ -258,7 +258,7 @@ static void test_registered(void)
 	if (!ops)
 		return;
 	CHECK(!strcmp(ops->driver, "pcap"));
-	CHECK(!strcmp(ops->args_help, "in, out, mac"));
+	CHECK(!strcmp(ops->args_help, "in, out, mac, clock"));
 	CHECK(strstr(rxp_port_drivers(), "pcap") != NULL);
 	CHECK(rxp_port_driver("sim") != NULL);
 }
