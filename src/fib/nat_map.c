@@ -10,6 +10,7 @@
 #include "rxpath/proto.h"
 
 #define NONE RXP_NAT_MAP_NONE
+#define EMPTY UINT64_MAX
 #define RANDOM_TRIES 16u	/* random candidate ports before the search goes through them all */
 
 enum { IN, OUT };	/* the two indexes */
@@ -17,14 +18,30 @@ enum { IN, OUT };	/* the two indexes */
 struct rxp_nat_map {
 	struct rxp_nat_mapping *rec;	/* [max]; refs 0: free */
 	uint32_t *free_stack;		/* [max]: records given back, reused first */
-	uint32_t *idx[2];		/* [mask + 1] record numbers (NONE: empty), by IN and OUT endpoint */
+	/*
+	 * [mask + 1] by IN and OUT endpoint: the key's hash (low 32 bits) above
+	 * its record number, so that a probe reads a record only when the hash
+	 * matches, and a move finds a key's home without hashing it again.
+	 * EMPTY: no key.
+	 */
+	uint64_t *idx[2];
 	uint32_t mask, max;
 	uint32_t count;			/* in use (atomic: read without the lock) */
 	uint32_t hwm;			/* records [0, hwm) have been handed out once */
 	uint32_t free_top;
 	bool locked, lock_ready;
 	uint64_t seed[6];		/* IN index, OUT index, paired address: two words each */
+	struct permit *permit;		/* [mask + 1]: address-dependent filtering's (mapping, remote) counts */
 	pthread_spinlock_t lock;
+};
+
+/*
+ * A mapping's remote address with the count of its connections there:
+ * address-dependent filtering lets in what comes from such an address.
+ * Open addressing by (map + 1, remote); map1 0: empty.
+ */
+struct permit {
+	uint32_t map1, remote, n;
 };
 
 /* An index's key: two words, built from the endpoint's fields. */
@@ -63,18 +80,26 @@ static uint64_t key_hash(const struct rxp_nat_map *m, struct key k, int side)
 	return hash2(k.w0, k.w1, &m->seed[2 * side]);
 }
 
-/* Returns the slot of @side's index that holds @k, or the empty slot that ends its run. */
+static inline uint32_t slot_rec(uint64_t v)
+{
+	return (uint32_t)v;
+}
+
+/* Returns the slot of @side's index that holds @k (hash @h), or the empty slot that ends its run. */
 static uint32_t slot_find(const struct rxp_nat_map *m, int side, struct key k, uint64_t h)
 {
-	const uint32_t *tab = m->idx[side];
+	const uint64_t *tab = m->idx[side];
+	uint32_t tag = (uint32_t)h;
 
 	/* at most half of the slots are in use: a run always ends */
-	for (uint32_t s = (uint32_t)h & m->mask;; s = (s + 1) & m->mask) {
+	for (uint32_t s = tag & m->mask;; s = (s + 1) & m->mask) {
 		struct key o;
 
-		if (tab[s] == NONE)
+		if (tab[s] == EMPTY)
 			return s;
-		o = rec_key(&m->rec[tab[s]], side);
+		if ((uint32_t)(tab[s] >> 32) != tag)
+			continue;
+		o = rec_key(&m->rec[slot_rec(tab[s])], side);
 		if (o.w0 == k.w0 && o.w1 == k.w1)
 			return s;
 	}
@@ -83,14 +108,15 @@ static uint32_t slot_find(const struct rxp_nat_map *m, int side, struct key k, u
 static void slot_insert(struct rxp_nat_map *m, int side, uint32_t ri)
 {
 	struct key k = rec_key(&m->rec[ri], side);
+	uint64_t h = key_hash(m, k, side);
 
-	m->idx[side][slot_find(m, side, k, key_hash(m, k, side))] = ri;
+	m->idx[side][slot_find(m, side, k, h)] = (uint64_t)(uint32_t)h << 32 | ri;
 }
 
 /* Takes record @ri out of @side's index, moving back the keys after it that may live in its slot. */
 static void slot_remove(struct rxp_nat_map *m, int side, uint32_t ri)
 {
-	uint32_t *tab = m->idx[side];
+	uint64_t *tab = m->idx[side];
 	struct key k = rec_key(&m->rec[ri], side);
 	uint32_t hole = slot_find(m, side, k, key_hash(m, k, side)), j = hole;
 
@@ -98,17 +124,16 @@ static void slot_remove(struct rxp_nat_map *m, int side, uint32_t ri)
 		uint32_t home;
 
 		j = (j + 1) & m->mask;
-		if (tab[j] == NONE)
+		if (tab[j] == EMPTY)
 			break;
-		k = rec_key(&m->rec[tab[j]], side);
-		home = (uint32_t)key_hash(m, k, side) & m->mask;
+		home = (uint32_t)(tab[j] >> 32) & m->mask;
 		/* the hole lies between the key's home and its slot: a lookup from home must find it there */
 		if (((j - home) & m->mask) >= ((j - hole) & m->mask)) {
 			tab[hole] = tab[j];
 			hole = j;
 		}
 	}
-	tab[hole] = NONE;
+	tab[hole] = EMPTY;
 }
 
 static void lock(struct rxp_nat_map *m)
@@ -141,12 +166,13 @@ struct rxp_nat_map *rxp_nat_map_create(uint32_t max, bool locked)
 	m->locked = locked;
 	m->rec = calloc(max, sizeof(*m->rec));
 	m->free_stack = malloc((size_t)max * sizeof(uint32_t));
-	m->idx[IN] = malloc(slots * sizeof(uint32_t));
-	m->idx[OUT] = malloc(slots * sizeof(uint32_t));
-	if (!m->rec || !m->free_stack || !m->idx[IN] || !m->idx[OUT])
+	m->idx[IN] = malloc(slots * sizeof(uint64_t));
+	m->idx[OUT] = malloc(slots * sizeof(uint64_t));
+	m->permit = calloc(slots, sizeof(*m->permit));	/* zero pages until used */
+	if (!m->rec || !m->free_stack || !m->idx[IN] || !m->idx[OUT] || !m->permit)
 		goto nomem;
-	memset(m->idx[IN], 0xff, slots * sizeof(uint32_t));
-	memset(m->idx[OUT], 0xff, slots * sizeof(uint32_t));
+	memset(m->idx[IN], 0xff, slots * sizeof(uint64_t));
+	memset(m->idx[OUT], 0xff, slots * sizeof(uint64_t));
 	if (locked && pthread_spin_init(&m->lock, PTHREAD_PROCESS_PRIVATE))
 		goto nomem;
 	m->lock_ready = locked;
@@ -166,6 +192,7 @@ void rxp_nat_map_destroy(struct rxp_nat_map *m)
 	free(m->free_stack);
 	free(m->idx[IN]);
 	free(m->idx[OUT]);
+	free(m->permit);
 	if (m->lock_ready)
 		pthread_spin_destroy(&m->lock);
 	free(m);
@@ -177,7 +204,7 @@ static bool port_free(const struct rxp_nat_map *m, uint8_t proto, uint32_t addr,
 {
 	struct key k = out_key(proto, addr, port);
 
-	if (m->idx[OUT][slot_find(m, OUT, k, key_hash(m, k, OUT))] != NONE)
+	if (m->idx[OUT][slot_find(m, OUT, k, key_hash(m, k, OUT))] != EMPTY)
 		return false;
 	return !excluded || !excluded(ctx, proto, addr, port);
 }
@@ -245,7 +272,7 @@ uint32_t rxp_nat_map_get(struct rxp_nat_map *m, const struct rxp_nat_pool *pool,
 	lock(m);
 	h = key_hash(m, k, IN);
 	slot = slot_find(m, IN, k, h);
-	ri = m->idx[IN][slot];
+	ri = slot_rec(m->idx[IN][slot]);
 	if (ri != NONE) {
 		m->rec[ri].refs++;	/* endpoint-independent: the same mapping for every destination */
 		goto unlock;
@@ -266,7 +293,7 @@ uint32_t rxp_nat_map_get(struct rxp_nat_map *m, const struct rxp_nat_pool *pool,
 	*r = (struct rxp_nat_mapping){ .in_addr = in_addr, .out_addr = addr, .in_port = in_port,
 				       .out_port = (uint16_t)port, .proto = proto, .pool_id = pool->id,
 				       .refs = 1 };
-	m->idx[IN][slot] = ri;	/* the IN index has not changed since the slot was found */
+	m->idx[IN][slot] = (uint64_t)(uint32_t)h << 32 | ri;	/* the IN index has not changed since the slot was found */
 	slot_insert(m, OUT, ri);
 	__atomic_store_n(&m->count, m->count + 1, __ATOMIC_RELAXED);
 unlock:
@@ -303,7 +330,7 @@ uint32_t rxp_nat_map_find_out(struct rxp_nat_map *m, uint8_t proto, uint32_t out
 	uint32_t ri;
 
 	lock(m);
-	ri = m->idx[OUT][slot_find(m, OUT, k, key_hash(m, k, OUT))];
+	ri = slot_rec(m->idx[OUT][slot_find(m, OUT, k, key_hash(m, k, OUT))]);
 	unlock(m);
 	return ri;
 }
@@ -315,7 +342,7 @@ uint32_t rxp_nat_map_find_in(struct rxp_nat_map *m, uint32_t pool_id, uint8_t pr
 	uint32_t ri;
 
 	lock(m);
-	ri = m->idx[IN][slot_find(m, IN, k, key_hash(m, k, IN))];
+	ri = slot_rec(m->idx[IN][slot_find(m, IN, k, key_hash(m, k, IN))]);
 	unlock(m);
 	return ri;
 }
@@ -358,17 +385,70 @@ uint32_t rxp_nat_map_max(const struct rxp_nat_map *m)
 size_t rxp_nat_map_memory(const struct rxp_nat_map *m)
 {
 	return sizeof(*m) + (size_t)m->max * (sizeof(*m->rec) + sizeof(uint32_t)) +
-	       2 * ((size_t)m->mask + 1) * sizeof(uint32_t);
+	       2 * ((size_t)m->mask + 1) * sizeof(uint64_t) + ((size_t)m->mask + 1) * sizeof(*m->permit);
 }
 
 void rxp_nat_map_flush(struct rxp_nat_map *m)
 {
 	lock(m);
-	memset(m->idx[IN], 0xff, ((size_t)m->mask + 1) * sizeof(uint32_t));
-	memset(m->idx[OUT], 0xff, ((size_t)m->mask + 1) * sizeof(uint32_t));
+	memset(m->idx[IN], 0xff, ((size_t)m->mask + 1) * sizeof(uint64_t));
+	memset(m->idx[OUT], 0xff, ((size_t)m->mask + 1) * sizeof(uint64_t));
 	memset(m->rec, 0, (size_t)m->hwm * sizeof(*m->rec));
+	memset(m->permit, 0, ((size_t)m->mask + 1) * sizeof(*m->permit));
 	m->hwm = 0;
 	m->free_top = 0;
 	__atomic_store_n(&m->count, 0, __ATOMIC_RELAXED);
 	unlock(m);
+}
+
+/* The permit slot of (@idx, @remote), or the empty one that ends its run. */
+static uint32_t permit_slot(const struct rxp_nat_map *m, uint32_t idx, uint32_t remote)
+{
+	uint32_t s = (uint32_t)hash2(idx, remote, &m->seed[0]) & m->mask;
+
+	/* no more counts than connections, at most max: under half of the slots */
+	while (m->permit[s].map1 && (m->permit[s].map1 != idx + 1 || m->permit[s].remote != remote))
+		s = (s + 1) & m->mask;
+	return s;
+}
+
+void rxp_nat_map_permit(struct rxp_nat_map *m, uint32_t idx, uint32_t remote, int delta)
+{
+	uint32_t s, j;
+
+	if (idx >= m->max)
+		return;
+	lock(m);
+	s = permit_slot(m, idx, remote);
+	if (delta > 0) {
+		m->permit[s] = (struct permit){ idx + 1, remote, m->permit[s].n + 1 };
+	} else if (m->permit[s].map1 && !--m->permit[s].n) {
+		/* the last one: the slot goes, the run after it moved back (as slot_remove) */
+		for (j = s;;) {
+			uint32_t home;
+
+			j = (j + 1) & m->mask;
+			if (!m->permit[j].map1)
+				break;
+			home = (uint32_t)hash2(m->permit[j].map1 - 1, m->permit[j].remote, &m->seed[0]) & m->mask;
+			if (((j - home) & m->mask) >= ((j - s) & m->mask)) {
+				m->permit[s] = m->permit[j];
+				s = j;
+			}
+		}
+		m->permit[s] = (struct permit){ 0, 0, 0 };
+	}
+	unlock(m);
+}
+
+bool rxp_nat_map_permits(struct rxp_nat_map *m, uint32_t idx, uint32_t remote)
+{
+	bool yes;
+
+	if (idx >= m->max)
+		return false;
+	lock(m);
+	yes = m->permit[permit_slot(m, idx, remote)].map1 != 0;
+	unlock(m);
+	return yes;
 }

@@ -97,4 +97,12 @@ size_t rxp_nat_map_memory(const struct rxp_nat_map *m);
 /* Forgets every mapping: the indexes the callers hold become invalid (drop them without a put). */
 void rxp_nat_map_flush(struct rxp_nat_map *m);
 
+/*
+ * Address-dependent filtering (RFC 4787 5): a connection through mapping
+ * @idx to @remote (host order) counts +1 when made, -1 when it ends; the
+ * mapping then takes what comes from an address it has a connection to.
+ */
+void rxp_nat_map_permit(struct rxp_nat_map *m, uint32_t idx, uint32_t remote, int delta);
+bool rxp_nat_map_permits(struct rxp_nat_map *m, uint32_t idx, uint32_t remote);
+
 #endif

@@ -36,7 +36,7 @@ struct rxp_ct {
 	uint32_t limit[16];		/* by TCP state: the longest timer it allows (ticks), for expiry */
 	uint32_t nat_to[RXP_CT_NAT_TO_MAX];	/* a translated connection's timeouts (ticks) */
 	struct rxp_ct_config cfg;	/* as asked, in seconds */
-	void (*release_fn)(void *ctx, uint32_t map);	/* a translated connection's mapping, let go */
+	void (*release_fn)(void *ctx, uint32_t map, uint32_t remote);	/* a translated connection's mapping, let go */
 	void *release_ctx;
 };
 
@@ -45,7 +45,7 @@ static void release_nat(void *ctx, const struct rxp_ct_nat *n)
 	struct rxp_ct *ct = ctx;
 
 	if (ct->release_fn && n->map != RXP_CTT_NONE)
-		ct->release_fn(ct->release_ctx, n->map);
+		ct->release_fn(ct->release_ctx, n->map, n->remote);
 }
 
 static const struct {
@@ -695,6 +695,7 @@ int rxp_ct_confirm_nat(struct rxp_ct *ct, unsigned w, const struct rxp_ct_pkt *p
 		t->nat[idx].reply = kr;
 		t->nat[idx].map = bind->map;
 		t->nat[idx].rule = bind->rule;
+		t->nat[idx].remote = bind->remote;
 		RXP_CT_ST(&e->status, (uint8_t)(RXP_CT_LD(&e->status) | RXP_CTE_NAT));
 		nat_expires(ct, e, now);
 	}
@@ -913,7 +914,7 @@ void rxp_ct_set_nat_timeout(struct rxp_ct *ct, enum rxp_ct_nat_timeout t, uint32
 		RXP_CT_ST(&ct->nat_to[t], rxp_ct_ticks_of_s(clamp_timeout(seconds)));
 }
 
-void rxp_ct_set_nat_release(struct rxp_ct *ct, void (*fn)(void *ctx, uint32_t map), void *ctx)
+void rxp_ct_set_nat_release(struct rxp_ct *ct, void (*fn)(void *ctx, uint32_t map, uint32_t remote), void *ctx)
 {
 	ct->release_fn = fn;
 	ct->t->nat_ctx = ct;

@@ -188,6 +188,7 @@ struct rxp_ct_nat_bind {
 	uint16_t sport, dport;
 	uint32_t map;
 	uint32_t rule;			/* the NAT rule's id, for show */
+	uint32_t remote;		/* host order: counted in the mapping's permits (address-dependent filtering); 0: none */
 };
 
 /*
@@ -212,8 +213,11 @@ bool rxp_ct_nat_target(const struct rxp_ct *ct, const struct rxp_ct_ref *ref, st
 /* The NAT rule id of translated entry @entry. */
 uint32_t rxp_ct_nat_rule(const struct rxp_ct *ct, uint32_t entry);
 
-/* Called, under the table's lock, when a translated connection leaves: @map is its mapping reference. */
-void rxp_ct_set_nat_release(struct rxp_ct *ct, void (*fn)(void *ctx, uint32_t map), void *ctx);
+/*
+ * Called, under the table's lock, when a translated connection leaves: @map
+ * is its mapping reference, @remote what its bind counted (0: nothing).
+ */
+void rxp_ct_set_nat_release(struct rxp_ct *ct, void (*fn)(void *ctx, uint32_t map, uint32_t remote), void *ctx);
 
 /*
  * Ends the translated connections whose outside address is @addr (network

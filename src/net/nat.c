@@ -165,7 +165,10 @@ int rxp_nat_pre(struct rxp_stack *st, struct rxp_pkt *pkt, struct rxp_ct_pkt *cp
 		uint32_t m = rxp_nat_map_find_out(nat->map, cp->t.proto, d, cp->t.dport);
 		struct rxp_nat_mapping mp;
 
-		if (m != RXP_NAT_MAP_NONE && nat->filtering == RXP_NAT_EIF && rxp_nat_map_read(nat->map, m, &mp)) {
+		if (m != RXP_NAT_MAP_NONE &&
+		    (nat->filtering == RXP_NAT_EIF ||
+		     (nat->filtering == RXP_NAT_ADF && rxp_nat_map_permits(nat->map, m, ntohl(addr_of(cp->t.src))))) &&
+		    rxp_nat_map_read(nat->map, m, &mp)) {
 			memset(&tg, 0, sizeof(tg));
 			tg.proto = cp->t.proto;
 			set_addr(tg.dst, htonl(mp.in_addr));
@@ -264,6 +267,7 @@ int rxp_nat_confirm(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_
 	b.sport = cp->t.sport;
 	b.dport = cp->t.dport;
 	b.map = RXP_NAT_MAP_NONE;
+	b.remote = 0;
 	b.rule = fwd ? (uint32_t)pend->dnat : UINT32_MAX;
 	if (pend->map >= 0) {
 		/* in by a mapping (endpoint-independent filtering): the connection holds it too */
@@ -296,6 +300,9 @@ int rxp_nat_confirm(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_
 		}
 		b.src = htonl(mp.out_addr);
 		b.sport = mp.out_port;
+		/* address-dependent filtering lets in what comes from where the mapping's connections go */
+		b.remote = ntohl(b.dst) ? ntohl(b.dst) : 0;
+		rxp_nat_map_permit(nat->map, b.map, b.remote, +1);
 		if (cp->t.proto == RXP_IPPROTO_ICMP)
 			b.dport = mp.out_port;	/* a query's identifier is both of its tuple's ports */
 	} else if (pool) {
@@ -312,7 +319,7 @@ int rxp_nat_confirm(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_
 	}
 	ret = rxp_ct_confirm_nat(st->ct, st->worker, cp, st->now_ns, ref, &b);
 	if (ret && b.map != RXP_NAT_MAP_NONE)
-		rxp_nat_map_put(nat->map, b.map);	/* not taken over */
+		rxp_nat_release(nat->map, b.map, b.remote);	/* not taken over */
 	if (ret == -EADDRINUSE)
 		return -EADDRNOTAVAIL;
 	if (ret < 0)
@@ -360,7 +367,9 @@ bool rxp_nat_post(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_ct
 	return true;
 }
 
-void rxp_nat_release(void *ctx, uint32_t map)
+void rxp_nat_release(void *ctx, uint32_t map, uint32_t remote)
 {
+	if (remote)
+		rxp_nat_map_permit(ctx, map, remote, -1);
 	rxp_nat_map_put(ctx, map);
 }

@@ -85,6 +85,6 @@ bool rxp_nat_post(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_ct
 		  const struct rxp_ct_ref *ref);
 
 /* The mapping table's release callback for conntrack (its ctx: the map). */
-void rxp_nat_release(void *ctx, uint32_t map);
+void rxp_nat_release(void *ctx, uint32_t map, uint32_t remote);
 
 #endif

@@ -150,6 +150,16 @@ back = sent(res, False)
 check("masq_eif_takes_stranger", len(back) == 1 and back[0].dst == IN1 and back[0][UDP].dport == 5000 and
       back[0].src == FAR2, [p.summary() for p in back])
 
+# address-dependent: the remote's address the mapping talks to, from any of its ports, not another address
+other_port = outside(IP(src=FAR, dst=PUB) / UDP(sport=5353, dport=5000) / Raw(b"o"))
+res = run(MASQ, [udp_out, other_port])
+check("masq_apdf_refuses_other_port", not sent(res, False) and res.drops().get("nat_no_mapping") == 1, res.drops())
+res = run(MASQ + ["nat filtering address-dependent"], [udp_out, other_port, stranger])
+back = sent(res, False)
+check("masq_adf_takes_known_address", len(back) == 1 and back[0].src == FAR and back[0][UDP].sport == 5353 and
+      back[0].dst == IN1 and back[0][UDP].dport == 5000, [p.summary() for p in back])
+check("masq_adf_refuses_other_address", res.drops().get("nat_no_mapping") == 1, res.drops())
+
 # ---- a port forward (dnat): outside in, the answer out with the outside address ----
 FWD = ["nat add dnat in p0.2 proto tcp dport 8080 to %s:80" % IN1]
 c_syn = outside(IP(src=FAR, dst=PUB) / TCP(sport=50000, dport=8080, flags="S", seq=1))

@@ -631,6 +631,44 @@ static void test_threads(void)
 	rxp_nat_map_destroy(tmap);
 }
 
+/* Address-dependent filtering's counts: per (mapping, remote), gone with the last connection. */
+static void test_permits(void)
+{
+	struct rxp_nat_map *m = rxp_nat_map_create(64, false);
+	enum { N = 60 };
+	int count[N] = { 0 };
+
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	rxp_nat_map_permit(m, 3, 0x0a000001, +1);
+	rxp_nat_map_permit(m, 3, 0x0a000001, +1);
+	CHECK(rxp_nat_map_permits(m, 3, 0x0a000001));
+	CHECK(!rxp_nat_map_permits(m, 3, 0x0a000002));
+	CHECK(!rxp_nat_map_permits(m, 4, 0x0a000001));
+	rxp_nat_map_permit(m, 3, 0x0a000001, -1);
+	CHECK(rxp_nat_map_permits(m, 3, 0x0a000001));
+	rxp_nat_map_permit(m, 3, 0x0a000001, -1);
+	CHECK(!rxp_nat_map_permits(m, 3, 0x0a000001));
+	rxp_nat_map_permit(m, 3, 0x0a000001, -1);	/* one too many: nothing to take */
+	CHECK(!rxp_nat_map_permits(m, 3, 0x0a000001));
+	/* many keys in a small table: removals move the runs back, the others stay found */
+	for (unsigned round = 0; round < 2000; round++) {
+		unsigned k = (round * 2654435761u) % N;
+		int delta = count[k] && (round % 3) ? -1 : +1;
+
+		rxp_nat_map_permit(m, k % 8, 0x0a000000 + k, delta);
+		count[k] += delta;
+		for (unsigned j = 0; j < N; j++)
+			if (rxp_nat_map_permits(m, j % 8, 0x0a000000 + j) != (count[j] > 0)) {
+				CHECK(false);
+				round = 2000;
+				break;
+			}
+	}
+	rxp_nat_map_destroy(m);
+}
+
 int main(void)
 {
 	RUN(test_create);
@@ -643,5 +681,6 @@ int main(void)
 	RUN(test_put_and_full);
 	RUN(test_random);
 	RUN(test_threads);
+	RUN(test_permits);
 	return tests_done();
 }
