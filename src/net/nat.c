@@ -112,6 +112,14 @@ static int dnat_rule(const struct rxp_nat *nat, const struct rxp_ct_pkt *cp)
 	return -1;
 }
 
+/* An ICMP query to the outside address is the router's to answer: a mapping's identifier takes only answers. */
+static bool icmp_request(const struct rxp_ct_pkt *cp)
+{
+	uint8_t t = cp->icmp_type;
+
+	return cp->t.proto == RXP_IPPROTO_ICMP && (t == 8 || t == 13 || t == 15 || t == 17);
+}
+
 /* Is @addr (host order) an outside address of a source NAT pool? */
 static bool pool_addr(const struct rxp_nat *nat, uint32_t addr)
 {
@@ -158,9 +166,9 @@ int rxp_nat_pre(struct rxp_stack *st, struct rxp_pkt *pkt, struct rxp_ct_pkt *cp
 		return 1;
 	}
 	d = ntohl(pend->orig_dst);
-	if (!has_ids(&cp->t) || cp->frag_nth || !pool_addr(nat, d))
+	if (!has_ids(&cp->t) || cp->frag_nth || !pool_addr(nat, d) || icmp_request(cp))
 		return 0;
-	/* unsolicited, to an outside address: a mapping takes it only when filtering is endpoint-independent */
+	/* unsolicited, to an outside address: a mapping takes it only as filtering allows (RFC 4787 5) */
 	{
 		uint32_t m = rxp_nat_map_find_out(nat->map, cp->t.proto, d, cp->t.dport);
 		struct rxp_nat_mapping mp;

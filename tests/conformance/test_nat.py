@@ -160,6 +160,12 @@ check("masq_adf_takes_known_address", len(back) == 1 and back[0].src == FAR and 
       back[0].dst == IN1 and back[0][UDP].dport == 5000, [p.summary() for p in back])
 check("masq_adf_refuses_other_address", res.drops().get("nat_no_mapping") == 1, res.drops())
 
+# the router answers a ping to its outside address even when an inside host's echo holds that identifier
+res = run(MASQ, [ping, outside(IP(src=FAR2, dst=PUB) / ICMP(type=8, id=77, seq=9) / Raw(b"r"))])
+got = [p for p in sent(res, True) if ICMP in p and p[ICMP].type == 0]
+check("masq_router_answers_ping_on_mapped_id", len(got) == 1 and got[0].src == PUB and got[0].dst == FAR2,
+      ([p.summary() for p in sent(res)], res.drops()))
+
 # ---- a port forward (dnat): outside in, the answer out with the outside address ----
 FWD = ["nat add dnat in p0.2 proto tcp dport 8080 to %s:80" % IN1]
 c_syn = outside(IP(src=FAR, dst=PUB) / TCP(sport=50000, dport=8080, flags="S", seq=1))
