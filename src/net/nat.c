@@ -267,7 +267,6 @@ int rxp_nat_confirm(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_
 	uint32_t src = ntohl(addr_of(cp->t.src));
 	int ret, i;
 
-	(void)pkt;
 	if (cp->t.family != 4)
 		return rxp_ct_confirm(st->ct, st->worker, cp, st->now_ns, ref);
 	b.src = addr_of(cp->t.src);
@@ -309,7 +308,7 @@ int rxp_nat_confirm(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_
 		b.src = htonl(mp.out_addr);
 		b.sport = mp.out_port;
 		/* address-dependent filtering lets in what comes from where the mapping's connections go */
-		b.remote = ntohl(b.dst) ? ntohl(b.dst) : 0;
+		b.remote = ntohl(b.dst);
 		rxp_nat_map_permit(nat->map, b.map, b.remote, +1);
 		if (cp->t.proto == RXP_IPPROTO_ICMP)
 			b.dport = mp.out_port;	/* a query's identifier is both of its tuple's ports */
