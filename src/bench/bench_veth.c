@@ -5,10 +5,14 @@
  *   h1 (10.0.1.2) eth0 --- veth --- r0 [ r ] r1 --- veth --- eth0 (10.0.2.2) h2
  *
  * A sender in h1 blasts 64-byte UDP frames at h2 through r, and what h2's
- * eth0 receives per second is the figure. Three forwarders take turns in r,
+ * eth0 receives per second is the figure. The forwarders take turns in r,
  * repetition after repetition in a rotating order, in the same lab: the
  * kernel (addresses on r0/r1, ip_forward=1), and this same binary running
- * `rxpath run` on afxdp ports, then on afpacket ports.
+ * `rxpath run` on afxdp ports, then on afpacket ports; and each of the
+ * three again with masquerade to r's outside address 10.0.2.1 (the kernel:
+ * nftables and its conntrack; rxpath: `nat add masquerade out p1`). The
+ * NAT paths' ratios are taken against the kernel's NAT, not its plain
+ * forwarding.
  *
  * The sender is our own (veth_sender.c): a PACKET_TX_RING with the qdisc
  * bypassed, one system call per ring's worth of frames, that waits out a
@@ -49,20 +53,56 @@
 #define WARMUP_S 0.5		/* sender running before the window opens */
 #define START_TIMEOUT_S 10.0
 #define STOP_TIMEOUT_S 10.0
-enum veth_path { PATH_KERNEL, PATH_AFXDP, PATH_AFXDP_COALESCE, PATH_AFPACKET, N_PATHS };
+/*
+ * The flows h1 sends: build_frame writes one frame, every byte fixed, so one
+ * (source port 1024 to h2's discard port). On the NAT paths every flow is a
+ * connection and a mapping: they must stay far below the connection table
+ * (rxpath's `conntrack max` and the kernel's nf_conntrack_max: 65,536 by
+ * default here) and the 64,512 ports (1024-65535) the masquerade address has.
+ */
+#define FLOWS 1
+_Static_assert(FLOWS <= 1024, "the NAT paths need far fewer flows than 65,536 connections / 64,512 ports");
 
-static const char *const path_names[N_PATHS] = { "kernel", "afxdp", "afxdp-coalesce", "afpacket" };
-/* each rxpath path's port spec, after "dev=rN" */
-static const char *const path_driver[N_PATHS] = { NULL, "afxdp", "afxdp", "afpacket" };
-static const char *const path_options[N_PATHS] = { NULL, "", ",coalesce=200", "" };
+enum veth_path {
+	PATH_KERNEL, PATH_AFXDP, PATH_AFXDP_COALESCE, PATH_AFPACKET,
+	PATH_KERNEL_NAT, PATH_AFXDP_NAT, PATH_AFPACKET_NAT, N_PATHS
+};
+
 /*
  * afpacket ports get MACs of their own: frames to rxpath are then not the
  * kernel's (PACKET_OTHERHOST), which drops them at the door instead of
  * routing each one too. NULL: the port takes the interface's MAC.
  */
-static const char *const path_mac[N_PATHS][2] = {
-	[PATH_AFPACKET] = { "02:72:78:00:00:01", "02:72:78:00:00:02" },
+#define AFPACKET_MACS { "02:72:78:00:00:01", "02:72:78:00:00:02" }
+
+static const struct veth_path_def {
+	const char *name;
+	const char *driver;	/* rxpath's port driver; NULL: the kernel forwards */
+	const char *options;	/* the port spec's options, after "dev=rN" */
+	const char *mac[2];
+	bool nat;		/* masquerade out of r1 (p1) to 10.0.2.1 */
+	enum veth_path ref;	/* ratios are to this path */
+	enum veth_path plain;	/* the same forwarder without NAT */
+} paths[N_PATHS] = {
+	[PATH_KERNEL] = { "kernel", NULL, NULL, { NULL, NULL }, false, PATH_KERNEL, PATH_KERNEL },
+	[PATH_AFXDP] = { "afxdp", "afxdp", "", { NULL, NULL }, false, PATH_KERNEL, PATH_AFXDP },
+	[PATH_AFXDP_COALESCE] = { "afxdp-coalesce", "afxdp", ",coalesce=200", { NULL, NULL }, false,
+				  PATH_KERNEL, PATH_AFXDP_COALESCE },
+	[PATH_AFPACKET] = { "afpacket", "afpacket", "", AFPACKET_MACS, false, PATH_KERNEL, PATH_AFPACKET },
+	[PATH_KERNEL_NAT] = { "kernel-nat", NULL, NULL, { NULL, NULL }, true, PATH_KERNEL_NAT, PATH_KERNEL },
+	[PATH_AFXDP_NAT] = { "afxdp-nat", "afxdp", "", { NULL, NULL }, true, PATH_KERNEL_NAT, PATH_AFXDP },
+	[PATH_AFPACKET_NAT] = { "afpacket-nat", "afpacket", "", AFPACKET_MACS, true, PATH_KERNEL_NAT,
+				PATH_AFPACKET },
 };
+
+/* The kernel's masquerade in r, as nftables writes it (nft -f). */
+static const char kernel_nat_ruleset[] =
+	"table ip nat {\n"
+	"\tchain postrouting {\n"
+	"\t\ttype nat hook postrouting priority 100; policy accept;\n"
+	"\t\toifname \"r1\" masquerade\n"
+	"\t}\n"
+	"}\n";
 
 enum { NS_H1, NS_R, NS_H2, NS_MAX };
 
@@ -74,6 +114,7 @@ struct veth_lab {
 	int rxpath_cpu;		/* -1: not pinned */
 	int sender_cpu;
 	bool kernel_on;		/* addresses and forwarding on in r */
+	bool h2_no_route;	/* h2's default route is off (a NAT path's turn) */
 	pid_t sender;
 	pid_t rxpath;
 };
@@ -83,6 +124,7 @@ struct veth_opts {
 	unsigned reps;
 	bool json;
 	bool sink_stack;	/* h2's IP stack takes the flood (no XDP sink) */
+	bool path_on[N_PATHS];	/* --paths, with the ratios' references */
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -98,13 +140,28 @@ static void usage(FILE *out)
 		"usage: rxpath bench veth [OPTIONS]     (root)\n"
 		"\n"
 		"Builds h1 -- r -- h2 over veth pairs in network namespaces, blasts 64-byte UDP\n"
-		"frames from h1 to h2 and reports the packets/s that\n"
-		"reach h2 with each forwarder in r: the kernel (ip_forward), rxpath on afxdp\n"
-		"ports (need_wakeup alone, and with coalesce=200: the NAPI takes frames in\n"
-		"batches), rxpath on afpacket ports. Paths take turns, repetition by\n"
-		"repetition.\n"
-		"The lab is removed at the end, also on error and on Ctrl-C.\n"
+		"frames (one flow) from h1 to h2 and reports the packets/s that reach h2 with\n"
+		"each forwarder in r. Paths take turns, repetition by repetition:\n"
 		"\n"
+		"  kernel           the kernel in r (ip_forward)\n"
+		"  afxdp            rxpath on afxdp ports (need_wakeup alone)\n"
+		"  afxdp-coalesce   the same with coalesce=200: the NAPI takes frames in batches\n"
+		"  afpacket         rxpath on afpacket ports\n"
+		"  kernel-nat       the kernel with nftables masquerade out of r1 (conntrack);\n"
+		"                   needs nft (apt-get install nftables)\n"
+		"  afxdp-nat        afxdp with 'nat add masquerade out p1'\n"
+		"  afpacket-nat     afpacket with 'nat add masquerade out p1'\n"
+		"\n"
+		"Ratios are to kernel, and for the NAT paths to kernel-nat (the JSON's\n"
+		"ratio_to says which); the last lines compare afxdp/kernel with\n"
+		"afxdp-nat/kernel-nat (and afpacket's), measured in the same run. On the NAT\n"
+		"paths h2 has no route back to h1: the warm-up ping is answered only if r\n"
+		"masquerades to 10.0.2.1. The lab is removed at the end, also on error and\n"
+		"on Ctrl-C.\n"
+		"\n"
+		"  --paths LIST     the paths to measure, by name, separated by commas (default\n"
+		"                   all seven; with the defaults that is about 2.5 minutes);\n"
+		"                   the path a ratio is to comes along (kernel, kernel-nat)\n"
 		"  --duration S     seconds per measurement window (default 3)\n"
 		"  --reps N         repetitions of every path (default 5)\n"
 		"  --sink xdp|stack what h2 does with the flood: drop it at XDP (default;\n"
@@ -231,6 +288,29 @@ static void offloads_off(const struct veth_lab *lab, int ns, const char *dev)
 		sh(NULL, 0, err, sizeof(err), "ip netns exec %s ethtool -K %s tx off", lab->ns[ns], dev);
 }
 
+/* The kernel's masquerade in r on or off: table ip nat loaded from a file, or deleted. */
+static int kernel_nat(struct veth_lab *lab, bool on, char *err, size_t errlen)
+{
+	char file[128];
+	bool written = false;
+	FILE *f;
+
+	if (!on)
+		return sh(NULL, 0, err, errlen, "ip netns exec %s nft delete table ip nat", lab->ns[NS_R]);
+	snprintf(file, sizeof(file), "%s/kernel-nat.nft", lab->dir);
+	f = fopen(file, "w");
+	if (f) {
+		written = fputs(kernel_nat_ruleset, f) >= 0;
+		if (fclose(f))
+			written = false;
+	}
+	if (!written) {
+		snprintf(err, errlen, "cannot write %s: %s", file, strerror(errno));
+		return -1;
+	}
+	return sh(NULL, 0, err, errlen, "ip netns exec %s nft -f %s", lab->ns[NS_R], file);
+}
+
 static int lab_up(struct veth_lab *lab, const struct veth_opts *o, char *err, size_t errlen)
 {
 	static const char *const host_addr[2] = { "10.0.1.2/24", "10.0.2.2/24" };
@@ -273,12 +353,24 @@ static int lab_up(struct veth_lab *lab, const struct veth_opts *o, char *err, si
 	if (!o->sink_stack && xdp_sink_attach(lab->ns[NS_H2], "eth0", err, errlen))
 		return -1;
 	/* r0/r1 start without addresses and forwarding: each path sets up its own */
-	return sh(NULL, 0, err, errlen, "ip netns exec %s sysctl -qw net.ipv4.ip_forward=0 "
-		  "net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 "
-		  "net.ipv6.conf.r0.disable_ipv6=1 net.ipv6.conf.r1.disable_ipv6=1", lab->ns[NS_R]) ||
-	       sh(NULL, 0, err, errlen, "ip -n %s link set lo up", lab->ns[NS_R]) ||
-	       sh(NULL, 0, err, errlen, "ip -n %s link set r0 up", lab->ns[NS_R]) ||
-	       sh(NULL, 0, err, errlen, "ip -n %s link set r1 up", lab->ns[NS_R]) ? -1 : 0;
+	if (sh(NULL, 0, err, errlen, "ip netns exec %s sysctl -qw net.ipv4.ip_forward=0 "
+	       "net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 "
+	       "net.ipv6.conf.r0.disable_ipv6=1 net.ipv6.conf.r1.disable_ipv6=1", lab->ns[NS_R]) ||
+	    sh(NULL, 0, err, errlen, "ip -n %s link set lo up", lab->ns[NS_R]) ||
+	    sh(NULL, 0, err, errlen, "ip -n %s link set r0 up", lab->ns[NS_R]) ||
+	    sh(NULL, 0, err, errlen, "ip -n %s link set r1 up", lab->ns[NS_R]))
+		return -1;
+	/* a kernel without nf_tables or its NAT fails here, not minutes into the run */
+	if (o->path_on[PATH_KERNEL_NAT] &&
+	    (kernel_nat(lab, true, err, errlen) || kernel_nat(lab, false, err, errlen))) {
+		char why[512];
+
+		snprintf(why, sizeof(why), "%s", err);
+		snprintf(err, errlen, "kernel-nat: the kernel's masquerade does not load in r (nf_tables "
+			 "and nft_masq needed; or leave the NAT paths out with --paths): %s", why);
+		return -1;
+	}
+	return 0;
 }
 
 /*
@@ -319,9 +411,9 @@ static int build_frame(const struct veth_lab *lab, const char *dst_mac, uint8_t 
 	return 0;
 }
 
-static int write_rxpath_conf(const char *path, const char *driver, const char *options,
-			     const char *const mac[2], char *err, size_t errlen)
+static int write_rxpath_conf(const char *path, const struct veth_path_def *d, char *err, size_t errlen)
 {
+	const char *driver = d->driver, *options = d->options, *const *mac = d->mac;
 	FILE *out = fopen(path, "w");
 
 	if (!out) {
@@ -334,6 +426,9 @@ static int write_rxpath_conf(const char *path, const char *driver, const char *o
 		"addr add 10.0.1.1/24 dev p0\n"
 		"addr add 10.0.2.1/24 dev p1\n", driver, options, mac[0] ? ",mac=" : "",
 		mac[0] ? mac[0] : "", driver, options, mac[1] ? ",mac=" : "", mac[1] ? mac[1] : "");
+	/* p1 is r1, toward h2: its address 10.0.2.1 is what h2 sees */
+	if (d->nat)
+		fprintf(out, "nat add masquerade out p1\n");
 	if (fclose(out)) {
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
 		return -1;
@@ -419,7 +514,7 @@ static int sender_start(struct veth_lab *lab, enum veth_path p, char *err, size_
 	uint8_t frame[FRAME_SIZE - 4];
 	char log[128];
 
-	if (build_frame(lab, path_mac[p][0], frame, err, errlen))
+	if (build_frame(lab, paths[p].mac[0], frame, err, errlen))
 		return -1;
 	snprintf(log, sizeof(log), "%s/sender.log", lab->dir);
 	lab->sender = veth_sender_start(lab->ns[NS_H1], "eth0", frame, sizeof(frame),
@@ -483,10 +578,10 @@ static int rxpath_start(struct veth_lab *lab, enum veth_path p, char *err, size_
 	char *argv[16];
 	int n = 0;
 
-	snprintf(conf, sizeof(conf), "%s/rxpath-%s.conf", lab->dir, path_names[p]);
+	snprintf(conf, sizeof(conf), "%s/rxpath-%s.conf", lab->dir, paths[p].name);
 	snprintf(out, sizeof(out), "%s/rxpath.out", lab->dir);
 	snprintf(log, sizeof(log), "%s/rxpath.err", lab->dir);
-	if (write_rxpath_conf(conf, path_driver[p], path_options[p], path_mac[p], err, errlen))
+	if (write_rxpath_conf(conf, &paths[p], err, errlen))
 		return -1;
 	argv[n++] = "ip";
 	argv[n++] = "netns";
@@ -528,30 +623,56 @@ static int rxpath_alive(struct veth_lab *lab, char *err, size_t errlen)
 	return -1;
 }
 
-static int kernel_forwarding(struct veth_lab *lab, bool on, char *err, size_t errlen)
+static int kernel_forwarding(struct veth_lab *lab, bool on, bool nat, char *err, size_t errlen)
 {
 	const char *r = lab->ns[NS_R];
+	int bad = 0;
 
 	if (on) {
 		lab->kernel_on = true;
 		return sh(NULL, 0, err, errlen, "ip -n %s addr add 10.0.1.1/24 dev r0", r) ||
 		       sh(NULL, 0, err, errlen, "ip -n %s addr add 10.0.2.1/24 dev r1", r) ||
+		       (nat && kernel_nat(lab, true, err, errlen)) ||
 		       sh(NULL, 0, err, errlen, "ip netns exec %s sysctl -qw net.ipv4.ip_forward=1", r) ?
 		       -1 : 0;
 	}
-	/* r0/r1 go back to rxpath: the kernel in r must not answer ARP on them */
+	/*
+	 * r0/r1 go back to rxpath: the kernel in r must not answer ARP on them.
+	 * Without its table the kernel's NAT and conntrack hooks in r are gone
+	 * (the connection left in the table times out unseen).
+	 */
 	lab->kernel_on = false;
-	return sh(NULL, 0, err, errlen, "ip netns exec %s sysctl -qw net.ipv4.ip_forward=0", r) ||
-	       sh(NULL, 0, err, errlen, "ip -n %s addr flush dev r0", r) ||
-	       sh(NULL, 0, err, errlen, "ip -n %s addr flush dev r1", r) ||
-	       sh(NULL, 0, err, errlen, "ip -n %s neigh flush all", r) ? -1 : 0;
+	/* every step, whichever failed: a half-made turn is undone too */
+	bad |= sh(NULL, 0, err, errlen, "ip netns exec %s sysctl -qw net.ipv4.ip_forward=0", r);
+	if (nat)
+		bad |= kernel_nat(lab, false, err, errlen);
+	bad |= sh(NULL, 0, err, errlen, "ip -n %s addr flush dev r0", r);
+	bad |= sh(NULL, 0, err, errlen, "ip -n %s addr flush dev r1", r);
+	bad |= sh(NULL, 0, err, errlen, "ip -n %s neigh flush all", r);
+	return bad ? -1 : 0;
+}
+
+/*
+ * h2's default route (via r, 10.0.2.1) off for a NAT path's turn, and back
+ * on after it. Without it h2 answers only its own subnet: h1's warm-up ping
+ * comes back only if r masquerades it to 10.0.2.1.
+ */
+static int h2_route(struct veth_lab *lab, bool on, char *err, size_t errlen)
+{
+	if (on == !lab->h2_no_route)
+		return 0;
+	if (sh(NULL, 0, err, errlen, "ip -n %s route %s default via 10.0.2.1", lab->ns[NS_H2],
+	       on ? "add" : "del"))
+		return -1;
+	lab->h2_no_route = !on;
+	return 0;
 }
 
 /*
  * h1 -> h2 answered once: the forwarder is up and ARP is resolved on every
  * hop, both ways, before the blast.
  */
-static int warmup_ping(struct veth_lab *lab, const char *path, char *err, size_t errlen)
+static int warmup_ping(struct veth_lab *lab, enum veth_path p, char *err, size_t errlen)
 {
 	double end = rxp_clock_seconds() + START_TIMEOUT_S;
 
@@ -563,8 +684,10 @@ static int warmup_ping(struct veth_lab *lab, const char *path, char *err, size_t
 			return 0;
 	}
 	if (!stop_signal)
-		snprintf(err, errlen, "%s: h1 cannot ping h2 (10.0.2.2) through r within %.0f s",
-			 path, START_TIMEOUT_S);
+		snprintf(err, errlen, "%s: h1 cannot ping h2 (10.0.2.2) through r within %.0f s%s",
+			 paths[p].name, START_TIMEOUT_S,
+			 paths[p].nat ? " (h2 has no route back to h1: it answers only if r "
+					"masquerades to 10.0.2.1)" : "");
 	return -1;
 }
 
@@ -576,8 +699,10 @@ static int measure(struct veth_lab *lab, enum veth_path p, const struct veth_opt
 	double trx0, trx1, ttx0, ttx1;
 	int ret = -1;
 
-	if (p == PATH_KERNEL) {
-		if (kernel_forwarding(lab, true, err, errlen))
+	if (h2_route(lab, !paths[p].nat, err, errlen))
+		goto out;
+	if (!paths[p].driver) {
+		if (kernel_forwarding(lab, true, paths[p].nat, err, errlen))
 			goto out;
 	} else if (rxpath_start(lab, p, err, errlen)) {
 		goto out;
@@ -585,7 +710,7 @@ static int measure(struct veth_lab *lab, enum veth_path p, const struct veth_opt
 	/* the hosts learn the forwarder afresh: the paths' MACs differ */
 	if (sh(NULL, 0, err, errlen, "ip -n %s neigh flush all", lab->ns[NS_H1]) ||
 	    sh(NULL, 0, err, errlen, "ip -n %s neigh flush all", lab->ns[NS_H2]) ||
-	    warmup_ping(lab, path_names[p], err, errlen) ||
+	    warmup_ping(lab, p, err, errlen) ||
 	    sender_start(lab, p, err, errlen) ||
 	    nap(WARMUP_S) || sender_alive(lab, err, errlen) ||
 	    read_counter(lab, NS_H1, "eth0", "tx_packets", &tx0, &ttx0, err, errlen) ||
@@ -600,12 +725,14 @@ static int measure(struct veth_lab *lab, enum veth_path p, const struct veth_opt
 	ret = 0;
 out:
 	sender_stop(lab);
-	if (p == PATH_KERNEL) {
-		if (kernel_forwarding(lab, false, ret ? NULL : err, ret ? 0 : errlen))
+	if (!paths[p].driver) {
+		if (kernel_forwarding(lab, false, paths[p].nat, ret ? NULL : err, ret ? 0 : errlen))
 			ret = -1;
 	} else if (rxpath_stop(lab, ret ? NULL : err, ret ? 0 : errlen)) {
 		ret = -1;
 	}
+	if (h2_route(lab, true, ret ? NULL : err, ret ? 0 : errlen))
+		ret = -1;
 	return ret;
 }
 
@@ -641,13 +768,15 @@ static void lab_down(struct veth_lab *lab)
 		lab->ns_made[i] = false;
 	}
 	if (lab->dir[0]) {
-		static const char *const files[] = { "sender.log", "rxpath.out",
-						     "rxpath.err", "rxpath-afxdp.conf",
-						     "rxpath-afxdp-coalesce.conf",
-						     "rxpath-afpacket.conf" };
+		static const char *const files[] = { "sender.log", "rxpath.out", "rxpath.err",
+						     "kernel-nat.nft" };
 
 		for (unsigned i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 			snprintf(path, sizeof(path), "%s/%s", lab->dir, files[i]);
+			unlink(path);
+		}
+		for (int p = 0; p < N_PATHS; p++) {
+			snprintf(path, sizeof(path), "%s/rxpath-%s.conf", lab->dir, paths[p].name);
 			unlink(path);
 		}
 		rmdir(lab->dir);
@@ -680,25 +809,75 @@ static void pick_cpus(struct veth_lab *lab)
 	}
 }
 
+/* @p's median over its reference's, 0 when that is 0. */
+static double ratio_of(const double med[N_PATHS], enum veth_path p, enum veth_path ref)
+{
+	return med[ref] > 0 ? med[p] / med[ref] : 0;
+}
+
+/*
+ * The NAT paths against their plain ones, measured in the same run: does
+ * rxpath keep, with NAT, the ratio it has to the kernel without? To @out.
+ */
+static void print_nat_comparison(FILE *out, const struct veth_opts *o, const double med[N_PATHS],
+				 const double spread[N_PATHS])
+{
+	static const enum veth_path nat_paths[] = { PATH_AFXDP_NAT, PATH_AFPACKET_NAT };
+	bool header = false;
+
+	for (unsigned i = 0; i < sizeof(nat_paths) / sizeof(nat_paths[0]); i++) {
+		enum veth_path n = nat_paths[i], plain = paths[n].plain;
+		double rn = ratio_of(med, n, paths[n].ref), rp = ratio_of(med, plain, paths[plain].ref);
+
+		if (!o->path_on[n] || !o->path_on[plain])
+			continue;
+		if (!header)
+			fprintf(out, "\nNAT against no NAT, this run's medians:\n");
+		header = true;
+		fprintf(out, "%s/%s %.2fx vs %s/%s %.2fx: %s the ratio without NAT (%.2f of it; "
+			"spreads %s +-%.0f%%, %s +-%.0f%%)\n",
+			paths[n].name, paths[paths[n].ref].name, rn, paths[plain].name,
+			paths[paths[plain].ref].name, rp, rp > 0 && rn >= rp ? "keeps" : "falls short of",
+			rp > 0 ? rn / rp : 0, paths[n].name, spread[n], paths[plain].name, spread[plain]);
+	}
+	if (header && o->path_on[PATH_KERNEL])
+		fprintf(out, "kernel-nat/kernel %.2fx: what masquerade and conntrack leave of the kernel's forwarding\n",
+			ratio_of(med, PATH_KERNEL_NAT, PATH_KERNEL));
+}
+
 static void print_results(const struct veth_lab *lab, const struct veth_opts *o,
 			  double samples[N_PATHS][REPS_MAX], double sent[N_PATHS][REPS_MAX])
 {
-	double med[N_PATHS], lo[N_PATHS], hi[N_PATHS], smed[N_PATHS], slo, shi;
+	double med[N_PATHS] = { 0 }, lo[N_PATHS] = { 0 }, hi[N_PATHS] = { 0 }, smed[N_PATHS] = { 0 };
+	double spread[N_PATHS] = { 0 }, slo, shi;
+	bool any_nat = false, first = true;
 
 	for (int p = 0; p < N_PATHS; p++) {
+		if (!o->path_on[p])
+			continue;
 		summarize_samples(samples[p], o->reps, &med[p], &lo[p], &hi[p]);
 		summarize_samples(sent[p], o->reps, &smed[p], &slo, &shi);
+		/* (max - min) / 2 as a percentage of the median, as the other benches */
+		spread[p] = med[p] > 0 ? (hi[p] - lo[p]) / 2 / med[p] * 100 : 0;
+		any_nat |= paths[p].nat;
 	}
 	if (!o->json) {
-		printf("rxpath bench veth: h1 -> r -> h2 over veth, %u-byte UDP frames (one flow) from "
+		printf("rxpath bench veth: h1 -> r -> h2 over veth, %u-byte UDP frames (%d flow%s) from "
 		       "h1\n"
 		       "pps = frames delivered to h2's eth0 per second (rx_packets); sent = frames h1's "
 		       "eth0 handed to r\n"
 		       "%u repetitions x %.2f s per path, interleaved; medians with min..max\n"
 		       "h2 %s\n",
-		       FRAME_SIZE, o->reps, o->duration,
+		       FRAME_SIZE, FLOWS, FLOWS == 1 ? "" : "s", o->reps, o->duration,
 		       o->sink_stack ? "takes the flood up its IP stack (--sink stack)"
 				     : "drops the flood at XDP (--sink xdp): its stack is not the forwarder's cost");
+		if (any_nat)
+			printf("NAT paths: r masquerades out of r1 to 10.0.2.1 (kernel-nat: nftables and "
+			       "its conntrack;\n"
+			       "rxpath: nat add masquerade out p1); %d flow%s, so %d connection%s; h2 has "
+			       "no route back to h1\n"
+			       "in their turns; their ratios are to kernel-nat\n", FLOWS,
+			       FLOWS == 1 ? "" : "s", FLOWS, FLOWS == 1 ? "" : "s");
 		if (lab->rxpath_cpu >= 0)
 			printf("CPUs: sender on CPU %d, rxpath on CPU %d; the kernel forwards "
 			       "in softirq on the sender's CPU\n\n", lab->sender_cpu, lab->rxpath_cpu);
@@ -707,25 +886,78 @@ static void print_results(const struct veth_lab *lab, const struct veth_opts *o,
 			       lab->sender_cpu);
 		else
 			printf("CPUs: not pinned: sender and forwarder share the machine\n\n");
-		printf("%-15s %12s %12s %12s %8s %12s\n", "path", "pps", "min", "max", "ratio",
-		       "sent pps");
+		printf("%-15s %12s %12s %12s %8s %-11s %12s\n", "path", "pps", "min", "max", "ratio",
+		       "to", "sent pps");
 		for (int p = 0; p < N_PATHS; p++)
-			printf("%-15s %12.0f %12.0f %12.0f %7.2fx %12.0f\n", path_names[p], med[p], lo[p],
-			       hi[p], med[PATH_KERNEL] > 0 ? med[p] / med[PATH_KERNEL] : 0, smed[p]);
+			if (o->path_on[p])
+				printf("%-15s %12.0f %12.0f %12.0f %7.2fx %-11s %12.0f\n", paths[p].name,
+				       med[p], lo[p], hi[p], ratio_of(med, (enum veth_path)p, paths[p].ref),
+				       paths[paths[p].ref].name, smed[p]);
+		print_nat_comparison(stdout, o, med, spread);
 		return;
 	}
 	printf("[");
-	for (int p = 0; p < N_PATHS; p++)
+	for (int p = 0; p < N_PATHS; p++) {
+		enum veth_path plain = paths[p].plain;
+
+		if (!o->path_on[p])
+			continue;
 		printf("%s\n  {\"path\":\"%s\",\"frame_size\":%u,\"pps\":%.0f,\"pps_min\":%.0f,"
-		       "\"pps_max\":%.0f,\"spread_pct\":%.2f,\"ratio_to_kernel\":%.4f,"
+		       "\"pps_max\":%.0f,\"spread_pct\":%.2f,\"ratio_to_kernel\":%.4f,\"ratio_to\":\"%s\","
+		       "\"nat\":%s,\"flows\":%d,"
 		       "\"sent_pps\":%.0f,\"reps\":%u,\"duration\":%.2f,\"sender_cpu\":%d,"
-		       "\"rxpath_cpu\":%d,\"sink\":\"%s\"}",
-		       p ? "," : "", path_names[p], FRAME_SIZE, med[p], lo[p], hi[p],
-		       med[p] > 0 ? (hi[p] - lo[p]) / 2 / med[p] * 100 : 0,
-		       med[PATH_KERNEL] > 0 ? med[p] / med[PATH_KERNEL] : 0, smed[p], o->reps,
+		       "\"rxpath_cpu\":%d,\"sink\":\"%s\"",
+		       first ? "" : ",", paths[p].name, FRAME_SIZE, med[p], lo[p], hi[p],
+		       spread[p], ratio_of(med, (enum veth_path)p, paths[p].ref), paths[paths[p].ref].name,
+		       paths[p].nat ? "true" : "false", FLOWS, smed[p], o->reps,
 		       o->duration, lab->sender_cpu, lab->rxpath_cpu,
 		       o->sink_stack ? "stack" : "xdp");
+		/* a NAT path's ratio against its plain path's, both measured here */
+		if (paths[p].nat && o->path_on[plain])
+			printf(",\"plain_path\":\"%s\",\"plain_ratio_to_kernel\":%.4f", paths[plain].name,
+			       ratio_of(med, plain, paths[plain].ref));
+		printf("}");
+		first = false;
+	}
 	printf("\n]\n");
+	/* stdout is the JSON alone */
+	print_nat_comparison(stderr, o, med, spread);
+}
+
+/*
+ * --paths: the named paths (all when @list is NULL), and the path each
+ * one's ratio is to. Says what is wrong and returns -1 on a name it does
+ * not know.
+ */
+static int parse_paths(const char *list, bool on[N_PATHS])
+{
+	char buf[512], *save, *tok;
+
+	for (int p = 0; p < N_PATHS; p++)
+		on[p] = !list;
+	if (!list)
+		return 0;
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int p = 0;
+
+		while (p < N_PATHS && strcmp(tok, paths[p].name))
+			p++;
+		if (p == N_PATHS) {
+			fprintf(stderr, "rxpath bench veth: --paths: '%s': no such path (", tok);
+			for (p = 0; p < N_PATHS; p++)
+				fprintf(stderr, "%s%s", p ? ", " : "", paths[p].name);
+			fprintf(stderr, ")\n");
+			return -1;
+		}
+		on[p] = true;
+		on[paths[p].ref] = true;
+	}
+	for (int p = 0; p < N_PATHS; p++)
+		if (on[p])
+			return 0;
+	fprintf(stderr, "rxpath bench veth: --paths: expected path names separated by commas\n");
+	return -1;
 }
 
 int cmd_bench_veth(int argc, char **argv)
@@ -735,6 +967,7 @@ int cmd_bench_veth(int argc, char **argv)
 		{ "reps", required_argument, NULL, 'r' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "sink", required_argument, NULL, 's' },
+		{ "paths", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -743,7 +976,9 @@ int cmd_bench_veth(int argc, char **argv)
 	struct veth_lab lab = { 0 };
 	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
 	bool tty = isatty(STDERR_FILENO);
-	unsigned done = 0;
+	enum veth_path order[N_PATHS];
+	unsigned done = 0, n_order = 0;
+	const char *only = NULL;	/* --paths */
 	char err[1024] = "";
 	ssize_t len;
 	uint64_t v;
@@ -775,6 +1010,9 @@ int cmd_bench_veth(int argc, char **argv)
 			}
 			o.sink_stack = !strcmp(optarg, "stack");
 			break;
+		case 'p':
+			only = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -788,6 +1026,11 @@ int cmd_bench_veth(int argc, char **argv)
 			argv[optind]);
 		return 2;
 	}
+	if (parse_paths(only, o.path_on))
+		return 2;
+	for (int p = 0; p < N_PATHS; p++)
+		if (o.path_on[p])
+			order[n_order++] = (enum veth_path)p;
 	if (geteuid() != 0) {
 		fprintf(stderr, "rxpath bench veth: needs root (network namespaces and veth); run with sudo\n");
 		return 1;
@@ -795,6 +1038,12 @@ int cmd_bench_veth(int argc, char **argv)
 	if (!in_path("ip") || !in_path("ethtool")) {
 		fprintf(stderr, "rxpath bench veth: needs 'ip' and 'ethtool' to build the lab; install "
 			"iproute2 and ethtool (apt-get install iproute2 ethtool)\n");
+		return 1;
+	}
+	if (o.path_on[PATH_KERNEL_NAT] && !in_path("nft")) {
+		fprintf(stderr, "rxpath bench veth: the kernel-nat path (the reference of the NAT paths) "
+			"needs nft to load the kernel's masquerade; install nftables (apt-get install "
+			"nftables), or leave the NAT paths out: --paths kernel,afxdp,afxdp-coalesce,afpacket\n");
 		return 1;
 	}
 	len = readlink("/proc/self/exe", lab.exe, sizeof(lab.exe) - 1);
@@ -828,24 +1077,26 @@ int cmd_bench_veth(int argc, char **argv)
 		goto out;
 	}
 	for (unsigned rep = 0; rep < o.reps; rep++) {
-		for (unsigned k = 0; k < N_PATHS; k++) {
+		for (unsigned k = 0; k < n_order; k++) {
 			/* rotate the order: no path always runs first or last */
-			enum veth_path p = (enum veth_path)((k + rep) % N_PATHS);
+			enum veth_path p = order[(k + rep) % n_order];
 
 			if (tty)
-				fprintf(stderr, "\r%-70s\rbench veth: %2u/%u  %-9s repetition %u/%u ", "",
-					++done, N_PATHS * o.reps, path_names[p], rep + 1, o.reps);
+				fprintf(stderr, "\r%-76s\rbench veth: %3u/%u  %-14s repetition %u/%u ", "",
+					++done, n_order * o.reps, paths[p].name, rep + 1, o.reps);
 			if (measure(&lab, p, &o, &samples[p][rep], &sent[p][rep], err, sizeof(err)))
 				goto out;
 		}
-		if (!tty)
-			fprintf(stderr, "bench veth: repetition %u/%u done: kernel %.0f, afxdp %.0f, "
-				"afxdp-coalesce %.0f, afpacket %.0f pps\n", rep + 1, o.reps,
-				samples[PATH_KERNEL][rep], samples[PATH_AFXDP][rep],
-				samples[PATH_AFXDP_COALESCE][rep], samples[PATH_AFPACKET][rep]);
+		if (!tty) {
+			fprintf(stderr, "bench veth: repetition %u/%u done:", rep + 1, o.reps);
+			for (unsigned k = 0; k < n_order; k++)
+				fprintf(stderr, "%s %s %.0f", k ? "," : "", paths[order[k]].name,
+					samples[order[k]][rep]);
+			fprintf(stderr, " pps\n");
+		}
 	}
 	if (tty)
-		fprintf(stderr, "\r%-70s\r", "");
+		fprintf(stderr, "\r%-76s\r", "");
 	ret = 0;
 out:
 	lab_down(&lab);
