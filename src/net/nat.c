@@ -308,8 +308,10 @@ int rxp_nat_confirm(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_
 		b.src = htonl(mp.out_addr);
 		b.sport = mp.out_port;
 		/* address-dependent filtering lets in what comes from where the mapping's connections go */
-		b.remote = ntohl(b.dst);
-		rxp_nat_map_permit(nat->map, b.map, b.remote, +1);
+		if (nat->filtering == RXP_NAT_ADF) {
+			b.remote = ntohl(b.dst);
+			rxp_nat_map_permit(nat->map, b.map, b.remote, +1);
+		}
 		if (cp->t.proto == RXP_IPPROTO_ICMP)
 			b.dport = mp.out_port;	/* a query's identifier is both of its tuple's ports */
 	} else if (pool) {
