@@ -104,16 +104,11 @@ static int rule_check(struct dp *dp, const struct dp_cmd *c, char *err, size_t e
 			return -ENOENT;
 		}
 	}
-	if (n->kind == RXP_NAT_MASQUERADE && !dp->router->ifs[ifidx].n_addr4) {
-		snprintf(err, errlen, "%s: port %s has no IPv4 address to masquerade to: 'addr add ADDR/LEN dev %s' first",
-			 c->where, n->port, n->port);
-		return -EADDRNOTAVAIL;
-	}
-	if (n->kind == RXP_NAT_DNAT && !n->dst && !dp->router->ifs[ifidx].n_addr4) {
-		snprintf(err, errlen, "%s: port %s has no IPv4 address to forward from: give 'dst ADDR' or add one",
-			 c->where, n->port);
-		return -EADDRNOTAVAIL;
-	}
+	/* as nftables' masquerade, the address is the port's when a packet leaves, not when the rule is made */
+	if ((n->kind == RXP_NAT_MASQUERADE || (n->kind == RXP_NAT_DNAT && !n->dst)) &&
+	    !dp->router->ifs[ifidx].n_addr4)
+		dp_log(dp, "%s: note: port %s has no IPv4 address yet: '%s' takes nothing until it has one",
+		       c->where, n->port, n->text);
 	if (n->kind == RXP_NAT_SNAT && pool_check(dp, n, err, errlen))
 		return -EADDRINUSE;
 	for (unsigned i = 0; i < nat->n; i++) {
