@@ -178,6 +178,7 @@ struct rxp_ct_nat {
 	uint32_t map;			/* the mapping the connection holds a reference on, or RXP_CTT_NONE */
 	uint32_t rule;			/* the NAT rule's id that made it */
 	uint32_t remote;		/* host order: the remote address it counts in the mapping's permits; 0: none */
+	uint32_t map2;			/* a hairpinned connection's second mapping (its source's), or RXP_CTT_NONE */
 };
 
 struct rxp_ct_bucket {

@@ -46,6 +46,8 @@ static void release_nat(void *ctx, const struct rxp_ct_nat *n)
 
 	if (ct->release_fn && n->map != RXP_CTT_NONE)
 		ct->release_fn(ct->release_ctx, n->map, n->remote);
+	if (ct->release_fn && n->map2 != RXP_CTT_NONE)
+		ct->release_fn(ct->release_ctx, n->map2, 0);
 }
 
 static const struct {
@@ -696,6 +698,7 @@ int rxp_ct_confirm_nat(struct rxp_ct *ct, unsigned w, const struct rxp_ct_pkt *p
 		t->nat[idx].map = bind->map;
 		t->nat[idx].rule = bind->rule;
 		t->nat[idx].remote = bind->remote;
+		t->nat[idx].map2 = bind->map2;
 		RXP_CT_ST(&e->status, (uint8_t)(RXP_CT_LD(&e->status) | RXP_CTE_NAT));
 		nat_expires(ct, e, now);
 	}

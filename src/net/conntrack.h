@@ -189,6 +189,7 @@ struct rxp_ct_nat_bind {
 	uint32_t map;
 	uint32_t rule;			/* the NAT rule's id, for show */
 	uint32_t remote;		/* host order: counted in the mapping's permits (address-dependent filtering); 0: none */
+	uint32_t map2;			/* a second mapping reference (a hairpin's source), or UINT32_MAX */
 };
 
 /*

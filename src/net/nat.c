@@ -120,17 +120,17 @@ static bool icmp_request(const struct rxp_ct_pkt *cp)
 	return cp->t.proto == RXP_IPPROTO_ICMP && (t == 8 || t == 13 || t == 15 || t == 17);
 }
 
-/* Is @addr (host order) an outside address of a source NAT pool? */
-static bool pool_addr(const struct rxp_nat *nat, uint32_t addr)
+/* The source NAT rule whose pool holds @addr (host order), or -1. */
+static int pool_rule(const struct rxp_nat *nat, uint32_t addr)
 {
 	for (uint32_t i = 0; i < nat->n_rules; i++) {
 		const struct rxp_nat_rule *r = &nat->rules[i];
 
 		if ((r->kind == RXP_NAT_MASQUERADE || r->kind == RXP_NAT_SNAT) &&
 		    addr >= r->pool.addr_lo && addr <= r->pool.addr_hi)
-			return true;
+			return (int)i;
 	}
-	return false;
+	return -1;
 }
 
 int rxp_nat_pre(struct rxp_stack *st, struct rxp_pkt *pkt, struct rxp_ct_pkt *cp, struct rxp_ct_ref *ref,
@@ -143,6 +143,7 @@ int rxp_nat_pre(struct rxp_stack *st, struct rxp_pkt *pkt, struct rxp_ct_pkt *cp
 
 	pend->dnat = -1;
 	pend->map = -1;
+	pend->hairpin = -1;
 	if (cp->t.family != 4)
 		return 0;
 	pend->orig_dst = addr_of(cp->t.dst);	/* a datagram's fragments are found by it */
@@ -166,15 +167,22 @@ int rxp_nat_pre(struct rxp_stack *st, struct rxp_pkt *pkt, struct rxp_ct_pkt *cp
 		return 1;
 	}
 	d = ntohl(pend->orig_dst);
-	if (!has_ids(&cp->t) || cp->frag_nth || !pool_addr(nat, d) || icmp_request(cp))
+	i = pool_rule(nat, d);
+	if (!has_ids(&cp->t) || cp->frag_nth || i < 0 || icmp_request(cp))
 		return 0;
-	/* unsolicited, to an outside address: a mapping takes it only as filtering allows (RFC 4787 5) */
+	/*
+	 * Unsolicited, to an outside address: a mapping takes it as filtering
+	 * allows (RFC 4787 5), and from inside always (hairpinning, REQ-9: it
+	 * comes back to the mapping's host with the sender's own mapping as
+	 * its source).
+	 */
 	{
 		uint32_t m = rxp_nat_map_find_out(nat->map, cp->t.proto, d, cp->t.dport);
+		bool hairpin = pkt->ifidx != nat->rules[i].ifidx;
 		struct rxp_nat_mapping mp;
 
 		if (m != RXP_NAT_MAP_NONE &&
-		    (nat->filtering == RXP_NAT_EIF ||
+		    (hairpin || nat->filtering == RXP_NAT_EIF ||
 		     (nat->filtering == RXP_NAT_ADF && rxp_nat_map_permits(nat->map, m, ntohl(addr_of(cp->t.src))))) &&
 		    rxp_nat_map_read(nat->map, m, &mp)) {
 			memset(&tg, 0, sizeof(tg));
@@ -184,6 +192,7 @@ int rxp_nat_pre(struct rxp_stack *st, struct rxp_pkt *pkt, struct rxp_ct_pkt *cp
 			if (pre_translate(st, pkt, cp, &tg, dst, nh) < 0)
 				return -1;
 			pend->map = (int32_t)m;
+			pend->hairpin = hairpin ? i : -1;
 			return 1;
 		}
 		/* the router's own address (masquerade) with no mapping of the port: its own to answer */
@@ -246,6 +255,44 @@ static const struct rxp_nat_pool *hairpin_pool(const struct rxp_nat *nat, const 
 	return own;
 }
 
+/*
+ * A hairpinned connection's source: the sender's own mapping of the pool
+ * it aimed at, as it would leave by it (RFC 4787 REQ-9a: external source
+ * address and port); when that is the very mapping it sent to (a host
+ * reaching its own mapping, as STUN's hairpin test does), a mapping of a
+ * pool of its own, since a connection's two directions cannot have one key.
+ * Returns 0 with @b's source and map2, or -EADDRNOTAVAIL / -ENOSPC.
+ */
+static int hairpin_source(const struct rxp_nat *nat, const struct rxp_ct_pkt *cp,
+			  const struct rxp_nat_pending *pend, struct rxp_ct_nat_bind *b)
+{
+	const struct rxp_nat_rule *r = &nat->rules[pend->hairpin];
+	struct rxp_nat_pool own = r->pool;
+	struct exclude_ctx x = { nat };
+	struct rxp_nat_mapping mp;
+	uint32_t src = ntohl(addr_of(cp->t.src));
+	int err = 0;
+
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass)
+			own.id = HAIRPIN_POOL | (uint32_t)pend->hairpin;
+		b->map2 = rxp_nat_map_get(nat->map, &own, cp->t.proto, src, cp->t.sport, excluded, &x, &err);
+		if (b->map2 == RXP_NAT_MAP_NONE)
+			return err == -ENOSPC ? -ENOSPC : -EADDRNOTAVAIL;
+		if (!rxp_nat_map_read(nat->map, b->map2, &mp) ||
+		    (htonl(mp.out_addr) == pend->orig_dst && mp.out_port == pend->orig_dport)) {
+			rxp_nat_map_put(nat->map, b->map2);
+			b->map2 = RXP_NAT_MAP_NONE;
+			continue;
+		}
+		b->src = htonl(mp.out_addr);
+		b->sport = mp.out_port;
+		b->rule = (uint32_t)pend->hairpin;
+		return 0;
+	}
+	return -EADDRNOTAVAIL;
+}
+
 static void count_hit(const struct rxp_nat_rule *r)
 {
 	if (r->hits)
@@ -273,13 +320,20 @@ int rxp_nat_confirm(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_
 	b.dst = addr_of(cp->t.dst);
 	b.sport = cp->t.sport;
 	b.dport = cp->t.dport;
-	b.map = RXP_NAT_MAP_NONE;
+	b.map = b.map2 = RXP_NAT_MAP_NONE;
 	b.remote = 0;
 	b.rule = fwd ? (uint32_t)pend->dnat : UINT32_MAX;
 	if (pend->map >= 0) {
-		/* in by a mapping (endpoint-independent filtering): the connection holds it too */
+		/* in by a mapping (as filtering allows, or hairpinned): the connection holds it too */
 		rxp_nat_map_hold(nat->map, (uint32_t)pend->map);
 		b.map = (uint32_t)pend->map;
+		if (pend->hairpin >= 0) {
+			ret = hairpin_source(nat, cp, pend, &b);
+			if (ret) {
+				rxp_nat_map_put(nat->map, b.map);
+				return ret;
+			}
+		}
 	} else if (fwd && fwd->kind == RXP_NAT_DNAT && pkt->ifidx != fwd->ifidx) {
 		/* hairpin (RFC 4787 REQ-9): the inside server sees the outside address as the source */
 		pool = hairpin_pool(nat, fwd, &own);
@@ -329,6 +383,8 @@ int rxp_nat_confirm(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_
 	ret = rxp_ct_confirm_nat(st->ct, st->worker, cp, st->now_ns, ref, &b);
 	if (ret && b.map != RXP_NAT_MAP_NONE)
 		rxp_nat_release(nat->map, b.map, b.remote);	/* not taken over */
+	if (ret && b.map2 != RXP_NAT_MAP_NONE)
+		rxp_nat_map_put(nat->map, b.map2);
 	if (ret == -EADDRINUSE)
 		return -EADDRNOTAVAIL;
 	if (ret < 0)

@@ -58,6 +58,7 @@ struct rxp_nat_pending {
 	int32_t map;			/* endpoint-independent filtering: the mapping it came in by, or -1 */
 	uint32_t orig_dst;		/* network order: its destination before */
 	uint16_t orig_dport;		/* host order */
+	int32_t hairpin;		/* from inside to a mapping: the source NAT rule of its address, or -1 */
 };
 
 /*

@@ -193,6 +193,20 @@ got = [p for p in sent(res, False) if TCP in p]
 check("hairpin_forward_seen_from_outside_address", len(got) == 1 and got[0].dst == IN1 and got[0][TCP].dport == 80 and
       got[0].src == PUB and csum_ok(got[0]), [p.summary() for p in got])
 
+# hairpin to a mapping (REQ-9): an inside host reaches another's mapping through the outside address,
+# and is seen with its own mapping as the source; filtering does not stand between inside hosts
+to_map = inside(IP(src=IN3, dst=PUB) / UDP(sport=6100, dport=5000) / Raw(b"h"), mac=H3)
+res = run(MASQ, [udp_out, to_map])
+got = [p for p in sent(res, False) if UDP in p and p.dst == IN1]
+check("hairpin_to_mapping", len(got) == 1 and got[0][UDP].dport == 5000 and got[0].src == PUB and
+      got[0][UDP].sport == 6100 and csum_ok(got[0]), ([p.summary() for p in sent(res)], res.drops()))
+# a host to its own mapping (STUN's hairpin test): it comes back, from another port of the outside address
+self_hp = inside(IP(src=IN1, dst=PUB) / UDP(sport=5000, dport=5000) / Raw(b"s"))
+res = run(MASQ, [udp_out, self_hp])
+got = [p for p in sent(res, False) if UDP in p and bytes(p[UDP].payload) == b"s"]
+check("hairpin_to_own_mapping", len(got) == 1 and got[0].dst == IN1 and got[0][UDP].dport == 5000 and
+      got[0].src == PUB and got[0][UDP].sport != 5000, ([p.summary() for p in sent(res)], res.drops()))
+
 # ---- fragments of a translated datagram: every one translated, whichever comes first ----
 big = IP(src=IN1, dst=FAR, id=4242) / UDP(sport=5300, dport=53) / Raw(bytes(range(256)) * 6)
 frags = [inside(f) for f in fragment(big, fragsize=512)]
