@@ -121,6 +121,19 @@ check("masq_tcp_handshake", len(out) == 2 and len(back) == 1 and all(p.src == PU
       ([p.summary() for p in out], [p.summary() for p in back]))
 check("masq_tcp_checksums", out and back and all(csum_ok(p) for p in out + back))
 
+# simultaneous open (RFC 5382 REQ-2 ... as RFC 9293's): both SYNs cross, then both SYN-ACKs
+s_in = inside(IP(src=IN1, dst=FAR) / TCP(sport=40200, dport=7000, flags="S", seq=100))
+s_out = outside(IP(src=FAR, dst=PUB) / TCP(sport=7000, dport=40200, flags="S", seq=900))
+sa_in = inside(IP(src=IN1, dst=FAR) / TCP(sport=40200, dport=7000, flags="SA", seq=100, ack=901))
+sa_out = outside(IP(src=FAR, dst=PUB) / TCP(sport=7000, dport=40200, flags="SA", seq=900, ack=101))
+res = run(MASQ + ["filter add forward ct-state established,related accept",
+                  "filter add forward in p0 ct-state new accept", "filter policy forward drop"],
+          [s_in, s_out, sa_in, sa_out])
+out, back = [p for p in sent(res, True) if TCP in p], [p for p in sent(res, False) if TCP in p]
+check("masq_tcp_simultaneous_open", len(out) == 2 and len(back) == 2 and all(p.src == PUB for p in out) and
+      [str(p[TCP].flags) for p in back] == ["S", "SA"] and all(p.dst == IN1 for p in back),
+      ([p.summary() for p in out], [p.summary() for p in back], res.drops()))
+
 # ---- ICMP echo: the identifier is the port (RFC 5508) ----
 ping = inside(IP(src=IN1, dst=FAR) / ICMP(type=8, id=77, seq=1) / Raw(b"p" * 16))
 pong = outside(IP(src=FAR, dst=PUB) / ICMP(type=0, id=77, seq=1) / Raw(b"p" * 16))
