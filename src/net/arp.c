@@ -3,7 +3,9 @@
 #include <arpa/inet.h>
 #include <string.h>
 #include "arp.h"
+#include "filter.h"
 #include "host.h"
+#include "nat.h"
 #include "out.h"
 
 /* Returns the interface address to speak from toward @target: one on its subnet, else the first. */
@@ -92,7 +94,9 @@ void rxp_arp_input(struct rxp_stack *st, struct rxp_pkt *pkt)
 		rxp_neigh_learn(st, pkt->ifidx, 4, (const uint8_t *)&spa, sha,
 				rxp_l3if_has_addr4(ifp, tpa) && rxp_l3if_subnet4(ifp, spa) >= 0,
 				op == RXP_ARP_OP_REPLY && rxp_l3if_has_addr4(ifp, tpa));
-	if (!rxp_l3if_has_addr4(ifp, tpa)) {
+	/* a NAT's outside address that is no interface's is answered for too (a pool, a static mapping) */
+	if (!rxp_l3if_has_addr4(ifp, tpa) &&
+	    !(op == RXP_ARP_OP_REQUEST && rxp_unlikely(rxp_filter_on(st)) && rxp_nat_owns4(st, pkt->ifidx, tpa))) {
 		rxp_drop(st, pkt, RXP_DROP_ARP_NOT_FOR_US);
 		return;
 	}

@@ -438,3 +438,23 @@ void rxp_nat_release(void *ctx, uint32_t map, uint32_t remote)
 		rxp_nat_map_permit(ctx, map, remote, -1);
 	rxp_nat_map_put(ctx, map);
 }
+
+bool rxp_nat_owns4(const struct rxp_stack *st, int ifidx, uint32_t addr)
+{
+	const struct rxp_nat *nat = st->filter->nat;
+	const struct rxp_l3if *ifp = &st->router->ifs[ifidx];
+	uint32_t a = ntohl(addr);
+
+	if (!nat || rxp_l3if_subnet4(ifp, addr) < 0)
+		return false;
+	for (uint32_t i = 0; i < nat->n_rules; i++) {
+		const struct rxp_nat_rule *r = &nat->rules[i];
+
+		if (r->kind == RXP_NAT_SNAT && r->ifidx == ifidx && a >= r->pool.addr_lo && a <= r->pool.addr_hi)
+			return true;
+		if ((r->kind == RXP_NAT_STATIC || r->kind == RXP_NAT_DNAT) && r->dst == a &&
+		    (r->kind == RXP_NAT_STATIC || r->ifidx == ifidx))
+			return true;
+	}
+	return false;
+}

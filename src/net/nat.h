@@ -85,6 +85,14 @@ int rxp_nat_confirm(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_
 bool rxp_nat_post(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_ct_pkt *cp,
 		  const struct rxp_ct_ref *ref);
 
+/*
+ * True when @addr (network order) is an outside address of NAT's on
+ * interface @ifidx that no interface has: a pool's (on its out port), a
+ * static mapping's or a port forward's dst on the subnet there. ARP
+ * answers for it, as an appliance does for its NAT addresses.
+ */
+bool rxp_nat_owns4(const struct rxp_stack *st, int ifidx, uint32_t addr);
+
 /* The mapping table's release callback for conntrack (its ctx: the map). */
 void rxp_nat_release(void *ctx, uint32_t map, uint32_t remote);
 

@@ -283,6 +283,19 @@ res = run(MASQ, [at(0, t_syn), at(1, t_synack), at(2, t_ack), at(7500, t_data)],
 back = [p for p in sent(res, False) if TCP in p]
 check("nat_tcp_established_ends_after_its_timeout", len(back) == 1, ([p.summary() for p in back], res.drops()))
 
+# ---- ARP for a NAT's outside addresses that no interface has: a static mapping's, a pool's ----
+from scapy.all import ARP  # noqa: E402
+
+
+def who_has(ip):
+    return Ether(src=H2, dst="ff:ff:ff:ff:ff:ff") / Dot1Q(vlan=2) / ARP(op=1, hwsrc=H2, psrc=GW, pdst=ip)
+
+
+res = run(["nat add static %s 10.0.2.50" % IN1, "nat add snat out p0.2 src 10.0.1.3 to 10.0.2.60-10.0.2.61"],
+          [who_has("10.0.2.50"), who_has("10.0.2.61"), who_has("10.0.2.70")])
+said = [p[ARP].psrc for p in res.sent("p0") if ARP in p and p[ARP].op == 2 and p[ARP].hwsrc == R0]
+check("nat_arp_for_outside_addresses", sorted(said) == ["10.0.2.50", "10.0.2.61"], said)
+
 # ---- bad lines: named, nothing applied ----
 res = rxlab.run(BASE + ["nat add masquerade out nosuch"], {}, ports=("p0",))
 check("nat_unknown_port_refused", res.rc != 0 and "nosuch" in res.stderr, res.stderr[-500:])
