@@ -666,6 +666,7 @@ int dp_filter_commit(struct dp *dp, char *err, size_t errlen)
 	}
 	f->block = b;
 	block_free(old);
+	dp_nat_swapped(&f->nat);
 	f->dirty = false;
 	f->build_ms = now_ms() - t0;
 	return 0;

@@ -24,8 +24,16 @@ static void rules_free(struct dp_nat_rule *r, unsigned n)
 	free(r);
 }
 
+void dp_nat_swapped(struct dp_nat *nat)
+{
+	for (unsigned i = 0; i < nat->n_dead; i++)
+		free(nat->dead[i]);
+	nat->n_dead = 0;
+}
+
 void dp_nat_free(struct dp_nat *nat)
 {
+	dp_nat_swapped(nat);
 	rules_free(nat->rules, nat->n);
 	rules_free(nat->flushed, nat->n_flushed);
 	rxp_nat_map_destroy(nat->map);
@@ -202,7 +210,11 @@ int dp_nat_apply(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen
 			return -ENOENT;
 		}
 		at = c->nat.index - 1;
-		free(nat->rules[at].hits);
+		/* the block the workers read counts into it until the next one is in */
+		if (nat->n_dead < DP_NAT_DEAD_MAX)
+			nat->dead[nat->n_dead++] = nat->rules[at].hits;
+		else
+			free(nat->rules[at].hits);	/* so many in one batch: its commit swaps before a poll */
 		memmove(&nat->rules[at], &nat->rules[at + 1], (nat->n - at - 1) * sizeof(*nat->rules));
 		nat->n--;
 		break;

@@ -19,6 +19,7 @@ struct dp_nat_rule {
 };
 
 #define DP_NAT_MAPPINGS_DEFAULT 65536u	/* mappings; grows with `conntrack max` */
+#define DP_NAT_DEAD_MAX 1024u		/* rules deleted between two commits */
 
 struct dp_nat {
 	struct dp_nat_rule *rules;
@@ -30,9 +31,13 @@ struct dp_nat {
 	struct dp_nat_rule *flushed;	/* the last flush's rules, for its inverse */
 	unsigned n_flushed;
 	uint32_t flush_id;
+	uint64_t *dead[DP_NAT_DEAD_MAX];	/* deleted rules' counters, freed once the block without them is in */
+	unsigned n_dead;
 };
 
 void dp_nat_init(struct dp_nat *nat);
+/* A new block is in: what only the old one read goes. */
+void dp_nat_swapped(struct dp_nat *nat);
 void dp_nat_free(struct dp_nat *nat);
 
 /* Command kinds (cmd.c's table): apply, inverse, key, as the others. */
