@@ -925,24 +925,24 @@ void rxp_ct_set_nat_release(struct rxp_ct *ct, void (*fn)(void *ctx, uint32_t ma
 	ct->release_ctx = ctx;
 }
 
-bool rxp_ct_nat_target(const struct rxp_ct *ct, const struct rxp_ct_ref *ref, struct rxp_ct_tuple *out)
+bool rxp_ct_nat_target(const struct rxp_ct *ct, const struct rxp_ct_ref *ref, struct rxp_ct_nat4 *out)
 {
 	const struct rxp_ct_table *t = ct->t;
 	const struct rxp_ct_entry *e;
-	struct rxp_ct_key k, back;
+	const struct rxp_ct_key *k;
 
 	if (ref->entry >= t->phys)
 		return false;
 	e = rxp_ct_table_entry(t, ref->entry);
 	if (!(RXP_CT_LDA(&e->status) & RXP_CTE_NAT))
 		return false;
-	/* it leaves as the other direction's key seen back */
-	if (ref->dir)
-		rxp_ct_key_load(&k, &e->key);
-	else
-		rxp_ct_key_load(&k, &t->nat[ref->entry].reply);
-	rxp_ct_key_swap(&back, &k);
-	tuple_of_key(out, &back);
+	/* it leaves as the other direction's key seen back: that key's source is its destination */
+	k = ref->dir ? &e->key : &t->nat[ref->entry].reply;
+	memcpy(&out->src, k->dst, 4);
+	memcpy(&out->dst, k->src, 4);
+	out->sport = k->dport;
+	out->dport = k->sport;
+	out->proto = k->proto;
 	return true;
 }
 

@@ -203,13 +203,20 @@ struct rxp_ct_nat_bind {
 int rxp_ct_confirm_nat(struct rxp_ct *ct, unsigned w, const struct rxp_ct_pkt *p, uint64_t now_ns,
 		       struct rxp_ct_ref *ref, const struct rxp_ct_nat_bind *bind);
 
+/* An IPv4 tuple as a translation wants it: addresses in network order, ports in host order. */
+struct rxp_ct_nat4 {
+	uint32_t src, dst;
+	uint16_t sport, dport;		/* an ICMP query: its identifier in both */
+	uint8_t proto;
+};
+
 /*
  * For a packet of a translated connection (@ref from tracking, its
  * direction's): the tuple it leaves with, true; false when the connection
  * is not translated. For an ICMP error (related) it is what the error's
  * outer header goes to; its quoted packet becomes the other direction's.
  */
-bool rxp_ct_nat_target(const struct rxp_ct *ct, const struct rxp_ct_ref *ref, struct rxp_ct_tuple *out);
+bool rxp_ct_nat_target(const struct rxp_ct *ct, const struct rxp_ct_ref *ref, struct rxp_ct_nat4 *out);
 
 /* The NAT rule id of translated entry @entry. */
 uint32_t rxp_ct_nat_rule(const struct rxp_ct *ct, uint32_t entry);

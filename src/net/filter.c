@@ -612,7 +612,7 @@ static uint16_t filter_chunk(struct rxp_stack *st, struct rxp_pkt **pkts, uint32
 				go = decide(st, pkt, chain, rule, &cp[i], f->track ? &refs[i] : NULL, nh[i],
 					    f->nat ? &pend[i] : NULL, &why);
 				/* postrouting: a translated connection's source */
-				if (go && f->nat && !rxp_nat_post(st, pkt, &cp[i], &refs[i])) {
+				if (go && f->nat && !rxp_nat_post(st, pkt, &cp[i], &refs[i], &pend[i])) {
 					go = false;
 					why = RXP_DROP_NAT_MALFORMED;
 				}
@@ -659,7 +659,7 @@ static rxp_noinline bool nat_output(struct rxp_stack *st, struct rxp_pkt *pkt, s
 	struct rxp_nat_pending pend;
 	uint32_t nh = RXP_NH_LOCAL;
 
-	return rxp_nat_pre(st, pkt, cp, ref, NULL, &nh, &pend) >= 0 && rxp_nat_post(st, pkt, cp, ref);
+	return rxp_nat_pre(st, pkt, cp, ref, NULL, &nh, &pend) >= 0 && rxp_nat_post(st, pkt, cp, ref, &pend);
 }
 
 /* Output's decision, with the tracking entries it reads held (see rxp_filter_output). */

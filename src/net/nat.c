@@ -27,9 +27,9 @@ static inline void set_addr(uint8_t a[16], uint32_t v)
 }
 
 /* TCP and UDP have ports; an ICMP query its identifier (in both of the tuple's ports). */
-static inline bool has_ids(const struct rxp_ct_tuple *t)
+static inline bool has_ids(uint8_t proto)
 {
-	return t->proto == RXP_IPPROTO_TCP || t->proto == RXP_IPPROTO_UDP || t->proto == RXP_IPPROTO_ICMP;
+	return proto == RXP_IPPROTO_TCP || proto == RXP_IPPROTO_UDP || proto == RXP_IPPROTO_ICMP;
 }
 
 /* The next hop of a rewritten destination (host order in *@dst when asked). */
@@ -55,12 +55,12 @@ static inline uint8_t *ip_of(struct rxp_pkt *pkt)
  * Returns 1 when rewritten, 0 when there was nothing to change, -1 dropped.
  */
 static int pre_translate(struct rxp_stack *st, struct rxp_pkt *pkt, struct rxp_ct_pkt *cp,
-			  const struct rxp_ct_tuple *tg, uint32_t *dst, uint32_t *nh)
+			  const struct rxp_ct_nat4 *tg, uint32_t *dst, uint32_t *nh)
 {
-	bool err = cp->icmp_error, ids = has_ids(tg);
+	bool err = cp->icmp_error, ids = has_ids(tg->proto);
 	uint32_t cur = err ? addr_of(cp->inner.src) : addr_of(cp->t.dst);
 	uint16_t cur_port = err ? cp->inner.sport : cp->t.dport;
-	uint32_t to = addr_of(tg->dst);
+	uint32_t to = tg->dst;
 	int ret;
 
 	if (cur == to && (!ids || cur_port == tg->dport))
@@ -137,19 +137,24 @@ int rxp_nat_pre(struct rxp_stack *st, struct rxp_pkt *pkt, struct rxp_ct_pkt *cp
 		 uint32_t *dst, uint32_t *nh, struct rxp_nat_pending *pend)
 {
 	const struct rxp_nat *nat = st->filter->nat;
-	struct rxp_ct_tuple tg;
+	struct rxp_ct_nat4 tg;
 	uint32_t d;
 	int i;
 
 	pend->dnat = -1;
 	pend->map = -1;
 	pend->hairpin = -1;
+	pend->tg_ok = false;
 	if (cp->t.family != 4)
 		return 0;
 	pend->orig_dst = addr_of(cp->t.dst);	/* a datagram's fragments are found by it */
 	pend->orig_dport = cp->t.dport;
-	if (ref->entry != UINT32_MAX)
-		return rxp_ct_nat_target(st->ct, ref, &tg) ? pre_translate(st, pkt, cp, &tg, dst, nh) : 0;
+	if (ref->entry != UINT32_MAX) {
+		if (!rxp_ct_nat_target(st->ct, ref, &pend->tg))
+			return 0;
+		pend->tg_ok = true;	/* for postrouting */
+		return pre_translate(st, pkt, cp, &pend->tg, dst, nh);
+	}
 	if (ref->state != RXP_ACL_CT_NEW)
 		return 0;
 	i = dnat_rule(nat, cp);
@@ -158,7 +163,7 @@ int rxp_nat_pre(struct rxp_stack *st, struct rxp_pkt *pkt, struct rxp_ct_pkt *cp
 
 		memset(&tg, 0, sizeof(tg));
 		tg.proto = cp->t.proto;
-		set_addr(tg.dst, htonl(r->kind == RXP_NAT_STATIC ? r->src : r->to_addr));
+		tg.dst = htonl(r->kind == RXP_NAT_STATIC ? r->src : r->to_addr);
 		tg.dport = r->kind == RXP_NAT_DNAT && r->to_port ?
 			   (uint16_t)(r->to_port + (cp->t.dport - r->dport_lo)) : cp->t.dport;
 		if (pre_translate(st, pkt, cp, &tg, dst, nh) < 0)
@@ -168,7 +173,7 @@ int rxp_nat_pre(struct rxp_stack *st, struct rxp_pkt *pkt, struct rxp_ct_pkt *cp
 	}
 	d = ntohl(pend->orig_dst);
 	i = pool_rule(nat, d);
-	if (!has_ids(&cp->t) || cp->frag_nth || i < 0 || icmp_request(cp))
+	if (!has_ids(cp->t.proto) || cp->frag_nth || i < 0 || icmp_request(cp))
 		return 0;
 	/*
 	 * Unsolicited, to an outside address: a mapping takes it as filtering
@@ -187,7 +192,7 @@ int rxp_nat_pre(struct rxp_stack *st, struct rxp_pkt *pkt, struct rxp_ct_pkt *cp
 		    rxp_nat_map_read(nat->map, m, &mp)) {
 			memset(&tg, 0, sizeof(tg));
 			tg.proto = cp->t.proto;
-			set_addr(tg.dst, htonl(mp.in_addr));
+			tg.dst = htonl(mp.in_addr);
 			tg.dport = mp.in_port;
 			if (pre_translate(st, pkt, cp, &tg, dst, nh) < 0)
 				return -1;
@@ -348,7 +353,7 @@ int rxp_nat_confirm(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_
 			b.rule = (uint32_t)i;
 		}
 	}
-	if (pool && has_ids(&cp->t) && !cp->frag_nth) {
+	if (pool && has_ids(cp->t.proto) && !cp->frag_nth) {
 		struct exclude_ctx x = { nat };
 		struct rxp_nat_mapping mp;
 		int err = 0;
@@ -399,20 +404,24 @@ int rxp_nat_confirm(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_
 }
 
 bool rxp_nat_post(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_ct_pkt *cp,
-		  const struct rxp_ct_ref *ref)
+		  const struct rxp_ct_ref *ref, const struct rxp_nat_pending *pend)
 {
-	struct rxp_ct_tuple tg;
+	struct rxp_ct_nat4 tg;
 	bool err = cp->icmp_error;
 	uint32_t cur, to;
 	uint16_t cur_port;
 	int ret;
 
-	if (cp->t.family != 4 || ref->entry == UINT32_MAX || !rxp_ct_nat_target(st->ct, ref, &tg))
+	if (cp->t.family != 4 || ref->entry == UINT32_MAX)
+		return true;
+	if (pend && pend->tg_ok)
+		tg = pend->tg;	/* prerouting read it */
+	else if (!rxp_ct_nat_target(st->ct, ref, &tg))
 		return true;
 	cur = err ? addr_of(cp->inner.dst) : addr_of(cp->t.src);
 	cur_port = err ? cp->inner.dport : cp->t.sport;
-	to = addr_of(tg.src);
-	if (cur == to && (!has_ids(&tg) || cur_port == tg.sport))
+	to = tg.src;
+	if (cur == to && (!has_ids(tg.proto) || cur_port == tg.sport))
 		return true;
 	if (err) {
 		struct rxp_nat_rw outer = { .src = true, .saddr = to };

@@ -59,6 +59,8 @@ struct rxp_nat_pending {
 	uint32_t orig_dst;		/* network order: its destination before */
 	uint16_t orig_dport;		/* host order */
 	int32_t hairpin;		/* from inside to a mapping: the source NAT rule of its address, or -1 */
+	bool tg_ok;			/* a translated connection's packet: @tg is where it goes */
+	struct rxp_ct_nat4 tg;
 };
 
 /*
@@ -81,9 +83,12 @@ int rxp_nat_pre(struct rxp_stack *st, struct rxp_pkt *pkt, struct rxp_ct_pkt *cp
 int rxp_nat_confirm(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_ct_pkt *cp,
 		    struct rxp_ct_ref *ref, uint32_t nh, const struct rxp_nat_pending *pend);
 
-/* Postrouting: a translated connection's source rewritten. Returns false when dropped (malformed). */
+/*
+ * Postrouting: a translated connection's source rewritten (@pend, its
+ * prerouting's, may be NULL). Returns false when dropped (malformed).
+ */
 bool rxp_nat_post(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_ct_pkt *cp,
-		  const struct rxp_ct_ref *ref);
+		  const struct rxp_ct_ref *ref, const struct rxp_nat_pending *pend);
 
 /*
  * True when @addr (network order) is an outside address of NAT's on

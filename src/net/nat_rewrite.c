@@ -189,15 +189,65 @@ static void rewrite_l4(const struct l4_at *at, const struct rxp_nat_rw *rw, uint
 		set16(at->csum, 0xffff, NULL, NULL, outer);
 }
 
+/* Stores @nv in the 16-bit field @f and adds the change to *@d (RFC 1624 eqn. 3: ~m + m'). */
+static inline void put16(uint8_t *f, uint16_t nv, uint32_t *d)
+{
+	uint16_t ov = ld16(f);
+
+	st16(f, nv);
+	*d += (uint16_t)~ov + (uint32_t)nv;
+}
+
+/* @cs updated by the summed change @d: HC' = ~(~HC + sum(~m + m')). */
+static inline void apply(uint8_t *cs, uint32_t d)
+{
+	uint32_t sum = (uint16_t)~ld16(cs) + d;
+
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	st16(cs, (uint16_t)~sum);
+}
+
 int rxp_nat_rewrite4(uint8_t *ip, unsigned len, const struct rxp_nat_rw *rw)
 {
+	uint32_t d_ip = 0, d_l4;
 	struct l4_at at;
 	unsigned ihl;
+	uint8_t n[4];
 
 	if (ip4_hdr(ip, len, &ihl) || find_l4(ip, ihl, len - ihl, false, &at))
 		return -EINVAL;
-	rewrite_addrs(ip, rw, at.pseudo ? at.csum : NULL, NULL);
-	rewrite_l4(&at, rw, NULL);
+	/* each checksum updated once, by the sum of the words' changes (a packet's own: no outer sum) */
+	if (rw->src) {
+		memcpy(n, &rw->saddr, 4);
+		put16(ip + 12, ld16(n), &d_ip);
+		put16(ip + 14, ld16(n + 2), &d_ip);
+	}
+	if (rw->dst) {
+		memcpy(n, &rw->daddr, 4);
+		put16(ip + 16, ld16(n), &d_ip);
+		put16(ip + 18, ld16(n + 2), &d_ip);
+	}
+	d_l4 = at.pseudo ? d_ip : 0;
+	if (at.ports) {
+		if (rw->src)
+			put16(at.ports, rw->sport, &d_l4);
+		if (rw->dst)
+			put16(at.ports + 2, rw->dport, &d_l4);
+	} else if (at.ident) {
+		/* a request is translated at its source, its reply at its destination */
+		if (rw->src)
+			put16(at.ident, rw->sport, &d_l4);
+		else if (rw->dst)
+			put16(at.ident, rw->dport, &d_l4);
+	}
+	apply(ip + 10, d_ip);
+	if (at.csum) {
+		apply(at.csum, d_l4);
+		/* 0 and 0xffff are the same sum; a UDP checksum that comes to 0 is sent as 0xffff (RFC 768) */
+		if (at.udp && !ld16(at.csum))
+			st16(at.csum, 0xffff);
+	}
 	return 0;
 }
 
