@@ -291,7 +291,6 @@ static struct rxp_filter_frag *frag_new(struct rxp_stack *st, const struct rxp_c
 	return best;
 }
 
-/* Sends on a held fragment whose datagram's first one went through. */
 /* A later fragment of a translated datagram: its first's addresses (only they: it has no ports). */
 static bool frag_translate(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_filter_frag *d)
 {
@@ -305,6 +304,7 @@ static bool frag_translate(struct rxp_stack *st, struct rxp_pkt *pkt, const stru
 	return true;
 }
 
+/* Sends on a held fragment whose datagram's first one went through. */
 static void frag_send(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh)
 {
 	if (pkt->flags & RXP_PKT_F_IP6) {

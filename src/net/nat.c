@@ -315,7 +315,8 @@ int rxp_nat_confirm(struct rxp_stack *st, struct rxp_pkt *pkt, const struct rxp_
 	struct rxp_nat_pool own;
 	struct rxp_ct_nat_bind b;
 	struct rxp_ct_pkt orig;
-	int out_if = nh < RXP_NH_MAX ? (int)r->nh[nh].ifidx : -1;
+	/* what the router takes itself (input) leaves by no interface: no source NAT */
+	int out_if = nh != RXP_NH_LOCAL && nh < RXP_NH_MAX ? (int)r->nh[nh].ifidx : -1;
 	uint32_t src = ntohl(addr_of(cp->t.src));
 	int ret, i;
 

@@ -179,6 +179,12 @@ got = [p for p in sent(res, True) if ICMP in p and p[ICMP].type == 0]
 check("masq_router_answers_ping_on_mapped_id", len(got) == 1 and got[0].src == PUB and got[0].dst == FAR2,
       ([p.summary() for p in sent(res)], res.drops()))
 
+# what the router takes itself is not source-translated, whatever port the rule names
+res = run(["nat add masquerade out p0"], [inside(IP(src=IN1, dst="10.0.1.1") / ICMP(type=8, id=5, seq=1))])
+got = [p for p in sent(res, False) if ICMP in p]
+check("nat_input_not_translated", len(got) == 1 and got[0].src == "10.0.1.1" and got[0].dst == IN1 and
+      got[0][ICMP].type == 0 and got[0][ICMP].id == 5, ([p.summary() for p in sent(res)], res.drops()))
+
 # ---- a port forward (dnat): outside in, the answer out with the outside address ----
 FWD = ["nat add dnat in p0.2 proto tcp dport 8080 to %s:80" % IN1]
 c_syn = outside(IP(src=FAR, dst=PUB) / TCP(sport=50000, dport=8080, flags="S", seq=1))
