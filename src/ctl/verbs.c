@@ -36,6 +36,7 @@ static const struct cmd_verb verbs[] = {
 	{ .word = "conntrack", .ctl_rank = 8, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_conntrack,
 	  .help = "  conntrack max N  |  conntrack timeout NAME SECONDS  |  conntrack tcp liberal|loose on|off\n" },
 	{ .word = "nat", .ctl_rank = 9, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_nat,
+	  .shape = { .max_words = 16 },	/* the longest: nat add dnat in P dst A proto P dport N-M to A:P */
 	  .help = "  nat add masquerade out PORT [src PREFIX]\n"
 		  "  nat add snat out PORT [src PREFIX] to ADDR[-ADDR] [ports N-M]\n"
 		  "  nat add dnat in PORT [dst ADDR] proto tcp|udp dport N[-M] to ADDR[:PORT]\n"

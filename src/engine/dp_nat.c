@@ -52,12 +52,22 @@ static void ipstr(uint32_t host, char *buf, size_t len)
 	inet_ntop(AF_INET, &a, buf, (socklen_t)len);
 }
 
-/* Do two rules claim the same outside endpoint or inside address? Names the clash in @err. */
+/* A port forward's outside address: its dst, else its in port's first address (host order, 0: none yet). */
+static uint32_t forward_addr(struct dp *dp, const struct dp_nat_cmd *c)
+{
+	int ifidx = rxp_router_if_by_name(dp->router, c->port);
+
+	if (c->dst)
+		return c->dst;
+	return ifidx >= 0 && dp->router->ifs[ifidx].n_addr4 ? ntohl(dp->router->ifs[ifidx].addr4[0]) : 0;
+}
+
+/* Do two rules claim the same outside endpoint or inside address? Names the clash in @why. */
 static bool clashes(struct dp *dp, const struct dp_nat_cmd *a, const struct dp_nat_cmd *b, char *why, size_t len)
 {
-	(void)dp;
 	if (a->kind == RXP_NAT_DNAT && b->kind == RXP_NAT_DNAT && a->proto == b->proto &&
-	    a->dst == b->dst && !strcmp(a->port, b->port) && a->dport_lo <= b->dport_hi && b->dport_lo <= a->dport_hi) {
+	    a->dport_lo <= b->dport_hi && b->dport_lo <= a->dport_hi &&
+	    (forward_addr(dp, a) == forward_addr(dp, b) || (!a->dst && !b->dst && !strcmp(a->port, b->port)))) {
 		snprintf(why, len, "its outside port%s already forwarded by '%s'",
 			 a->dport_lo == a->dport_hi ? " is" : "s are", b->text);
 		return true;

@@ -11,7 +11,7 @@
 #include "rxpath/stack.h"
 #include "stage.h"
 
-#define HAIRPIN_POOL 0x80000000u	/* a pool id of its own: a port forward's hairpin source */
+#define HAIRPIN_POOL 0x80000000u	/* pool ids of their own (with the rule's index): hairpins' sources */
 
 static inline uint32_t addr_of(const uint8_t a[16])
 {
