@@ -143,7 +143,7 @@ static int rule_parse(char *const *w, int n, struct dp_nat_cmd *c, struct cmd_er
 
 	memset(c, 0, sizeof(*c));
 	if (n < 1)
-		return cmd_fail(e, "", "expected masquerade, snat, dnat or static");
+		return cmd_fail_shown(e, "nothing after 'add'", "expected masquerade, snat, dnat or static");
 	for (c->kind = 0; c->kind < RXP_ARRAY_SIZE(kind_names) && strcmp(w[0], kind_names[c->kind]); c->kind++)
 		;
 	if (c->kind == RXP_ARRAY_SIZE(kind_names))
@@ -207,9 +207,9 @@ static int rule_parse(char *const *w, int n, struct dp_nat_cmd *c, struct cmd_er
 		}
 	}
 	if (c->kind == RXP_NAT_SNAT && !to)
-		return cmd_fail(e, "", "expected 'to ADDR[-ADDR]': snat needs its outside addresses");
+		return cmd_fail_shown(e, "the end of the line", "expected 'to ADDR[-ADDR]': snat needs its outside addresses");
 	if (c->kind == RXP_NAT_DNAT && (!proto || !dport || !to))
-		return cmd_fail(e, "", "expected %s: a port forward is 'dnat in PORT [dst ADDR] proto tcp|udp dport N[-M] to ADDR[:PORT]'",
+		return cmd_fail_shown(e, "the end of the line", "expected %s: a port forward is 'dnat in PORT [dst ADDR] proto tcp|udp dport N[-M] to ADDR[:PORT]'",
 				!proto ? "'proto tcp|udp'" : !dport ? "'dport N[-M]'" : "'to ADDR[:PORT]'");
 	if (c->kind == RXP_NAT_DNAT && c->port_lo && (uint32_t)c->port_lo + (c->dport_hi - c->dport_lo) > 65535)
 		return cmd_fail(e, w[n - 1], "the range mapped from port %u runs past 65535", c->port_lo);
@@ -242,7 +242,7 @@ int verb_nat(struct dp_config *cfg, const struct cmd_line *l, const char *where,
 			return add_cmd(cfg, &c, where);
 		}
 		if (n < 3)
-			return cmd_fail(e, "", "expected 'nat del N' (its number in show nat) or 'nat del RULE'");
+			return cmd_fail_shown(e, "nothing after 'del'", "expected 'nat del N' (its number in show nat) or 'nat del RULE'");
 		if (rule_parse(w + 2, n - 2, &c.nat, e))
 			return -1;
 		return add_cmd(cfg, &c, where);

@@ -81,7 +81,7 @@ static bool clashes(struct dp *dp, const struct dp_nat_cmd *a, const struct dp_n
 }
 
 /* A pool may not take a router address that serves another port. */
-static int pool_check(struct dp *dp, const struct dp_nat_cmd *c, char *err, size_t errlen)
+static int pool_check(struct dp *dp, const char *where, const struct dp_nat_cmd *c, char *err, size_t errlen)
 {
 	const struct rxp_router *r = dp->router;
 	int own = rxp_router_if_by_name(r, c->port);
@@ -96,8 +96,8 @@ static int pool_check(struct dp *dp, const struct dp_nat_cmd *c, char *err, size
 			if ((int)i == own || a < c->to_lo || a > c->to_hi)
 				continue;
 			ipstr(a, s, sizeof(s));
-			snprintf(err, errlen, "%s: the pool holds %s, an address of port %s: a mapping would take its "
-				 "connections' ports; leave it out of the pool", c->text, s, ifp->name);
+			snprintf(err, errlen, "%s: %s: the pool holds %s, an address of port %s: a mapping would take "
+				 "its connections' ports; leave it out of the pool", where, c->text, s, ifp->name);
 			return -EADDRINUSE;
 		}
 	}
@@ -127,7 +127,7 @@ static int rule_check(struct dp *dp, const struct dp_cmd *c, char *err, size_t e
 	    !dp->router->ifs[ifidx].n_addr4)
 		dp_log(dp, "%s: note: port %s has no IPv4 address yet: '%s' takes nothing until it has one",
 		       c->where, n->port, n->text);
-	if (n->kind == RXP_NAT_SNAT && pool_check(dp, n, err, errlen))
+	if (n->kind == RXP_NAT_SNAT && pool_check(dp, c->where, n, err, errlen))
 		return -EADDRINUSE;
 	for (unsigned i = 0; i < nat->n; i++) {
 		if (clashes(dp, n, &nat->rules[i].c, why, sizeof(why))) {
