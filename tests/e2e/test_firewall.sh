@@ -56,72 +56,7 @@ if ! build_g; then
 fi
 
 # probes as a user's tools see them: connect(), and UDP with IP_RECVERR (what traceroute reads)
-PROBE=$LAB_DIR/probe.py
-cat >"$PROBE" <<'EOF'
-import select, socket, struct, sys, time
-def tcp(host, port, wait):
-    fam = socket.AF_INET6 if ":" in host else socket.AF_INET
-    s = socket.socket(fam, socket.SOCK_STREAM)
-    s.settimeout(float(wait))
-    t = time.monotonic()
-    try:
-        s.connect((host, int(port)))
-        print("connected")
-    except ConnectionRefusedError:
-        print("refused %.3f" % (time.monotonic() - t))
-    except (socket.timeout, TimeoutError):
-        print("timeout")
-    except OSError as e:
-        print("error %s" % e.strerror)
-def udp(host, port, ttl, wait):
-    v6 = ":" in host
-    s = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET, socket.SOCK_DGRAM)
-    if v6:
-        s.setsockopt(socket.IPPROTO_IPV6, 25, 1)                     # IPV6_RECVERR
-        if int(ttl):
-            s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_UNICAST_HOPS, int(ttl))
-    else:
-        s.setsockopt(socket.IPPROTO_IP, 11, 1)                       # IP_RECVERR
-        if int(ttl):
-            s.setsockopt(socket.IPPROTO_IP, socket.IP_TTL, int(ttl))
-    s.connect((host, int(port)))
-    s.send(b"probe")
-    p = select.poll()
-    p.register(s, select.POLLERR | select.POLLIN)
-    if not p.poll(float(wait) * 1000):
-        print("none")
-        return
-    try:
-        _, anc, _, _ = s.recvmsg(512, 512, socket.MSG_ERRQUEUE)
-    except OSError:
-        print("none")
-        return
-    for _, _, data in anc:
-        errno_, origin, typ, code = struct.unpack_from("=IBBB", data)
-        off = data[16:]
-        if v6:
-            addr = socket.inet_ntop(socket.AF_INET6, off[8:24])
-        else:
-            addr = socket.inet_ntop(socket.AF_INET, off[4:8])
-        print("icmp %d %d %s" % (typ, code, addr))
-        return
-    print("none")
-def listen(*ports):
-    socks = []
-    for port in ports:
-        s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-        s.bind(("::", int(port)))
-        s.listen(16)
-        socks.append(s)
-    while True:
-        r, _, _ = select.select(socks, [], [])
-        for s in r:
-            c, _ = s.accept()
-            c.close()
-globals()[sys.argv[1]](*sys.argv[2:])
-EOF
+PROBE=$PWD/tests/e2e/probe.py
 probe() { local ns=$1; shift; lab_in "$ns" "$PYTHON" "$PROBE" "$@" 2>&1; }
 
 # h1 listens on 5555 (rejected from outside) and 7777 (dropped from outside)
