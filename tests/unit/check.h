@@ -38,4 +38,13 @@ int tests_done(void);
 
 #define RUN(fn) run_test(#fn, fn)
 
+/* The next of the xorshift64 sequence in *@s (never 0 once seeded non-zero): tests' repeatable random numbers. */
+static inline uint64_t check_xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
 #endif

@@ -1746,10 +1746,7 @@ static uint64_t rs = 88172645463325252ull;
 
 static uint64_t xrand(void)
 {
-	rs ^= rs << 13;
-	rs ^= rs >> 7;
-	rs ^= rs << 17;
-	return rs;
+	return check_xorshift(&rs);
 }
 
 /* Connection @i's packet in direction @dir, as parse would leave it. */

@@ -330,10 +330,7 @@ static uint64_t rs = 88172645463325252ull;
 
 static uint64_t xrand(void)
 {
-	rs ^= rs << 13;
-	rs ^= rs >> 7;
-	rs ^= rs << 17;
-	return rs;
+	return check_xorshift(&rs);
 }
 
 #define MP 3	/* pools */
@@ -569,10 +566,7 @@ static void *t_worker(void *arg)
 	for (unsigned i = 0; i < TOPS; i++) {
 		uint64_t x;
 
-		t->rs ^= t->rs << 13;
-		t->rs ^= t->rs >> 7;
-		t->rs ^= t->rs << 17;
-		x = t->rs;
+		x = check_xorshift(&t->rs);
 		if (t->n_held == THELD || ((x & 1) && t->n_held)) {
 			unsigned j = (unsigned)((x >> 8) % t->n_held);
 
