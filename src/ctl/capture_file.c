@@ -30,7 +30,9 @@
 #define RELEASE_BATCH 64	/* records copied between two releases of ring space */
 
 struct rxp_capture_file {
-	struct rxp_capture *cap;
+	struct rxp_capture *cap[RXP_CAPTURE_FILE_RINGS_MAX];	/* one per worker: each ring has one producer */
+	unsigned n_caps;
+	_Atomic uint64_t claimed;	/* the count's, over every ring */
 	char path[PATH_MAX];
 	int fd;
 	pthread_t writer;
@@ -149,19 +151,21 @@ static void stage_record(struct rxp_capture_file *cf, const struct rxp_capture_r
 	}
 }
 
-/* Moves every record the ring holds into the staging buffer. Returns how many. */
+/* Moves every record the rings hold into the staging buffer, ring after ring (each in its order). Returns how many. */
 static uint64_t drain(struct rxp_capture_file *cf)
 {
 	const struct rxp_capture_rec *rec;
 	uint64_t n = 0;
 
-	while ((rec = rxp_capture_peek(cf->cap)) != NULL) {
-		stage_record(cf, rec);
-		/* copied: the datapath may have the space back, a batch at a time */
-		if (++n % RELEASE_BATCH == 0)
-			rxp_capture_release(cf->cap);
+	for (unsigned r = 0; r < cf->n_caps; r++) {
+		while ((rec = rxp_capture_peek(cf->cap[r])) != NULL) {
+			stage_record(cf, rec);
+			/* copied: the datapath may have the space back, a batch at a time */
+			if (++n % RELEASE_BATCH == 0)
+				rxp_capture_release(cf->cap[r]);
+		}
+		rxp_capture_release(cf->cap[r]);
 	}
-	rxp_capture_release(cf->cap);
 	return n;
 }
 
@@ -203,7 +207,7 @@ static int stage_block(struct rxp_capture_file *cf, int len)
 static int write_header(struct rxp_capture_file *cf, const struct rxp_capture_file_spec *spec,
 			char *err, size_t errlen)
 {
-	uint32_t snaplen = rxp_capture_snaplen(cf->cap);
+	uint32_t snaplen = rxp_capture_snaplen(cf->cap[0]);
 	int ret;
 
 	ret = stage_block(cf, rxp_pcapng_shb(cf->stage, STAGE_BYTES, "rxpath"));
@@ -306,10 +310,20 @@ int rxp_capture_file_open(struct rxp_capture_file **out, const struct rxp_captur
 		ret = -ENODEV;
 		goto err_free;
 	}
-	/* the filter and the buffer first: a mistake there leaves an existing file alone */
-	ret = rxp_capture_create(&cf->cap, &cfg, err, errlen);
-	if (ret)
+	/* the filter and the buffers first: a mistake there leaves an existing file alone */
+	cf->n_caps = spec->rings ? spec->rings : 1;
+	if (cf->n_caps > RXP_CAPTURE_FILE_RINGS_MAX) {
+		snprintf(err, errlen, "capture: %u workers, at most %u", cf->n_caps, RXP_CAPTURE_FILE_RINGS_MAX);
+		ret = -EINVAL;
 		goto err_free;
+	}
+	if (cf->n_caps > 1)
+		cfg.shared_count = &cf->claimed;
+	for (unsigned r = 0; r < cf->n_caps; r++) {
+		ret = rxp_capture_create(&cf->cap[r], &cfg, err, errlen);
+		if (ret)
+			goto err_capture;
+	}
 	cf->stage = malloc(STAGE_BYTES);
 	if (!cf->stage) {
 		snprintf(err, errlen, "capture: out of memory");
@@ -341,15 +355,21 @@ err_close:
 err_stage:
 	free(cf->stage);
 err_capture:
-	rxp_capture_destroy(cf->cap);
+	for (unsigned r = 0; r < cf->n_caps; r++)
+		rxp_capture_destroy(cf->cap[r]);
 err_free:
 	free(cf);
 	return ret;
 }
 
+struct rxp_capture *rxp_capture_file_ring(struct rxp_capture_file *cf, unsigned ring)
+{
+	return ring < cf->n_caps ? cf->cap[ring] : NULL;
+}
+
 struct rxp_capture *rxp_capture_file_capture(struct rxp_capture_file *cf)
 {
-	return cf->cap;
+	return cf->cap[0];
 }
 
 const char *rxp_capture_file_path(const struct rxp_capture_file *cf)
@@ -361,11 +381,14 @@ void rxp_capture_file_stats(const struct rxp_capture_file *cf, struct rxp_captur
 {
 	struct rxp_capture_stats s;
 
-	rxp_capture_stats(cf->cap, &s);
-	out->captured = s.captured;
-	out->lost = s.lost;
-	out->filtered = s.filtered;
-	out->count_reached = s.count_reached;
+	memset(out, 0, sizeof(*out));
+	for (unsigned r = 0; r < cf->n_caps; r++) {
+		rxp_capture_stats(cf->cap[r], &s);
+		out->captured += s.captured;
+		out->lost += s.lost;
+		out->filtered += s.filtered;
+		out->count_reached |= s.count_reached;
+	}
 	out->written = atomic_load_explicit(&cf->written, memory_order_relaxed);
 	out->file_bytes = atomic_load_explicit(&cf->file_bytes, memory_order_relaxed);
 	out->write_errno = atomic_load_explicit(&cf->write_errno, memory_order_relaxed);
@@ -377,7 +400,10 @@ static void write_statistics(struct rxp_capture_file *cf)
 	uint64_t end_ns = realtime_ns();
 
 	for (unsigned i = 0; i < cf->n_ifs; i++) {
-		uint64_t lost = rxp_capture_lost_on_port(cf->cap, cf->port_of_if[i]);
+		uint64_t lost = 0;
+
+		for (unsigned r = 0; r < cf->n_caps; r++)
+			lost += rxp_capture_lost_on_port(cf->cap[r], cf->port_of_if[i]);
 		int len = rxp_pcapng_isb(cf->stage + cf->stage_len, STAGE_BYTES - cf->stage_len, i,
 					 end_ns, cf->start_ns, end_ns, lost);
 
@@ -413,31 +439,51 @@ int rxp_capture_file_close(struct rxp_capture_file *cf, struct rxp_capture_file_
 			 (unsigned long long)s.captured);
 	if (final)
 		*final = s;
-	rxp_capture_destroy(cf->cap);
+	for (unsigned r = 0; r < cf->n_caps; r++)
+		rxp_capture_destroy(cf->cap[r]);
 	free(cf->stage);
 	free(cf);
 	return ret;
 }
 
+int rxp_capture_file_start_stacks(struct rxp_stack *const *st, unsigned n,
+				  const struct rxp_capture_file_spec *spec, struct rxp_capture_file **out,
+				  char *err, size_t errlen)
+{
+	struct rxp_capture_file_spec one = *spec;
+	int ret;
+
+	for (unsigned w = 0; w < n; w++) {
+		if (st[w]->capture) {
+			snprintf(err, errlen, "a capture is already running: stop it first (capture stop)");
+			return -EBUSY;
+		}
+	}
+	one.rings = n;
+	ret = rxp_capture_file_open(out, &one, err, errlen);
+	if (!ret)
+		for (unsigned w = 0; w < n; w++)
+			rxp_stack_set_capture(st[w], rxp_capture_file_ring(*out, w));
+	return ret;
+}
+
+int rxp_capture_file_stop_stacks(struct rxp_stack *const *st, unsigned n, struct rxp_capture_file *cf,
+				 struct rxp_capture_file_stats *final, char *err, size_t errlen)
+{
+	for (unsigned w = 0; w < n; w++)
+		if (st[w]->capture == rxp_capture_file_ring(cf, w))
+			rxp_stack_set_capture(st[w], NULL);
+	return rxp_capture_file_close(cf, final, err, errlen);
+}
+
 int rxp_capture_file_start(struct rxp_stack *st, const struct rxp_capture_file_spec *spec,
 			   struct rxp_capture_file **out, char *err, size_t errlen)
 {
-	int ret;
-
-	if (st->capture) {
-		snprintf(err, errlen, "a capture is already running: stop it first (capture stop)");
-		return -EBUSY;
-	}
-	ret = rxp_capture_file_open(out, spec, err, errlen);
-	if (!ret)
-		rxp_stack_set_capture(st, rxp_capture_file_capture(*out));
-	return ret;
+	return rxp_capture_file_start_stacks(&st, 1, spec, out, err, errlen);
 }
 
 int rxp_capture_file_stop(struct rxp_stack *st, struct rxp_capture_file *cf,
 			  struct rxp_capture_file_stats *final, char *err, size_t errlen)
 {
-	if (st->capture == rxp_capture_file_capture(cf))
-		rxp_stack_set_capture(st, NULL);
-	return rxp_capture_file_close(cf, final, err, errlen);
+	return rxp_capture_file_stop_stacks(&st, 1, cf, final, err, errlen);
 }

@@ -34,7 +34,10 @@ struct rxp_capture_file_spec {
 	uint32_t ring_bytes;		/* capture buffer; 0: RXP_CAPTURE_RING_DEFAULT */
 	const char *const *port_names;	/* by port id; NULL or "": no such port */
 	unsigned n_ports;		/* entries in port_names, at most RXP_PORTS_MAX */
+	unsigned rings;			/* one per worker that captures (0: one), at most RXP_CAPTURE_FILE_RINGS_MAX */
 };
+
+#define RXP_CAPTURE_FILE_RINGS_MAX 64
 
 struct rxp_capture_file_stats {
 	uint64_t captured;	/* copied off the datapath */
@@ -55,7 +58,9 @@ struct rxp_capture_file_stats {
 int rxp_capture_file_open(struct rxp_capture_file **out, const struct rxp_capture_file_spec *spec,
 			  char *err, size_t errlen);
 
-/* Returns the capture to hand to rxp_stack_set_capture(). */
+/* Returns ring @ring's capture, to hand to its worker's rxp_stack_set_capture(); NULL past the rings. */
+struct rxp_capture *rxp_capture_file_ring(struct rxp_capture_file *cf, unsigned ring);
+/* The first ring's: the capture of a one-stack file. */
 struct rxp_capture *rxp_capture_file_capture(struct rxp_capture_file *cf);
 
 /* Returns the path being written. */
@@ -74,13 +79,23 @@ int rxp_capture_file_close(struct rxp_capture_file *cf, struct rxp_capture_file_
 			   char *err, size_t errlen);
 
 /*
- * Opens a capture and attaches it to @st. Returns 0 with *@out set, or
- * -errno with @err (-EBUSY when @st already has a capture).
+ * Opens a capture of one ring per stack of @st[0..@n) (the workers': each
+ * ring has one producer, the writer drains them all into the one file,
+ * each ring's packets in their order, the count shared) and attaches
+ * them, the workers waiting between polls. Returns 0 with *@out set, or
+ * -errno with @err (-EBUSY when a stack already has a capture).
  */
+int rxp_capture_file_start_stacks(struct rxp_stack *const *st, unsigned n,
+				  const struct rxp_capture_file_spec *spec, struct rxp_capture_file **out,
+				  char *err, size_t errlen);
+
+/* Detaches @cf from the stacks and closes it. Returns as rxp_capture_file_close(). */
+int rxp_capture_file_stop_stacks(struct rxp_stack *const *st, unsigned n, struct rxp_capture_file *cf,
+				 struct rxp_capture_file_stats *final, char *err, size_t errlen);
+
+/* The same for one stack. */
 int rxp_capture_file_start(struct rxp_stack *st, const struct rxp_capture_file_spec *spec,
 			   struct rxp_capture_file **out, char *err, size_t errlen);
-
-/* Detaches @cf from @st and closes it. Returns as rxp_capture_file_close(). */
 int rxp_capture_file_stop(struct rxp_stack *st, struct rxp_capture_file *cf,
 			  struct rxp_capture_file_stats *final, char *err, size_t errlen);
 

@@ -20,21 +20,22 @@ static int capture_on_datapath(struct dp *dp, void *arg, struct rxp_sbuf *out)
 	struct capture_work *w = arg;
 	struct ctl_server *s = w->s;
 	const char *names[DP_PORTS_MAX];
+	struct rxp_stack *stacks[DP_WORKERS_MAX];
 	int ret;
 
 	(void)out;
+	/* one ring per worker, attached while they wait between polls */
+	for (unsigned k = 0; k < dp->n_workers; k++)
+		stacks[k] = dp_stack(dp, k);
 	if (!w->start) {
 		if (!s->capture) {
 			snprintf(w->err, sizeof(w->err), "no capture is running");
 			return -ENOENT;
 		}
-		ret = rxp_capture_file_stop(&dp->stack, s->capture, &w->st, w->err, sizeof(w->err));
+		ret = rxp_capture_file_stop_stacks(stacks, dp->n_workers, s->capture, &w->st, w->err,
+						   sizeof(w->err));
 		s->capture = NULL;
 		return ret;
-	}
-	if (dp->n_workers > 1) {
-		snprintf(w->err, sizeof(w->err), "capture needs --workers 1 for now (one capture buffer per stack)");
-		return -EINVAL;
 	}
 	if (s->capture) {
 		snprintf(w->err, sizeof(w->err), "a capture to %s is running; 'capture stop' first",
@@ -45,7 +46,8 @@ static int capture_on_datapath(struct dp *dp, void *arg, struct rxp_sbuf *out)
 		names[i] = dp->ports[i].name;
 	w->spec.port_names = names;
 	w->spec.n_ports = dp->n_ports;
-	return rxp_capture_file_start(&dp->stack, &w->spec, &s->capture, w->err, sizeof(w->err));
+	return rxp_capture_file_start_stacks(stacks, dp->n_workers, &w->spec, &s->capture, w->err,
+					     sizeof(w->err));
 }
 
 /* "capture start POINT FILE [dev PORT] [count N] [filter EXPR...]", "capture stop" */

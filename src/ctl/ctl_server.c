@@ -537,7 +537,12 @@ void ctl_server_stop(struct ctl_server *s)
 		char err[300];
 		struct rxp_capture_file_stats st;
 
-		if (rxp_capture_file_stop(&s->cfg.ctl->dp->stack, s->capture, &st, err, sizeof(err)))
+		struct dp *dp = s->cfg.ctl->dp;
+		struct rxp_stack *stacks[DP_WORKERS_MAX];
+
+		for (unsigned k = 0; k < dp->n_workers; k++)
+			stacks[k] = dp_stack(dp, k);
+		if (rxp_capture_file_stop_stacks(stacks, dp->n_workers, s->capture, &st, err, sizeof(err)))
 			fprintf(stderr, "rxpath: capture: %s\n", err);
 		else
 			fprintf(stderr, "rxpath: capture to the end: %llu packets written, %llu lost\n",

@@ -41,6 +41,7 @@ struct rxp_capture {
 	unsigned points;
 	uint64_t port_mask;
 	uint64_t count;		/* 0: no limit */
+	_Atomic uint64_t *shared_count;	/* the count's claims of every ring of the capture; NULL: this ring's */
 	bool has_filter;
 	struct bpf_program filter;
 
@@ -152,6 +153,7 @@ static rxp_always_inline bool capture_one(struct rxp_capture *cap, struct hook_c
 	const uint8_t *frame = rxp_pkt_cdata(pkt);
 	uint32_t room, cap_len;
 	struct rxp_capture_rec *rec;
+	uint64_t claim = 0;
 
 	if (port >= RXP_PORTS_MAX || !(cap->port_mask >> port & 1))
 		return true;
@@ -165,8 +167,18 @@ static rxp_always_inline bool capture_one(struct rxp_capture *cap, struct hook_c
 		}
 	}
 	cap_len = RXP_MIN(room, cap->snaplen);
+	/* several rings: the packet claims its place in the count first (the others count too) */
+	if (cap->shared_count && cap->count) {
+		claim = atomic_fetch_add_explicit(cap->shared_count, 1, memory_order_relaxed);
+		if (claim >= cap->count) {
+			cap->done = true;
+			return false;
+		}
+	}
 	rec = ring_reserve(cap, c, RXP_ALIGN_UP(REC_HDR + cap_len, REC_ALIGN));
 	if (!rec) {
+		if (cap->shared_count && cap->count)
+			atomic_fetch_sub_explicit(cap->shared_count, 1, memory_order_relaxed);
 		c->lost++;
 		cap->lost_port[port]++;
 		return true;
@@ -186,7 +198,7 @@ static rxp_always_inline bool capture_one(struct rxp_capture *cap, struct hook_c
 	rec->pad = 0;
 	memcpy(rec->data, frame, cap_len);
 	c->captured++;
-	if (cap->count && cap->n_captured + c->captured >= cap->count) {
+	if (cap->count && (cap->shared_count ? claim + 1 : cap->n_captured + c->captured) >= cap->count) {
 		cap->done = true;
 		return false;
 	}
@@ -426,6 +438,7 @@ int rxp_capture_create(struct rxp_capture **out, const struct rxp_capture_config
 	cap->points = cfg->points;
 	cap->port_mask = cfg->port_mask;
 	cap->count = cfg->count;
+	cap->shared_count = cfg->shared_count;
 	if (cfg->filter && cfg->filter[0]) {
 		ret = compile_filter(cap, cfg->filter, err, errlen);
 		if (ret)

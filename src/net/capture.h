@@ -44,6 +44,11 @@ struct rxp_capture_config {
 	uint32_t snaplen;	/* bytes kept of each packet; 0: RXP_CAPTURE_SNAPLEN_DEFAULT */
 	const char *filter;	/* BPF filter in tcpdump syntax; NULL or "": every packet */
 	uint32_t ring_bytes;	/* record ring, rounded up to a power of two; 0: the default */
+	/*
+	 * NULL: @count is this ring's own. Else the rings of one capture (one
+	 * per worker) count against it together: each packet claims one.
+	 */
+	_Atomic uint64_t *shared_count;
 };
 
 struct rxp_capture_stats {

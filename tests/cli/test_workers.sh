@@ -53,8 +53,20 @@ f0=$(ctl --json show stats | python3 -c 'import json,sys; print(json.load(sys.st
 sleep 0.3
 f1=$(ctl --json show stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["stack"]["forwarded"])')
 check workers_forward_after_changes [ "$f1" -gt "$f0" ]
-err=$(ctl capture start drop "$TMP/d.pcapng" 2>&1)
-check workers_capture_refused grep -q 'capture needs --workers 1' <<<"$err"
+# capture: a ring per worker, one file, the count shared by the two
+capture_n() {	# NAME POINT FILE N: N packets written, and tshark reads as many
+	local name=$1 out n
+	check "${name}_start" ctl capture start "$2" "$3" count "$4"
+	for _ in $(seq 50); do
+		out=$(ctl capture stop 2>&1) && break
+		sleep 0.1
+	done
+	check "${name}_count_shared" grep -q "^capture stopped: $4 packets written" <<<"$out"
+	n=$(tshark -r "$3" 2>/dev/null | wc -l)
+	check "${name}_file_reads" [ "$n" -eq "$4" ]
+}
+capture_n workers_capture_rx rx "$TMP/rx.pcapng" 1000
+capture_n workers_capture_all all "$TMP/all.pcapng" 3000
 kill -TERM $pid; wait $pid; rc=$?
 check workers_exit_0 [ "$rc" -eq 0 ]
 check workers_buffers_accounted grep -q 'buffers: all [0-9]* accounted for' "$TMP/run.out"
