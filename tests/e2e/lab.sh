@@ -19,6 +19,7 @@
 #   lab_json 'EXPR' < JSON   evaluates a Python expression over the parsed JSON `j`
 #   lab_bg NS CMD...         runs CMD in NS in the background; stopped by lab_down
 #   lab_eui64 PREFIX MAC     PREFIX + MAC's EUI-64 interface identifier
+#   lab_g_up                 a router g behind h2 (10.9.9.9, 2001:db8:9::9): h2 becomes a hop
 #   lab_down                 tears everything down
 #   pass/fail/skip/check     one "PASS name" / "FAIL name" / "SKIP name" line each
 
@@ -28,6 +29,8 @@ LAB_PREFIX="rxp-$$"
 LAB_H1="$LAB_PREFIX-h1"
 LAB_R="$LAB_PREFIX-r"
 LAB_H2="$LAB_PREFIX-h2"
+LAB_G="$LAB_PREFIX-g"
+LAB_G_UP=0
 LAB_DIR=
 LAB_RXPATH_PID=
 LAB_PIDS=()
@@ -219,6 +222,31 @@ lab_show_log() {
 	tail -n 5 "$LAB_DIR/rxpath.log" 2>/dev/null | sed 's/^/  | /'
 }
 
+# A router g behind h2 (h2 forwards to it): 10.9.9.9 and 2001:db8:9::9 on its
+# lo, so that h2 is a hop of its own (traceroute through rxpath sees it).
+# lab_down removes it.
+lab_g_up() {
+	ip netns add "$LAB_G" && LAB_G_UP=1 &&
+	ip -n "$LAB_H2" link add gw0 type veth peer name eth0 netns "$LAB_G" &&
+	lab_offloads_off "$LAB_H2" gw0 && lab_offloads_off "$LAB_G" eth0 &&
+	lab_in "$LAB_H2" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1 \
+		net.ipv6.conf.gw0.accept_dad=0 net.ipv4.icmp_ratelimit=0 net.ipv6.icmp.ratelimit=0 &&
+	ip -n "$LAB_H2" link set gw0 up &&
+	ip -n "$LAB_H2" addr add 10.0.3.1/24 dev gw0 &&
+	ip -n "$LAB_H2" -6 addr add 2001:db8:3::1/64 dev gw0 nodad &&
+	ip -n "$LAB_H2" route add 10.9.9.9/32 via 10.0.3.2 &&
+	ip -n "$LAB_H2" -6 route add 2001:db8:9::9/128 via 2001:db8:3::2 &&
+	lab_in "$LAB_G" sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0 \
+		net.ipv4.icmp_ratelimit=0 net.ipv6.icmp.ratelimit=0 &&
+	ip -n "$LAB_G" link set lo up && ip -n "$LAB_G" link set eth0 up &&
+	ip -n "$LAB_G" addr add 10.0.3.2/24 dev eth0 &&
+	ip -n "$LAB_G" -6 addr add 2001:db8:3::2/64 dev eth0 nodad &&
+	ip -n "$LAB_G" addr add 10.9.9.9/32 dev lo &&
+	ip -n "$LAB_G" -6 addr add 2001:db8:9::9/128 dev lo &&
+	ip -n "$LAB_G" route add default via 10.0.3.1 &&
+	ip -n "$LAB_G" -6 route add default via 2001:db8:3::1
+}
+
 lab_down() {
 	local ns pid
 	if [ -n "$LAB_RXPATH_PID" ]; then
@@ -241,6 +269,8 @@ lab_down() {
 		done
 		LAB_IS_UP=0
 	fi
+	[ "$LAB_G_UP" = 1 ] && ip netns del "$LAB_G" 2>/dev/null
+	LAB_G_UP=0
 	[ -n "$LAB_DIR" ] && rm -rf "$LAB_DIR"
 	LAB_DIR=
 	return 0

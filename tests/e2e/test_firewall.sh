@@ -13,44 +13,15 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/e2e/lab.sh
 
 T=e2e_firewall
-G="$LAB_PREFIX-g"
-G_UP=0
-
-cleanup_g() {
-	lab_down
-	[ "$G_UP" = 1 ] && ip netns del "$G" 2>/dev/null
-	G_UP=0
-}
 
 lab_init
-trap cleanup_g EXIT
+trap lab_down EXIT
 if ! lab_up; then
 	fail "${T}_lab_up" "could not build the namespaces and veth pairs"
 	exit 1
 fi
 
-build_g() {
-	ip netns add "$G" && G_UP=1 &&
-	ip -n "$LAB_H2" link add gw0 type veth peer name eth0 netns "$G" &&
-	lab_offloads_off "$LAB_H2" gw0 && lab_offloads_off "$G" eth0 &&
-	lab_in "$LAB_H2" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1 \
-		net.ipv6.conf.gw0.accept_dad=0 net.ipv4.icmp_ratelimit=0 net.ipv6.icmp.ratelimit=0 &&
-	ip -n "$LAB_H2" link set gw0 up &&
-	ip -n "$LAB_H2" addr add 10.0.3.1/24 dev gw0 &&
-	ip -n "$LAB_H2" -6 addr add 2001:db8:3::1/64 dev gw0 nodad &&
-	ip -n "$LAB_H2" route add 10.9.9.9/32 via 10.0.3.2 &&
-	ip -n "$LAB_H2" -6 route add 2001:db8:9::9/128 via 2001:db8:3::2 &&
-	lab_in "$G" sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0 \
-		net.ipv4.icmp_ratelimit=0 net.ipv6.icmp.ratelimit=0 &&
-	ip -n "$G" link set lo up && ip -n "$G" link set eth0 up &&
-	ip -n "$G" addr add 10.0.3.2/24 dev eth0 &&
-	ip -n "$G" -6 addr add 2001:db8:3::2/64 dev eth0 nodad &&
-	ip -n "$G" addr add 10.9.9.9/32 dev lo &&
-	ip -n "$G" -6 addr add 2001:db8:9::9/128 dev lo &&
-	ip -n "$G" route add default via 10.0.3.1 &&
-	ip -n "$G" -6 route add default via 2001:db8:3::1
-}
-if ! build_g; then
+if ! lab_g_up; then
 	fail "${T}_lab_up" "could not add the router g behind h2"
 	exit 1
 fi

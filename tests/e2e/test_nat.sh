@@ -19,40 +19,18 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/e2e/lab.sh
 
 T=e2e_nat
-G="$LAB_PREFIX-g"
-G_UP=0
 # two queue pairs on the veths for the two-worker run; the one-worker run asks for no queues
 LAB_QUEUES=2
-
-cleanup_g() {
-	lab_down
-	[ "$G_UP" = 1 ] && ip netns del "$G" 2>/dev/null
-	G_UP=0
-}
 
 lab_init
 command -v iperf3 >/dev/null || lab_skip_all "iperf3 not installed (apt-get install iperf3)"
 command -v curl >/dev/null || lab_skip_all "curl not installed (apt-get install curl)"
-trap cleanup_g EXIT
+trap lab_down EXIT
 if ! lab_up; then
 	fail "${T}_lab_up" "could not build the namespaces and veth pairs"
 	exit 1
 fi
 
-build_g() {
-	ip netns add "$G" && G_UP=1 &&
-	ip -n "$LAB_H2" link add gw0 type veth peer name eth0 netns "$G" &&
-	lab_offloads_off "$LAB_H2" gw0 && lab_offloads_off "$G" eth0 &&
-	lab_in "$LAB_H2" sysctl -qw net.ipv4.ip_forward=1 net.ipv4.icmp_ratelimit=0 &&
-	ip -n "$LAB_H2" link set gw0 up &&
-	ip -n "$LAB_H2" addr add 10.0.3.1/24 dev gw0 &&
-	ip -n "$LAB_H2" route add 10.9.9.9/32 via 10.0.3.2 &&
-	lab_in "$G" sysctl -qw net.ipv4.icmp_ratelimit=0 &&
-	ip -n "$G" link set lo up && ip -n "$G" link set eth0 up &&
-	ip -n "$G" addr add 10.0.3.2/24 dev eth0 &&
-	ip -n "$G" addr add 10.9.9.9/32 dev lo &&
-	ip -n "$G" route add default via 10.0.3.1
-}
 # the outside: h2's IPv4 default route (via 10.0.2.1) would carry answers to
 # 10.0.1.0/24 untranslated; without it only 10.0.2.0/24 and g are reachable
 nat_lab() {
@@ -61,7 +39,7 @@ nat_lab() {
 	# a second inside address: the hairpin client
 	ip -n "$LAB_H1" addr add 10.0.1.3/24 dev eth0
 }
-if ! build_g || ! nat_lab; then
+if ! lab_g_up || ! nat_lab; then
 	fail "${T}_lab_up" "could not add the router g behind h2, take h2's route to the inside away or give h1 10.0.1.3" \
 		"$(ip -n "$LAB_H2" route 2>&1)"
 	exit 1
