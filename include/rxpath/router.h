@@ -25,6 +25,19 @@
 #define RXP_NH_LOCAL 0		/* next hop id of the router's own addresses */
 #define RXP_NEIGH_MAX_DEFAULT 4096
 
+/*
+ * Multipath: a route may lead to a group of next hops (ECMP, weighted). The
+ * FIB then holds RXP_NH_GROUP | the group's index, and the stack picks one
+ * member per packet by a hash of its flow (net/multipath.h), so that the FIB
+ * and every single-path route stay as they are.
+ */
+#define RXP_NH_GROUP (1u << 23)		/* FIB values from here to 2^24: groups */
+#define RXP_NH_GROUP_MAX 1024		/* groups in use at once */
+#define RXP_NH_PATHS_MAX 64		/* next hops in one group */
+#define RXP_NH_WEIGHT_MAX 256
+#define RXP_NH_BUCKETS_LOG2 12		/* a group's hash buckets, each naming a member */
+#define RXP_NH_BUCKETS (1u << RXP_NH_BUCKETS_LOG2)
+
 enum rxp_nh_kind {
 	RXP_NH_KIND_LOCAL,	/* deliver to the router itself */
 	RXP_NH_KIND_CONNECTED,	/* on-link: the destination is the neighbour */
@@ -41,10 +54,38 @@ struct rxp_nexthop {
 	bool if_found;		/* the interface was found from the gateway, not given: it follows the subnet */
 	bool unreachable;	/* if_found, and no subnet of the router's holds the gateway any more
 				 * (its address was deleted): its routes are parked out of the FIB,
-				 * as Linux drops them, until one does again */
+				 * as Linux drops them, until one does again; in a group, it is down */
 	uint16_t ifidx;
 	uint8_t gw[16];		/* network order; IPv4 in the first 4 bytes */
 	uint32_t refs;		/* routes using it */
+};
+
+/*
+ * A group of next hops, resilient as the kernel's resilient nexthop groups
+ * are: each of its RXP_NH_BUCKETS buckets names a member, and a flow keeps
+ * its bucket. The buckets are laid out by weighted rendezvous hashing over
+ * the members that are up, from each member's identity (gateway and
+ * interface) alone: a member that goes takes only its own buckets with it,
+ * one that comes back gets just its share, and one set of members always
+ * gives one layout (which is why routes with the same set share a group).
+ */
+struct rxp_nh_group {
+	uint32_t refs;			/* routes using it; 0: a free slot */
+	uint8_t family;
+	uint8_t n_paths;
+	uint16_t nh[RXP_NH_PATHS_MAX];	/* the members' next hop ids, ascending */
+	uint16_t weight[RXP_NH_PATHS_MAX];	/* 1-256 each (two said alike: their sum) */
+	uint8_t *bucket;		/* [RXP_NH_BUCKETS]: a member's index in nh[] */
+	uint64_t up;			/* bit per member: in the layout (its next hop is reachable) */
+	uint64_t pkts_base[RXP_NH_PATHS_MAX];	/* the per-member counters when it was made */
+};
+
+/* A next hop of a multipath route, as configured (rxp_router_add_route_paths). */
+struct rxp_route_path {
+	bool has_gw;
+	uint8_t gw[16];		/* network order */
+	int ifidx;		/* -1: the interface whose subnet holds the gateway */
+	uint16_t weight;	/* 1-256 */
 };
 
 struct rxp_l3if {
@@ -87,6 +128,12 @@ struct rxp_router {
 	struct rxp_lpm6 *fib6;
 	unsigned n_nh;
 	struct rxp_nexthop nh[RXP_NH_MAX];
+	struct rxp_nh_group *groups;	/* [RXP_NH_GROUP_MAX], made with the first */
+	unsigned n_groups;		/* slots ever used */
+	uint64_t mp_seed;		/* the flow hash's secret, per router */
+	/* per worker, group and member: packets sent [n_workers][RXP_NH_GROUP_MAX][RXP_NH_PATHS_MAX] */
+	uint64_t *path_pkts;
+	unsigned n_workers;
 	struct rxp_neigh_table neigh;
 	/*
 	 * Several workers: the neighbour table is written under this lock (learning,
@@ -161,6 +208,61 @@ int rxp_router_del_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
  */
 int rxp_router_add_route(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
 			 uint8_t plen, const uint8_t *gw, int ifidx);
+
+/*
+ * Adds a route over @n next hops (1..RXP_NH_PATHS_MAX) with weights
+ * (1..RXP_NH_WEIGHT_MAX), or changes a route to them; each path is checked
+ * as rxp_router_add_route() checks its one. One path is an ordinary route.
+ * Returns 0 or -errno, with *@bad set to the index of the path at fault
+ * (-ERANGE: a weight out of range; -E2BIG: too many paths).
+ */
+int rxp_router_add_route_paths(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
+			       uint8_t plen, const struct rxp_route_path *paths, unsigned n,
+			       unsigned *bad);
+
+/* True when FIB value @nh is a group's (RXP_NH_GROUP | index). */
+static inline bool rxp_nh_is_group(uint32_t nh)
+{
+	return (nh >> 23) == 1;
+}
+
+/* The group FIB value @nh names. */
+static inline const struct rxp_nh_group *rxp_router_group(const struct rxp_router *r, uint32_t nh)
+{
+	return &r->groups[nh & (RXP_NH_GROUP - 1)];
+}
+
+/*
+ * The member of group @nh a flow of hash @hash takes; in *@path its index
+ * in the group. A group's buckets may be rewritten while a worker reads
+ * them (a member went down): each byte is whole, old or new.
+ */
+static inline uint32_t rxp_router_group_pick(const struct rxp_router *r, uint32_t nh,
+					     uint32_t hash, unsigned *path)
+{
+	const struct rxp_nh_group *g = rxp_router_group(r, nh);
+	unsigned p = __atomic_load_n(&g->bucket[hash >> (32 - RXP_NH_BUCKETS_LOG2)],
+				     __ATOMIC_RELAXED);
+
+	*path = p;
+	return g->nh[p];
+}
+
+/*
+ * The single next hop of the route @rt, or NULL when it has a group: for
+ * what looks at one next hop's kind, port or gateway.
+ */
+static inline const struct rxp_nexthop *rxp_route_nh(const struct rxp_router *r,
+						    const struct rxp_route *rt)
+{
+	return rxp_nh_is_group(rt->nh) ? NULL : &r->nh[rt->nh];
+}
+
+/* Packets group value @nh's member @path carried since the group was made, all workers. */
+uint64_t rxp_router_path_pkts(const struct rxp_router *r, uint32_t nh, unsigned path);
+
+/* Is member @path of group value @nh up (in its layout)? */
+bool rxp_router_path_up(const struct rxp_router *r, uint32_t nh, unsigned path);
 
 /*
  * Adds a route that leads nowhere: @kind is RXP_NH_KIND_BLACKHOLE,

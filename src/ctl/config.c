@@ -171,6 +171,76 @@ int verb_addr(struct dp_config *cfg, const struct cmd_line *l, const char *where
 }
 
 /* "route add|del P/L|default [via GW] [dev NAME]": a del with them deletes only a route that has them */
+/* The index + 1 of port @name among @ps's, added if new; 0 when DP_PATH_DEVS are named already. */
+static uint8_t path_dev(struct dp_route_paths *ps, const char *name)
+{
+	for (unsigned i = 0; i < ps->n_devs; i++)
+		if (!strcmp(ps->devs[i], name))
+			return (uint8_t)(i + 1);
+	if (ps->n_devs == DP_PATH_DEVS)
+		return 0;
+	snprintf(ps->devs[ps->n_devs], sizeof(ps->devs[0]), "%s", name);
+	return ++ps->n_devs;
+}
+
+/*
+ * "nexthop via GW [dev PORT] [weight W] nexthop ...", as ip route writes
+ * multipath routes, from word @i to the end. One next hop is an ordinary
+ * route, its weight aside.
+ */
+static int parse_paths(struct dp_config *cfg, const struct cmd_line *l, int i, struct dp_cmd *c,
+		       struct cmd_err *e)
+{
+	char *const *w = l->w;
+	struct dp_route_paths *ps = &c->paths;
+
+	while (i < l->n) {
+		struct dp_path *p;
+
+		if (strcmp(w[i], "nexthop"))
+			return cmd_fail(e, w[i], "expected 'nexthop': each next hop of a multipath route starts with it");
+		if (ps->n == RXP_NH_PATHS_MAX)
+			return cmd_fail(e, w[i], "a route has at most %u next hops", RXP_NH_PATHS_MAX);
+		p = &ps->path[ps->n++];
+		p->weight = 1;
+		for (i++; i < l->n && strcmp(w[i], "nexthop"); i += 2) {
+			uint64_t v;
+
+			if (i + 1 == l->n)
+				return cmd_fail(e, w[i], "expected a value after it");
+			if (!strcmp(w[i], "via") && !p->has_gw) {
+				if (parse_ip_addr(w[i + 1], p->gw) != c->family)
+					return cmd_fail(e, w[i + 1], "expected an IPv%u gateway address", c->family);
+				p->has_gw = true;
+			} else if (!strcmp(w[i], "dev") && !p->dev) {
+				if (!dp_config_has_name(cfg, w[i + 1]))
+					return cmd_fail(e, w[i + 1], "no such port");
+				p->dev = path_dev(ps, w[i + 1]);
+				if (!p->dev)
+					return cmd_fail(e, w[i + 1], "the next hops of one route name at most %u ports", DP_PATH_DEVS);
+			} else if (!strcmp(w[i], "weight")) {
+				if (rxp_parse_u64(w[i + 1], 1, RXP_NH_WEIGHT_MAX, &v))
+					return cmd_fail(e, w[i + 1], "expected a weight from 1 to %u", RXP_NH_WEIGHT_MAX);
+				p->weight = (uint16_t)v;
+			} else {
+				return cmd_fail(e, w[i], "expected 'via GATEWAY', 'dev PORT', 'weight W' or the next 'nexthop'");
+			}
+		}
+		if (!p->has_gw && !p->dev)
+			return cmd_fail(e, w[i - 1], "a next hop needs 'via GATEWAY', 'dev PORT' or both");
+	}
+	if (ps->n == 1) {	/* an ordinary route */
+		struct dp_path one = ps->path[0];
+
+		c->has_gw = one.has_gw;
+		memcpy(c->gw, one.gw, 16);
+		if (one.dev)
+			snprintf(c->dev, sizeof(c->dev), "%s", ps->devs[one.dev - 1]);
+		memset(ps, 0, sizeof(*ps));
+	}
+	return 0;
+}
+
 int verb_route(struct dp_config *cfg, const struct cmd_line *l, const char *where,
                struct cmd_err *e)
 {
@@ -203,6 +273,14 @@ int verb_route(struct dp_config *cfg, const struct cmd_line *l, const char *wher
 		c.route_type = !strcmp(w[3], "blackhole") ? RXP_NH_KIND_BLACKHOLE :
 			       !strcmp(w[3], "unreachable") ? RXP_NH_KIND_UNREACHABLE :
 			       RXP_NH_KIND_PROHIBIT;
+		cmd_set_where(c.where, sizeof(c.where), where);
+		return dp_config_add_cmd(cfg, &c);
+	}
+	if (c.kind == DP_CMD_ROUTE_ADD && n > 3 && !strcmp(w[3], "nexthop")) {
+		int ret = parse_paths(cfg, l, 3, &c, e);
+
+		if (ret)
+			return ret;
 		cmd_set_where(c.where, sizeof(c.where), where);
 		return dp_config_add_cmd(cfg, &c);
 	}

@@ -14,7 +14,7 @@
 #include "engine/control.h"
 
 #define CTL_SOCKET_DEFAULT "/run/rxpath/rxpath.sock"
-#define CTL_REQUEST_MAX 1100	/* a request: a config line (1024) and the format word */
+#define CTL_REQUEST_MAX 4200	/* a request: a config line (4096) and the format word */
 
 /* Where the config came from, in order: -c files are read again on reload. */
 struct config_source {

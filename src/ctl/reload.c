@@ -196,9 +196,30 @@ static long end_state(const struct dp_config *cfg, struct state_entry **out)
 	return n;
 }
 
+/* Do two route adds name the same next hops (a multipath route's), in the same order? */
+static bool same_paths(const struct dp_cmd *a, const struct dp_cmd *b)
+{
+	const struct dp_route_paths *x = &a->paths, *y = &b->paths;
+
+	if (a->kind != DP_CMD_ROUTE_ADD || b->kind != DP_CMD_ROUTE_ADD)
+		return true;
+	if (x->n != y->n)
+		return false;
+	for (unsigned i = 0; i < x->n; i++) {
+		const struct dp_path *p = &x->path[i], *q = &y->path[i];
+
+		if (p->has_gw != q->has_gw || memcmp(p->gw, q->gw, 16) || p->weight != q->weight ||
+		    !p->dev != !q->dev || (p->dev && strcmp(x->devs[p->dev - 1], y->devs[q->dev - 1])))
+			return false;
+	}
+	return true;
+}
+
 /* Returns true when two commands leave the same state (their source lines aside). */
 static bool same_effect(const struct dp_cmd *a, const struct dp_cmd *b)
 {
+	if (a->kind == DP_CMD_ROUTE_ADD && b->kind == DP_CMD_ROUTE_ADD && !same_paths(a, b))
+		return false;
 	return a->kind == b->kind && !strcmp(a->dev, b->dev) && a->family == b->family &&
 	       a->plen == b->plen && a->has_gw == b->has_gw && !memcmp(a->addr, b->addr, 16) &&
 	       !memcmp(a->gw, b->gw, 16) && !memcmp(a->mac, b->mac, 6) && a->mtu == b->mtu &&

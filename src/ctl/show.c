@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -391,9 +392,47 @@ static void drops_out(struct dp *dp, struct rxp_sbuf *o, bool json)
 /* A route as reported: copied off the tables, so that sorting and printing happen elsewhere. */
 struct show_route {
 	struct rxp_route rt;
-	struct rxp_nexthop nh;
+	struct rxp_nexthop nh;	/* a multipath route's: in show_request.groups */
 	char dev[RXP_PORT_NAME_MAX];
 };
+
+/* A group of next hops as reported, with each member's state and packets. */
+struct show_group {
+	uint8_t n;
+	struct show_path {
+		bool has_gw, up;
+		uint8_t gw[16];
+		uint16_t weight;
+		char dev[RXP_PORT_NAME_MAX];
+		uint64_t packets;
+	} path[RXP_NH_PATHS_MAX];
+};
+
+static void group_out(const struct show_group *g, uint8_t family, bool json, struct rxp_sbuf *o)
+{
+	for (unsigned p = 0; p < g->n; p++) {
+		const struct show_path *sp = &g->path[p];
+
+		if (json) {
+			rxp_sbuf_printf(o, "%s{", p ? "," : "");
+			if (sp->has_gw) {
+				rxp_sbuf_printf(o, "\"via\":\"");
+				put_addr(o, family, sp->gw);
+				rxp_sbuf_printf(o, "\",");
+			}
+			rxp_sbuf_printf(o, "\"dev\":\"%s\",\"weight\":%u,\"state\":\"%s\",\"packets\":%" PRIu64 "}",
+					sp->dev, sp->weight, sp->up ? "up" : "down", sp->packets);
+			continue;
+		}
+		rxp_sbuf_printf(o, "\tnexthop");
+		if (sp->has_gw) {
+			rxp_sbuf_printf(o, " via ");
+			put_addr(o, family, sp->gw);
+		}
+		rxp_sbuf_printf(o, " dev %s weight %u %s packets %" PRIu64 "\n", sp->dev, sp->weight,
+				sp->up ? "up" : "down", sp->packets);
+	}
+}
 
 static int route_cmp(const void *a, const void *b)
 {
@@ -423,10 +462,29 @@ static bool route_within(const struct rxp_route *rt, uint8_t family, const uint8
 	return true;
 }
 
-static void route_out(const struct show_route *sr, bool json, bool first, struct rxp_sbuf *o)
+static void route_out(const struct show_route *sr, const struct show_group *groups, bool json,
+		      bool first, struct rxp_sbuf *o)
 {
 	const struct rxp_route *rt = &sr->rt;
 	const struct rxp_nexthop *nh = &sr->nh;
+
+	if (rxp_nh_is_group(rt->nh)) {
+		const struct show_group *g = &groups[rt->nh & (RXP_NH_GROUP - 1)];
+
+		if (json) {
+			rxp_sbuf_printf(o, "%s{\"prefix\":\"", first ? "" : ",");
+			put_addr(o, rt->family, rt->prefix);
+			rxp_sbuf_printf(o, "/%u\",\"type\":\"multipath\",\"nexthops\":[", rt->plen);
+			group_out(g, rt->family, true, o);
+			rxp_sbuf_printf(o, "],\"origin\":\"%s\"}", rt->origin == RXP_ROUTE_KERNEL ? "kernel" : "static");
+			return;
+		}
+		put_addr(o, rt->family, rt->prefix);
+		rxp_sbuf_printf(o, "/%u multipath%s\n", rt->plen, rt->origin == RXP_ROUTE_KERNEL ? " proto kernel" : "");
+		group_out(g, rt->family, false, o);
+		return;
+	}
+	{
 	static const char *const kinds[] = {
 		[RXP_NH_KIND_LOCAL] = "local", [RXP_NH_KIND_CONNECTED] = "connected",
 		[RXP_NH_KIND_GATEWAY] = "gateway", [RXP_NH_KIND_BLACKHOLE] = "blackhole",
@@ -464,13 +522,52 @@ static void route_out(const struct show_route *sr, bool json, bool first, struct
 			nh->kind == RXP_NH_KIND_CONNECTED ? " connected" : "",
 			rt->origin == RXP_ROUTE_KERNEL ? " proto kernel" : "",
 			rt->parked ? " (parked: no subnet holds the gateway)" : "");
+	}
 }
 
 static void route_copy(const struct rxp_router *r, const struct rxp_route *rt, struct show_route *sr)
 {
 	sr->rt = *rt;
+	if (rxp_nh_is_group(rt->nh)) {
+		memset(&sr->nh, 0, sizeof(sr->nh));
+		sr->dev[0] = '\0';
+		return;
+	}
 	sr->nh = r->nh[rt->nh];
 	snprintf(sr->dev, sizeof(sr->dev), "%s", r->ifs[sr->nh.ifidx].name);
+}
+
+/* The groups in use, each member's state and packets as they are now. */
+static int groups_collect(const struct rxp_router *r, struct show_request *req)
+{
+	if (!r->n_groups)
+		return 0;
+	req->groups = calloc(r->n_groups, sizeof(*req->groups));
+	if (!req->groups) {
+		snprintf(req->err, sizeof(req->err), "out of memory for %u next hop groups", r->n_groups);
+		return -ENOMEM;
+	}
+	req->n_groups = r->n_groups;
+	for (unsigned i = 0; i < r->n_groups; i++) {
+		const struct rxp_nh_group *g = &r->groups[i];
+		struct show_group *sg = &req->groups[i];
+
+		if (!g->refs)
+			continue;
+		sg->n = g->n_paths;
+		for (unsigned p = 0; p < g->n_paths; p++) {
+			const struct rxp_nexthop *nh = &r->nh[g->nh[p]];
+			struct show_path *sp = &sg->path[p];
+
+			sp->has_gw = nh->kind == RXP_NH_KIND_GATEWAY;
+			memcpy(sp->gw, nh->gw, 16);
+			sp->weight = g->weight[p];
+			sp->up = rxp_router_path_up(r, RXP_NH_GROUP | i, p);
+			sp->packets = rxp_router_path_pkts(r, RXP_NH_GROUP | i, p);
+			snprintf(sp->dev, sizeof(sp->dev), "%s", r->ifs[nh->ifidx].name);
+		}
+	}
+	return 0;
 }
 
 /*
@@ -538,7 +635,7 @@ static int routes_collect(struct dp *dp, struct show_request *req)
 	}
 	req->routes = list;
 	req->n_routes = n;
-	return 0;
+	return groups_collect(r, req);
 }
 
 void show_finish(struct show_request *req, struct rxp_sbuf *o)
@@ -553,7 +650,7 @@ void show_finish(struct show_request *req, struct rxp_sbuf *o)
 	if (req->json)
 		rxp_sbuf_printf(o, "{\"routes\":[");
 	for (uint32_t i = 0; i < req->n_routes; i++)
-		route_out(&req->routes[i], req->json, i == 0, o);
+		route_out(&req->routes[i], req->groups, req->json, i == 0, o);
 	if (req->json)
 		rxp_sbuf_printf(o, "]}\n");
 	else if (!req->n_routes && !req->arg[0])
@@ -563,6 +660,8 @@ void show_finish(struct show_request *req, struct rxp_sbuf *o)
 				req->arg);
 	free(req->routes);
 	req->routes = NULL;
+	free(req->groups);
+	req->groups = NULL;
 }
 
 /* ---- show neigh ---- */

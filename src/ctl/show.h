@@ -20,6 +20,8 @@ struct show_request {
 	bool routes_collected, route_of_address, no_router;
 	struct show_route *routes;
 	uint32_t n_routes;
+	struct show_group *groups;	/* the multipath routes' groups, by index */
+	uint32_t n_groups;
 };
 
 /* Returns the names show takes, for messages. */

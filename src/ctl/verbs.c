@@ -13,7 +13,9 @@ static const struct cmd_verb verbs[] = {
 	{ .word = "addr", .ctl_rank = 1, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_addr,
 	  .help = "  addr add|del ADDRESS/LENGTH dev PORT\n" },
 	{ .word = "route", .ctl_rank = 2, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_route,
+	  .shape = { .max_words = 3 + RXP_NH_PATHS_MAX * 7 },	/* 64 x nexthop via GW dev P weight W */
 	  .help = "  route add PREFIX [via GATEWAY] [dev PORT]  |  route add PREFIX blackhole|unreachable|prohibit\n"
+		  "  route add PREFIX nexthop via GATEWAY [dev PORT] [weight W] nexthop ...   (up to 64, weights 1-256)\n"
 		  "  route del PREFIX [via GATEWAY] [dev PORT]    (PREFIX may be default)\n" },
 	{ .word = "neigh", .ctl_rank = 3, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_neigh,
 	  .help = "  neigh add ADDRESS lladdr MAC dev PORT\n"

@@ -13,8 +13,8 @@
 #include <stddef.h>
 
 #define CMD_WORDS_DEFAULT 12	/* words a line has at most, unless its verb says */
-#define CMD_WORDS_MAX 256	/* ... which it may, up to this (a set's prefixes) */
-#define CMD_LINE_MAX 1024
+#define CMD_WORDS_MAX 512	/* ... which it may, up to this (a set's prefixes, 64 next hops) */
+#define CMD_LINE_MAX 4096
 
 /* One command line, split. */
 struct cmd_line {

@@ -124,14 +124,41 @@ static void shadowed_restore(struct dp *dp, const struct dp_cmd *c, char *err, s
 	err[0] = '\0';
 }
 
+/* A multipath route's group @g as the next hops of its add. */
+static void paths_of(const struct rxp_router *r, const struct rxp_nh_group *g,
+		     struct dp_route_paths *ps)
+{
+	for (unsigned p = 0; p < g->n_paths; p++) {
+		const struct rxp_nexthop *nh = &r->nh[g->nh[p]];
+		struct dp_path *dp_p = &ps->path[ps->n++];
+		const char *dev = r->ifs[nh->ifidx].name;
+		unsigned d;
+
+		dp_p->has_gw = nh->kind == RXP_NH_KIND_GATEWAY;
+		memcpy(dp_p->gw, nh->gw, 16);
+		dp_p->weight = g->weight[p];
+		if (nh->if_found)
+			continue;	/* found from the subnet, and found again so */
+		for (d = 0; d < ps->n_devs && strcmp(ps->devs[d], dev); d++)
+			;
+		if (d == ps->n_devs && d < DP_PATH_DEVS)
+			snprintf(ps->devs[ps->n_devs++], sizeof(ps->devs[0]), "%s", dev);
+		dp_p->dev = d < ps->n_devs ? (uint8_t)(d + 1) : 0;
+	}
+}
+
 /* The route @rt as the add that would make it again. */
 static struct dp_cmd route_cmd(const struct rxp_router *r, const struct rxp_route *rt)
 {
-	const struct rxp_nexthop *nh = &r->nh[rt->nh];
+	const struct rxp_nexthop *nh = rxp_route_nh(r, rt);
 	struct dp_cmd k = { .kind = DP_CMD_ROUTE_ADD, .kernel = rt->origin == RXP_ROUTE_KERNEL,
 			    .family = rt->family, .plen = rt->plen };
 
 	memcpy(k.addr, rt->prefix, 16);
+	if (!nh) {
+		paths_of(r, rxp_router_group(r, rt->nh), &k.paths);
+		return k;
+	}
 	if (rxp_nh_kind_rejects(nh->kind)) {
 		k.route_type = nh->kind;
 		return k;
@@ -173,7 +200,22 @@ static void vlans_follow(struct dp *dp, int ifidx)
 static bool route_del_matches(const struct rxp_router *r, const struct rxp_route *rt,
 			      const struct dp_cmd *c, int ifidx)
 {
-	const struct rxp_nexthop *nh = &r->nh[rt->nh];
+	const struct rxp_nexthop *nh = rxp_route_nh(r, rt);
+
+	/* a multipath route: one of its next hops named is enough */
+	if (!nh) {
+		const struct rxp_nh_group *g = rxp_router_group(r, rt->nh);
+
+		for (unsigned p = 0; p < g->n_paths; p++) {
+			const struct rxp_nexthop *m = &r->nh[g->nh[p]];
+
+			if ((!c->has_gw || (m->kind == RXP_NH_KIND_GATEWAY &&
+					    !memcmp(m->gw, c->gw, c->family == 4 ? 4 : 16))) &&
+			    (ifidx < 0 || m->ifidx == ifidx))
+				return true;
+		}
+		return false;
+	}
 
 	if (c->has_gw && (nh->kind != RXP_NH_KIND_GATEWAY ||
 			  memcmp(nh->gw, c->gw, c->family == 4 ? 4 : 16)))
@@ -242,6 +284,41 @@ static void addr_key(const struct dp_cmd *c, char *key, size_t len)
 	dev_addr_key(c, "addr", key, len);
 }
 
+/* A multipath route's add; a next hop at fault is named in @err. */
+static int route_add_paths(struct dp *dp, const struct dp_cmd *c, char *err, size_t errlen)
+{
+	struct rxp_route_path paths[RXP_NH_PATHS_MAX];
+	const struct dp_route_paths *ps = &c->paths;
+	unsigned bad = 0;
+	int ret;
+
+	for (unsigned i = 0; i < ps->n; i++) {
+		const struct dp_path *p = &ps->path[i];
+
+		paths[i] = (struct rxp_route_path){ .has_gw = p->has_gw, .weight = p->weight, .ifidx = -1 };
+		memcpy(paths[i].gw, p->gw, 16);
+		if (p->dev && p->dev <= ps->n_devs) {
+			paths[i].ifidx = rxp_router_if_by_name(dp->router, ps->devs[p->dev - 1]);
+			if (paths[i].ifidx < 0) {
+				snprintf(err, errlen, "%s: next hop %u: '%s': no such port", c->where, i + 1,
+					 ps->devs[p->dev - 1]);
+				return -ENOENT;
+			}
+		}
+	}
+	ret = rxp_router_add_route_paths(dp->router, c->family, c->addr, c->plen, paths, ps->n, &bad);
+	if (ret && bad < ps->n) {
+		char gw[INET6_ADDRSTRLEN] = "";
+
+		if (ps->path[bad].has_gw)
+			inet_ntop(c->family == 4 ? AF_INET : AF_INET6, ps->path[bad].gw, gw, sizeof(gw));
+		snprintf(err, errlen, "%s: next hop %u%s%s%s: %s%s", c->where, bad + 1, gw[0] ? " (via " : "",
+			 gw, gw[0] ? ")" : "", ret == -ERANGE ? "weight out of range (1-256)" : dp_cmd_strerror(ret),
+			 cmd_subject(c).text);
+	}
+	return ret;
+}
+
 static int route_add(struct dp *dp, const struct dp_cmd *c, int ifidx, char *err, size_t errlen)
 {
 	struct rxp_router *r = dp->router;
@@ -262,6 +339,8 @@ static int route_add(struct dp *dp, const struct dp_cmd *c, int ifidx, char *err
 	}
 	if (c->route_type)
 		ret = rxp_router_add_route_reject(r, c->family, c->addr, c->plen, c->route_type);
+	else if (c->paths.n)
+		ret = route_add_paths(dp, c, err, errlen);
 	else
 		ret = rxp_router_add_route(r, c->family, c->addr, c->plen, c->has_gw ? c->gw : NULL,
 					   ifidx);
@@ -294,12 +373,14 @@ static int route_del(struct dp *dp, const struct dp_cmd *c, int ifidx, char *err
 	 */
 	if (rt && !c->undo && !rxp_router_route_of_addr(r, c->family, c->addr, c->plen) &&
 	    !route_del_matches(r, rt, c, ifidx)) {
-		const struct rxp_nexthop *nh = &r->nh[rt->nh];
+		const struct rxp_nexthop *nh = rxp_route_nh(r, rt);
 		char gw[INET6_ADDRSTRLEN] = "", has[80];
 
-		if (nh->kind == RXP_NH_KIND_GATEWAY)
+		if (nh && nh->kind == RXP_NH_KIND_GATEWAY)
 			inet_ntop(c->family == 4 ? AF_INET : AF_INET6, nh->gw, gw, sizeof(gw));
-		if (rxp_nh_kind_rejects(nh->kind))
+		if (!nh)
+			snprintf(has, sizeof(has), "a multipath route, and none of its next hops is that");
+		else if (rxp_nh_kind_rejects(nh->kind))
 			snprintf(has, sizeof(has), "a reject route");
 		else
 			snprintf(has, sizeof(has), "%s%s%sdev %s", gw[0] ? "via " : "", gw,

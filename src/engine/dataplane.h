@@ -130,6 +130,23 @@ struct dp_nat_cmd {
 };
 
 /* One router command, parsed; applied when the datapath opens, or while it runs. */
+/*
+ * A multipath route's next hops (route add P nexthop via GW [dev PORT]
+ * [weight W] ...), kept small: the ports they name once each.
+ */
+#define DP_PATH_DEVS 8
+struct dp_route_paths {
+	uint8_t n;			/* 0: the route has the one next hop of has_gw/gw/dev */
+	uint8_t n_devs;
+	char devs[DP_PATH_DEVS][RXP_PORT_NAME_MAX];
+	struct dp_path {
+		uint8_t gw[16];
+		bool has_gw;
+		uint8_t dev;		/* 0: none given; else devs[dev - 1] */
+		uint16_t weight;	/* 1-256 */
+	} path[RXP_NH_PATHS_MAX];
+};
+
 struct dp_cmd {
 	enum dp_cmd_kind kind;
 	char where[DP_WHERE_LEN];	/* "-e 2", "file:7", "ctl": for messages */
@@ -151,8 +168,13 @@ struct dp_cmd {
 	uint8_t route_type;		/* 0, or a rejecting next hop kind (blackhole, ...) */
 	uint32_t seconds;		/* neigh ageing */
 	char host_name[RXP_TAP_NAME_MAX];	/* empty: the default name */
-	struct dp_filter_cmd filter;	/* the FILTER_, SET_ and CT_ kinds */
-	struct dp_nat_cmd nat;		/* the NAT_ kinds */
+	union {
+		struct {
+			struct dp_filter_cmd filter;	/* the FILTER_, SET_ and CT_ kinds */
+			struct dp_nat_cmd nat;		/* the NAT_ kinds */
+		};
+		struct dp_route_paths paths;	/* ROUTE_ADD */
+	};
 };
 
 /*

@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "rxpath/proto.h"
-#include "rxpath/router.h"
+#include "router_priv.h"
+#include "seed.h"
 
 int rxp_router_init(struct rxp_router *r, uint32_t max_routes4, uint32_t max_routes6)
 {
@@ -23,6 +24,7 @@ int rxp_router_init(struct rxp_router *r, uint32_t max_routes4, uint32_t max_rou
 	r->nh[RXP_NH_LOCAL].kind = RXP_NH_KIND_LOCAL;
 	r->n_nh = 1;
 	r->neigh_reachable_ns = RXP_NEIGH_REACHABLE_NS;
+	rxp_seed_fill(&r->mp_seed, 1, r);
 	return 0;
 }
 
@@ -33,6 +35,7 @@ void rxp_router_free(struct rxp_router *r)
 	if (r->fib6)
 		rxp_lpm6_destroy(r->fib6);
 	rxp_neigh_free(&r->neigh);
+	router_groups_free(r);
 	if (r->shared) {
 		pthread_spin_destroy(&r->neigh_lock);
 		r->shared = false;
@@ -95,8 +98,7 @@ int rxp_router_if_by_name(const struct rxp_router *r, const char *name)
 	return -ENOENT;
 }
 
-/* Returns an existing identical next hop or a new one, or -ENOSPC. */
-static int nh_get(struct rxp_router *r, uint8_t kind, uint8_t family, uint16_t ifidx,
+int router_nh_get(struct rxp_router *r, uint8_t kind, uint8_t family, uint16_t ifidx,
 		  const uint8_t *gw, bool if_found)
 {
 	unsigned alen = family == 4 ? 4 : 16;
@@ -247,9 +249,18 @@ static int fib_add(struct rxp_router *r, uint8_t family, const uint8_t *prefix, 
 	return rxp_lpm6_add(r->fib6, prefix, plen, nh);
 }
 
-/* Installs @prefix/@plen -> next hop @nh in the FIB and the route records. */
-static int route_set(struct rxp_router *r, uint8_t family, const uint8_t *prefix, uint8_t plen,
-		     int nh)
+void router_nh_ref(struct rxp_router *r, uint32_t nh, int delta)
+{
+	if (!rxp_nh_is_group(nh))
+		r->nh[nh].refs += (uint32_t)delta;
+	else if (delta > 0)
+		r->groups[nh & (RXP_NH_GROUP - 1)].refs++;
+	else
+		router_group_put(r, nh & (RXP_NH_GROUP - 1));
+}
+
+int router_route_set(struct rxp_router *r, uint8_t family, const uint8_t *prefix, uint8_t plen,
+		     uint32_t nh)
 {
 	uint8_t p[16];
 	struct rxp_route *rt;
@@ -260,12 +271,13 @@ static int route_set(struct rxp_router *r, uint8_t family, const uint8_t *prefix
 	if ((r->n_routes + 1) * 2 > r->routes_size && routes_grow(r))
 		return -ENOMEM;
 	rxp_prefix_mask(family, prefix, plen, p);
-	ret = fib_add(r, family, p, plen, (uint32_t)nh);
+	ret = fib_add(r, family, p, plen, nh);
 	if (ret)
 		return ret;
 	rt = route_slot(r, family, p, plen);
+	router_nh_ref(r, nh, 1);	/* before the old one goes: it may be the same group */
 	if (rt->family) {
-		r->nh[rt->nh].refs--;
+		router_nh_ref(r, rt->nh, -1);
 	} else {
 		rt->family = family;
 		rt->plen = plen;
@@ -273,9 +285,8 @@ static int route_set(struct rxp_router *r, uint8_t family, const uint8_t *prefix
 		memcpy(rt->prefix, p, 16);
 		r->n_routes++;
 	}
-	rt->nh = (uint32_t)nh;
+	rt->nh = nh;
 	rt->parked = false;
-	r->nh[nh].refs++;
 	return 0;
 }
 
@@ -367,7 +378,7 @@ static int route_del(struct rxp_router *r, uint8_t family, const uint8_t *prefix
 		rxp_lpm4_reclaim(r->fib4);
 	else
 		rxp_lpm6_reclaim(r->fib6);
-	r->nh[rt->nh].refs--;
+	router_nh_ref(r, rt->nh, -1);
 	route_remove(r, rt);
 	return 0;
 }
@@ -425,8 +436,8 @@ static void routes_park(struct rxp_router *r, uint8_t family)
 		struct rxp_route *rt = &r->routes[i];
 		bool gone;
 
-		if (rt->family != family)
-			continue;
+		if (rt->family != family || rxp_nh_is_group(rt->nh))
+			continue;	/* a group's members go down one by one instead */
 		gone = r->nh[rt->nh].unreachable;
 		if (gone && !rt->parked) {
 			if (!fib_del(r, family, rt->prefix, rt->plen))
@@ -472,6 +483,7 @@ static void gateways_follow(struct rxp_router *r, uint8_t family)
 	if (moved) {
 		rxp_neigh_gen_bump(&r->neigh);	/* cached adjacencies name the old interface */
 		routes_park(r, family);
+		router_groups_follow(r);
 	}
 }
 
@@ -554,7 +566,7 @@ static int addr_routes_free(struct rxp_router *r, int ifidx, uint8_t family,
 		return 0;
 	rxp_prefix_mask(family, addr, plen, prefix);
 	rt = route_find(r, family, prefix, plen);
-	if (rt && route_is_connected(r, family, prefix, plen)) {
+	if (rt && route_is_connected(r, family, prefix, plen) && !rxp_nh_is_group(rt->nh)) {
 		if (r->nh[rt->nh].ifidx != ifidx)
 			return -ENOTUNIQ;
 	} else if (rt && rt->origin != RXP_ROUTE_KERNEL) {
@@ -594,12 +606,12 @@ int rxp_router_add_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
 	ret = addr_routes_free(r, ifidx, family, addr, plen);
 	if (ret)
 		return ret;
-	nh = nh_get(r, RXP_NH_KIND_CONNECTED, family, (uint16_t)ifidx, NULL, false);
+	nh = router_nh_get(r, RXP_NH_KIND_CONNECTED, family, (uint16_t)ifidx, NULL, false);
 	if (nh < 0)
 		return nh;
-	ret = route_set(r, family, addr, plen, nh);
+	ret = router_route_set(r, family, addr, plen, nh);
 	if (!ret)
-		ret = route_set(r, family, addr, family == 4 ? 32 : 128, RXP_NH_LOCAL);
+		ret = router_route_set(r, family, addr, family == 4 ? 32 : 128, RXP_NH_LOCAL);
 	if (ret)
 		return ret;
 	if (family == 4) {
@@ -660,7 +672,7 @@ int rxp_router_del_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
 		struct rxp_route *rt = route_slot(r, family, prefix, plen);
 
 		/* only the connected route this address made, not a route configured over it */
-		if (rt->family && r->nh[rt->nh].kind == RXP_NH_KIND_CONNECTED &&
+		if (rt->family && !rxp_nh_is_group(rt->nh) && r->nh[rt->nh].kind == RXP_NH_KIND_CONNECTED &&
 		    r->nh[rt->nh].ifidx == ifidx)
 			route_del(r, family, prefix, plen);
 	}
@@ -707,16 +719,13 @@ static bool gateway_ok(const struct rxp_router *r, uint8_t family, const uint8_t
 	return true;
 }
 
-int rxp_router_add_route(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
-			 uint8_t plen, const uint8_t *gw, int ifidx)
+int router_path_nh(struct rxp_router *r, uint8_t family, const uint8_t *gw, int ifidx)
 {
 	bool if_found = gw && ifidx < 0;
-	int nh;
 
 	/* every interface has fe80::/64: a link-local gateway says nothing of which */
 	if (family == 6 && gw && gw[0] == 0xfe && (gw[1] & 0xc0) == 0x80 && ifidx < 0)
 		return -EDESTADDRREQ;
-
 	if (gw && !gateway_ok(r, family, gw))
 		return -ENXIO;
 	if (if_found)
@@ -725,22 +734,37 @@ int rxp_router_add_route(struct rxp_router *r, uint8_t family, const uint8_t *pr
 		return ifidx;
 	if ((unsigned)ifidx >= r->n_ifs)
 		return -EINVAL;
+	return router_nh_get(r, gw ? RXP_NH_KIND_GATEWAY : RXP_NH_KIND_CONNECTED, family,
+			     (uint16_t)ifidx, gw, if_found);
+}
+
+int router_route_free(struct rxp_router *r, uint8_t family, const uint8_t *prefix, uint8_t plen)
+{
 	if (route_is_local(r, family, prefix, plen))
 		return -EADDRINUSE;
-	if (route_is_connected(r, family, prefix, plen)) {
+	if (route_is_connected(r, family, prefix, plen))
+		return -EISCONN;
+	return 0;
+}
+
+int rxp_router_add_route(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
+			 uint8_t plen, const uint8_t *gw, int ifidx)
+{
+	int nh = router_path_nh(r, family, gw, ifidx), ret;
+
+	if (nh < 0)
+		return nh;
+	ret = router_route_free(r, family, prefix, plen);
+	if (ret == -EISCONN) {
 		const struct rxp_route *rt = route_find(r, family, prefix, plen);
 
 		/* the same route said again (dev, no gateway) is no change; any other is refused */
-		if (!gw && rt && r->nh[rt->nh].kind == RXP_NH_KIND_CONNECTED &&
-		    r->nh[rt->nh].ifidx == ifidx)
+		if (!gw && rt && (uint32_t)nh == rt->nh)
 			return 0;
-		return -EISCONN;
 	}
-	nh = nh_get(r, gw ? RXP_NH_KIND_GATEWAY : RXP_NH_KIND_CONNECTED, family, (uint16_t)ifidx,
-		    gw, if_found);
-	if (nh < 0)
-		return nh;
-	return route_set(r, family, prefix, plen, nh);
+	if (ret)
+		return ret;
+	return router_route_set(r, family, prefix, plen, (uint32_t)nh);
 }
 
 int rxp_router_add_route_reject(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
@@ -750,14 +774,13 @@ int rxp_router_add_route_reject(struct rxp_router *r, uint8_t family, const uint
 
 	if (!rxp_nh_kind_rejects(kind) || kind > RXP_NH_KIND_PROHIBIT)
 		return -EINVAL;
-	if (route_is_local(r, family, prefix, plen))
-		return -EADDRINUSE;
-	if (route_is_connected(r, family, prefix, plen))
-		return -EISCONN;
-	nh = nh_get(r, kind, family, 0, NULL, false);	/* one per kind and family, shared */
+	nh = router_route_free(r, family, prefix, plen);
+	if (nh)
+		return nh;
+	nh = router_nh_get(r, kind, family, 0, NULL, false);	/* one per kind and family, shared */
 	if (nh < 0)
 		return nh;
-	return route_set(r, family, prefix, plen, nh);
+	return router_route_set(r, family, prefix, plen, nh);
 }
 
 int rxp_router_add_neigh(struct rxp_router *r, int ifidx, uint8_t family, const uint8_t *addr,
@@ -791,6 +814,9 @@ int rxp_router_set_workers(struct rxp_router *r, unsigned n_workers)
 {
 	int ret;
 
+	if (r->path_pkts && n_workers > (r->n_workers ? r->n_workers : 1))
+		return -EBUSY;	/* the groups' counters are sized by the workers they were made with */
+	r->n_workers = n_workers;
 	if (n_workers <= 1 || r->shared)
 		return 0;
 	ret = pthread_spin_init(&r->neigh_lock, PTHREAD_PROCESS_PRIVATE);

@@ -13,6 +13,7 @@
 #include "ip4_opt.h"
 #include "ip4_route.h"
 #include "local.h"
+#include "multipath.h"
 #include "out.h"
 #include "filter.h"
 #include "reasm.h"
@@ -334,6 +335,7 @@ void rxp_ip4_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 
 	if (rxp_lpm4_lookup(st->router->fib4, ntohl(rxp_pkt_cip4(pkt)->dst), &nh))
 		nh = RXP_LPM_NO_ROUTE;
+	nh = rxp_mp_pick(st, pkt, 4, nh);
 	if (rxp_unlikely(rxp_filter_on(st)) && !rxp_filter_routed(st, &pkt, NULL, &nh, 1))
 		return;
 	route_nh(st, pkt, nh);
@@ -373,6 +375,9 @@ void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint32_t 
 		return;
 	/* one lookup for the whole vector: the table's cache misses overlap */
 	rxp_lpm4_lookup_bulk(r->fib4, dst, nh, n);
+	/* multipath routes: each packet's member of its group (one test of the vector when none) */
+	if (rxp_unlikely(rxp_mp_any(nh, n)))
+		rxp_mp_resolve4(st, pkts, nh, n);
 	/* the filter takes out what it drops, before anything is forwarded */
 	if (rxp_unlikely(rxp_filter_on(st)))
 		n = rxp_filter_routed(st, pkts, dst, nh, n);
@@ -410,6 +415,7 @@ void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint32_t 
 
 void rxp_ip4_route_nh(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t nh)
 {
+	nh = rxp_mp_pick(st, pkt, 4, nh);
 	/* a source route leading on is forwarded: forward's (a fragment held for its first is let through there) */
 	if (rxp_unlikely(rxp_filter_on(st)) && !rxp_filter_routed(st, &pkt, NULL, &nh, 1))
 		return;

@@ -13,6 +13,7 @@
 #include "icmp.h"
 #include "ip4_opt.h"
 #include "ip4_route.h"
+#include "multipath.h"
 
 #define IP4_OPT_EOL 0
 #define IP4_OPT_NOP 1
@@ -314,6 +315,7 @@ bool rxp_ip4_source_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 		memcpy(&next, o + o[2] - 1, 4);
 		if (rxp_lpm4_lookup(r->fib4, ntohl(next), &nh))
 			nh = RXP_LPM_NO_ROUTE;
+		nh = rxp_mp_pick(st, pkt, 4, nh);	/* a multipath route's member for this flow */
 		/* a strict route names each hop: the next must be a neighbour (or us again) */
 		if (nh == RXP_LPM_NO_ROUTE ||
 		    (o[0] == IP4_OPT_SSRR && nh != RXP_NH_LOCAL &&

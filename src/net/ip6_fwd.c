@@ -13,6 +13,7 @@
 #include "ip6_addr.h"
 #include "ip6_route.h"
 #include "local.h"
+#include "multipath.h"
 #include "nd.h"
 #include "out.h"
 #include "reasm.h"
@@ -157,6 +158,7 @@ void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 		rxp_drop(st, pkt, RXP_DROP_NO_ROUTE);
 		return;
 	}
+	nh = rxp_mp_pick(st, pkt, 6, nh);
 	if (rxp_unlikely(rxp_filter_on(st)) && !(pkt->flags & RXP_PKT_F_FILTERED)) {
 		uint32_t fnh = filter_nh6(r, dst, nh);
 
@@ -249,8 +251,8 @@ static rxp_noinline uint16_t filter_vector6(struct rxp_stack *st, struct rxp_pkt
 			nh[i] = rxp_l3if_has_addr6(&r->ifs[pkts[i]->ifidx], dst) ? RXP_NH_LOCAL : RXP_LPM_NO_ROUTE;
 		else if (rxp_lpm6_lookup(r->fib6, dst, &nh[i]))
 			nh[i] = RXP_LPM_NO_ROUTE;
-		else
-			nh[i] = filter_nh6(r, dst, nh[i]);
+		else	/* a group's member as rxp_ip6_route() will pick it (and count it) */
+			nh[i] = filter_nh6(r, dst, rxp_mp_peek(r, pkts[i], 6, nh[i]));
 	}
 	n = rxp_filter_routed(st, pkts, NULL, nh, n);
 	/* multicast is input's once it is known to be for the router (ip6_multicast) */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 #include "filter.h"
+#include "multipath.h"
 #include "nat.h"
 #include "nat_rewrite.h"
 #include "rxpath/lpm4.h"
@@ -32,13 +33,15 @@ static inline bool has_ids(uint8_t proto)
 	return proto == RXP_IPPROTO_TCP || proto == RXP_IPPROTO_UDP || proto == RXP_IPPROTO_ICMP;
 }
 
-/* The next hop of a rewritten destination (host order in *@dst when asked). */
-static void reroute(struct rxp_stack *st, uint32_t daddr, uint32_t *dst, uint32_t *nh)
+/* The next hop of @pkt's rewritten destination (host order in *@dst when asked). */
+static void reroute(struct rxp_stack *st, const struct rxp_pkt *pkt, uint32_t daddr, uint32_t *dst,
+		    uint32_t *nh)
 {
 	uint32_t d = ntohl(daddr);
 
 	if (rxp_lpm4_lookup(st->router->fib4, d, nh))
 		*nh = RXP_LPM_NO_ROUTE;
+	*nh = rxp_mp_pick(st, pkt, 4, *nh);
 	if (dst)
 		*dst = d;
 }
@@ -89,7 +92,7 @@ static int pre_translate(struct rxp_stack *st, struct rxp_pkt *pkt, struct rxp_c
 		return -1;
 	}
 	set_addr(cp->t.dst, to);
-	reroute(st, to, dst, nh);
+	reroute(st, pkt, to, dst, nh);
 	return 1;
 }
 

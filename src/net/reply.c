@@ -29,6 +29,10 @@ static bool route_back(const struct rxp_router *r, uint8_t family, const uint8_t
 	if (family == 4 ? rxp_lpm4_lookup(r->fib4, rxp_load_be32(dst), &nh) :
 			  rxp_lpm6_lookup(r->fib6, dst, &nh))
 		return false;
+	/* a multipath route: the first member in its layout, for what the router says itself */
+	for (unsigned p = 0; rxp_nh_is_group(nh) && p < rxp_router_group(r, nh)->n_paths; p++)
+		if (rxp_router_path_up(r, nh, p))
+			nh = rxp_router_group(r, nh)->nh[p];
 	if (nh == RXP_NH_LOCAL || nh >= r->n_nh)
 		return false;
 	nhp = &r->nh[nh];

@@ -118,7 +118,7 @@ static void test_split_errors(void)
 	line[CMD_LINE_MAX - 1] = 'x';
 	memset(&e, 0, sizeof(e));
 	CHECK_EQ(cmd_split(&l, line, NULL, &e), -EINVAL);
-	CHECK_STR(e.text, "line longer than 1023 characters");
+	CHECK_STR(e.text, "line longer than 4095 characters");
 }
 
 /* capture's filter: from the rest word on, the rest of the line is one word */
@@ -716,7 +716,7 @@ static void test_config_file_errors(void)
 	memcpy(text + sizeof(text) - 2, "\n", 2);
 	path = write_text("long.conf", text);
 	CHECK_EQ(config_apply_file(&cfg, path, err, sizeof(err)), -EINVAL);
-	snprintf(want, sizeof(want), "%s:3: line longer than 1023 characters", path);
+	snprintf(want, sizeof(want), "%s:3: line longer than 4095 characters", path);
 	CHECK_PREFIX(err, want);
 	CHECK_EQ(cfg.n_ports, 2);
 

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/* The multipath flow hash and the pick of a group's member (see multipath.h). */
+#include <string.h>
+#include "fib/seed.h"
+#include "multipath.h"
+#include "rxpath/proto.h"
+#include "stage.h"
+
+#define MP_K1 0x9e3779b97f4a7c15ull
+#define MP_K2 0xc2b2ae3d27d4eb4full
+
+/* Is ICMP type @type (IPv4) an error that quotes a packet? */
+static bool icmp4_is_error(uint8_t type)
+{
+	return type == RXP_ICMP_DEST_UNREACH || type == RXP_ICMP_SOURCE_QUENCH ||
+	       type == RXP_ICMP_REDIRECT || type == RXP_ICMP_TIME_EXCEEDED ||
+	       type == RXP_ICMP_PARAM_PROB;
+}
+
+/* Do the first 4 bytes of @proto's header hold its source and destination ports? */
+static bool has_ports(uint8_t proto)
+{
+	return proto == RXP_IPPROTO_TCP || proto == RXP_IPPROTO_UDP || proto == 132 /* SCTP */ ||
+	       proto == 136 /* UDP-Lite */;
+}
+
+/* The two endpoints in one order whichever way the packet goes: the hash is symmetric. */
+static uint32_t hash_endpoints(uint64_t seed, uint64_t a, uint64_t b, uint16_t pa, uint16_t pb,
+			       uint8_t proto)
+{
+	uint64_t h;
+
+	if (a > b || (a == b && pa > pb)) {
+		uint64_t t = a;
+		uint16_t tp = pa;
+
+		a = b;
+		b = t;
+		pa = pb;
+		pb = tp;
+	}
+	h = rxp_mix64(seed ^ a, MP_K1);
+	h = rxp_mix64(h ^ b, MP_K2);
+	h = rxp_mix64(h ^ ((uint64_t)pa << 24 | (uint64_t)pb << 8 | proto), MP_K1);
+	return (uint32_t)(h >> 32) ^ (uint32_t)h;
+}
+
+/* @quoted: @ip is inside an ICMP error, whose own quote is not looked into (RFC 1122 3.2.2). */
+static uint32_t hash4(uint64_t seed, const uint8_t *ip, uint32_t len, bool quoted)
+{
+	uint32_t ihl = (ip[0] & 0xfu) * 4u, src, dst;
+	uint16_t frag = (uint16_t)(ip[6] << 8 | ip[7]);
+	uint16_t sport = 0, dport = 0;
+	uint8_t proto = ip[9];
+
+	memcpy(&src, ip + 12, 4);
+	memcpy(&dst, ip + 16, 4);
+	if (frag & (RXP_IP4_MF | RXP_IP4_OFFMASK) || ihl > len)
+		return hash_endpoints(seed, src, dst, 0, 0, proto);
+	if (proto == RXP_IPPROTO_ICMP && !quoted && len >= ihl + 8 + RXP_IP4_HLEN &&
+	    icmp4_is_error(ip[ihl])) {
+		const uint8_t *in = ip + ihl + 8;
+		uint32_t in_len = len - ihl - 8;
+		uint32_t in_ihl = (in[0] & 0xfu) * 4u;
+
+		/* the quoted packet, if it is one: its flow, whose direction the hash does not see */
+		if ((in[0] >> 4) == 4 && in_ihl >= RXP_IP4_HLEN)
+			return hash4(seed, in, in_len, true);
+	}
+	if (has_ports(proto) && len >= ihl + 4) {
+		sport = (uint16_t)(ip[ihl] << 8 | ip[ihl + 1]);
+		dport = (uint16_t)(ip[ihl + 2] << 8 | ip[ihl + 3]);
+	}
+	return hash_endpoints(seed, src, dst, sport, dport, proto);
+}
+
+uint32_t rxp_mp_hash4(uint64_t seed, const uint8_t *ip, uint32_t len)
+{
+	return hash4(seed, ip, len, false);
+}
+
+/* An IPv6 address folded to 64 bits, order-preserving enough to pick a direction. */
+static uint64_t fold6(const uint8_t *a)
+{
+	uint64_t hi, lo;
+
+	memcpy(&hi, a, 8);
+	memcpy(&lo, a + 8, 8);
+	return rxp_mix64(hi ^ MP_K2, MP_K1) ^ lo;
+}
+
+static uint32_t hash6(uint64_t seed, const uint8_t *ip, uint32_t len, bool quoted)
+{
+	uint64_t src = fold6(ip + 8), dst = fold6(ip + 24);
+	uint8_t next = ip[6];
+	uint16_t sport = 0, dport = 0;
+
+	if (next == RXP_IPPROTO_ICMP6 && !quoted && len >= RXP_IP6_HLEN + 8 + RXP_IP6_HLEN &&
+	    ip[RXP_IP6_HLEN] < 128 && (ip[RXP_IP6_HLEN + 8] >> 4) == 6)
+		return hash6(seed, ip + RXP_IP6_HLEN + 8, len - RXP_IP6_HLEN - 8, true);
+	/* a fragment header (or any other) first: the addresses and that header's type */
+	if (has_ports(next) && len >= RXP_IP6_HLEN + 4) {
+		sport = (uint16_t)(ip[RXP_IP6_HLEN] << 8 | ip[RXP_IP6_HLEN + 1]);
+		dport = (uint16_t)(ip[RXP_IP6_HLEN + 2] << 8 | ip[RXP_IP6_HLEN + 3]);
+	}
+	return hash_endpoints(seed, src, dst, sport, dport, next);
+}
+
+uint32_t rxp_mp_hash6(uint64_t seed, const uint8_t *ip, uint32_t len)
+{
+	return hash6(seed, ip, len, false);
+}
+
+/* Counts a packet of group @nh's member @path on this worker. */
+static inline void path_count(struct rxp_stack *st, const struct rxp_router *r, uint32_t nh,
+			      unsigned path)
+{
+	size_t at = ((size_t)st->worker * RXP_NH_GROUP_MAX + (nh & (RXP_NH_GROUP - 1))) *
+		    RXP_NH_PATHS_MAX + path;
+
+	__atomic_store_n(&r->path_pkts[at], r->path_pkts[at] + 1, __ATOMIC_RELAXED);
+}
+
+static uint32_t pkt_hash(const struct rxp_router *r, const struct rxp_pkt *pkt, uint8_t family)
+{
+	return family == 4 ? rxp_mp_hash4(r->mp_seed, (const uint8_t *)rxp_pkt_cip4(pkt), pkt->l3_len) :
+			     rxp_mp_hash6(r->mp_seed, (const uint8_t *)rxp_pkt_cip6(pkt), pkt->l3_len);
+}
+
+uint32_t rxp_mp_pick(struct rxp_stack *st, const struct rxp_pkt *pkt, uint8_t family, uint32_t nh)
+{
+	const struct rxp_router *r = st->router;
+	uint32_t member;
+	unsigned path;
+
+	if (!rxp_nh_is_group(nh))
+		return nh;
+	member = rxp_router_group_pick(r, nh, pkt_hash(r, pkt, family), &path);
+	path_count(st, r, nh, path);
+	return member;
+}
+
+uint32_t rxp_mp_peek(const struct rxp_router *r, const struct rxp_pkt *pkt, uint8_t family,
+		     uint32_t nh)
+{
+	unsigned path;
+
+	return rxp_nh_is_group(nh) ? rxp_router_group_pick(r, nh, pkt_hash(r, pkt, family), &path) : nh;
+}
+
+void rxp_mp_resolve4(struct rxp_stack *st, struct rxp_pkt **pkts, uint32_t *nh, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (rxp_nh_is_group(nh[i]))
+			nh[i] = rxp_mp_pick(st, pkts[i], 4, nh[i]);
+}
