@@ -41,6 +41,7 @@ struct l3fwd_case {
 	const char *proto;
 	const char *dst;	/* the generator's destination range */
 	unsigned extra_routes;	/* random prefixes added to the table */
+	unsigned ecmp;		/* next hops of each route (0, 1: one) */
 	unsigned flows;		/* the generator's flows for this case; 0: --flows */
 	enum { FILTER_NONE, FILTER_STATELESS, FILTER_CT_ESTABLISHED, FILTER_CT_NEW, FILTER_NAT,
 	       FILTER_NAT_NEW } filter;
@@ -83,6 +84,7 @@ static void usage(FILE *out)
 		"  ipv4             16 /8 routes; UDP to 16.0.0.0/4\n"
 		"  ipv6             16 /16 routes; UDP to 2000::/12\n"
 		"  ipv4-1m-routes   the ipv4 table plus 1,000,000 random prefixes\n"
+		"  ipv4-ecmp        the ipv4 routes each over 4 equal next hops (multipath)\n"
 		"  ipv4-filter-10   ipv4 through 10 stateless forward rules (the last lets it through)\n"
 		"  ipv4-filter-10k  the same with 10,000 rules\n"
 		"  ipv4-1m-flows    ipv4 over the 1,000,000 flows of ipv4-ct-1m, nothing filtered:\n"
@@ -436,9 +438,17 @@ static int build_case(struct l3fwd_case *c, const struct l3fwd_opts *o, char *er
 	    add_cmd(&c->cfg, "neigh add 10.0.1.2 lladdr 02:00:00:00:01:02 dev sim1", err, errlen) ||
 	    add_cmd(&c->cfg, "neigh add 2001:db8:ff::2 lladdr 02:00:00:00:01:02 dev sim1", err, errlen))
 		return -1;
+	for (unsigned i = 1; i < c->ecmp; i++) {
+		snprintf(line, sizeof(line), "neigh add 10.0.1.%u lladdr 02:00:00:00:01:%02x dev sim1", 2 + i, 2 + i);
+		if (add_cmd(&c->cfg, line, err, errlen))
+			return -1;
+	}
 	for (unsigned i = 0; i < 16; i++) {
 		if (v6)
 			snprintf(line, sizeof(line), "route add 20%02x::/16 via 2001:db8:ff::2", i);
+		else if (c->ecmp > 1)
+			snprintf(line, sizeof(line), "route add %u.0.0.0/8 nexthop via 10.0.1.2 nexthop via 10.0.1.3 "
+				 "nexthop via 10.0.1.4 nexthop via 10.0.1.5", 16 + i);
 		else
 			snprintf(line, sizeof(line), "route add %u.0.0.0/8 via 10.0.1.2", 16 + i);
 		if (add_cmd(&c->cfg, line, err, errlen))
@@ -532,6 +542,7 @@ int cmd_bench_l3fwd(int argc, char **argv)
 		{ .name = "ipv6", .proto = "udp6", .dst = "2000::/12" },
 		{ .name = "ipv4-1m-routes", .proto = "udp4", .dst = "16.0.0.0/4",
 		  .extra_routes = BIG_TABLE_ROUTES },
+		{ .name = "ipv4-ecmp", .proto = "udp4", .dst = "16.0.0.0/4", .ecmp = 4 },
 		{ .name = "ipv4-filter-10", .proto = "udp4", .dst = "16.0.0.0/4",
 		  .filter = FILTER_STATELESS, .rules = 9 },
 		{ .name = "ipv4-filter-10k", .proto = "udp4", .dst = "16.0.0.0/4",

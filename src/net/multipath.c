@@ -24,29 +24,23 @@ static bool has_ports(uint8_t proto)
 	       proto == 136 /* UDP-Lite */;
 }
 
-/* The two endpoints in one order whichever way the packet goes: the hash is symmetric. */
-static uint32_t hash_endpoints(uint64_t seed, uint64_t a, uint64_t b, uint16_t pa, uint16_t pb,
-			       uint8_t proto)
+/*
+ * The endpoints combined so that the two directions of a flow give one key
+ * (sum and difference-free xor of the addresses, of the ports), then one
+ * multiply-fold with the router's seed: no branch, one multiplication.
+ */
+static inline uint32_t hash_endpoints(uint64_t seed, uint64_t a, uint64_t b, uint16_t pa,
+				      uint16_t pb, uint8_t proto)
 {
-	uint64_t h;
+	uint64_t addrs = ((a ^ b) << 32 | (a ^ b) >> 32) ^ (a + b);
+	uint64_t ports = (uint64_t)(pa ^ pb) << 24 | (uint64_t)(uint16_t)(pa + pb) << 8 | proto;
+	uint64_t h = rxp_mix64(seed ^ addrs, (MP_K1 ^ ports << 1) | 1);
 
-	if (a > b || (a == b && pa > pb)) {
-		uint64_t t = a;
-		uint16_t tp = pa;
-
-		a = b;
-		b = t;
-		pa = pb;
-		pb = tp;
-	}
-	h = rxp_mix64(seed ^ a, MP_K1);
-	h = rxp_mix64(h ^ b, MP_K2);
-	h = rxp_mix64(h ^ ((uint64_t)pa << 24 | (uint64_t)pb << 8 | proto), MP_K1);
 	return (uint32_t)(h >> 32) ^ (uint32_t)h;
 }
 
 /* @quoted: @ip is inside an ICMP error, whose own quote is not looked into (RFC 1122 3.2.2). */
-static uint32_t hash4(uint64_t seed, const uint8_t *ip, uint32_t len, bool quoted)
+static rxp_noinline uint32_t hash4(uint64_t seed, const uint8_t *ip, uint32_t len, bool quoted)
 {
 	uint32_t ihl = (ip[0] & 0xfu) * 4u, src, dst;
 	uint16_t frag = (uint16_t)(ip[6] << 8 | ip[7]);
@@ -55,9 +49,9 @@ static uint32_t hash4(uint64_t seed, const uint8_t *ip, uint32_t len, bool quote
 
 	memcpy(&src, ip + 12, 4);
 	memcpy(&dst, ip + 16, 4);
-	if (frag & (RXP_IP4_MF | RXP_IP4_OFFMASK) || ihl > len)
+	if (rxp_unlikely(frag & (RXP_IP4_MF | RXP_IP4_OFFMASK) || ihl > len))
 		return hash_endpoints(seed, src, dst, 0, 0, proto);
-	if (proto == RXP_IPPROTO_ICMP && !quoted && len >= ihl + 8 + RXP_IP4_HLEN &&
+	if (rxp_unlikely(proto == RXP_IPPROTO_ICMP) && !quoted && len >= ihl + 8 + RXP_IP4_HLEN &&
 	    icmp4_is_error(ip[ihl])) {
 		const uint8_t *in = ip + ihl + 8;
 		uint32_t in_len = len - ihl - 8;
@@ -67,9 +61,9 @@ static uint32_t hash4(uint64_t seed, const uint8_t *ip, uint32_t len, bool quote
 		if ((in[0] >> 4) == 4 && in_ihl >= RXP_IP4_HLEN)
 			return hash4(seed, in, in_len, true);
 	}
-	if (has_ports(proto) && len >= ihl + 4) {
-		sport = (uint16_t)(ip[ihl] << 8 | ip[ihl + 1]);
-		dport = (uint16_t)(ip[ihl + 2] << 8 | ip[ihl + 3]);
+	if (rxp_likely(has_ports(proto) && len >= ihl + 4)) {
+		memcpy(&sport, ip + ihl, 2);	/* network order: the hash needs no other */
+		memcpy(&dport, ip + ihl + 2, 2);
 	}
 	return hash_endpoints(seed, src, dst, sport, dport, proto);
 }
@@ -100,8 +94,8 @@ static uint32_t hash6(uint64_t seed, const uint8_t *ip, uint32_t len, bool quote
 		return hash6(seed, ip + RXP_IP6_HLEN + 8, len - RXP_IP6_HLEN - 8, true);
 	/* a fragment header (or any other) first: the addresses and that header's type */
 	if (has_ports(next) && len >= RXP_IP6_HLEN + 4) {
-		sport = (uint16_t)(ip[RXP_IP6_HLEN] << 8 | ip[RXP_IP6_HLEN + 1]);
-		dport = (uint16_t)(ip[RXP_IP6_HLEN + 2] << 8 | ip[RXP_IP6_HLEN + 3]);
+		memcpy(&sport, ip + RXP_IP6_HLEN, 2);
+		memcpy(&dport, ip + RXP_IP6_HLEN + 2, 2);
 	}
 	return hash_endpoints(seed, src, dst, sport, dport, next);
 }
@@ -150,7 +144,35 @@ uint32_t rxp_mp_peek(const struct rxp_router *r, const struct rxp_pkt *pkt, uint
 
 void rxp_mp_resolve4(struct rxp_stack *st, struct rxp_pkt **pkts, uint32_t *nh, unsigned n)
 {
-	for (unsigned i = 0; i < n; i++)
-		if (rxp_nh_is_group(nh[i]))
-			nh[i] = rxp_mp_pick(st, pkts[i], 4, nh[i]);
+	const struct rxp_router *r = st->router;
+	uint64_t *count = r->path_pkts + (size_t)st->worker * RXP_NH_GROUP_MAX * RXP_NH_PATHS_MAX;
+	uint64_t seed = r->mp_seed;
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct rxp_pkt *pkt = pkts[i];
+		const uint8_t *ip;
+		unsigned g;
+		uint32_t src, dst, h;
+		uint16_t sport, dport;
+		unsigned path;
+
+		if (!rxp_nh_is_group(nh[i]))
+			continue;
+		ip = (const uint8_t *)rxp_pkt_cip4(pkt);
+		/* the common packet, TCP or UDP without options or fragments, read straight: the same hash */
+		if (rxp_likely(ip[0] == 0x45 && !(ip[6] & 0x3f) && !ip[7] &&
+			       (ip[9] == RXP_IPPROTO_TCP || ip[9] == RXP_IPPROTO_UDP) &&
+			       pkt->l3_len >= RXP_IP4_HLEN + 4)) {
+			memcpy(&src, ip + 12, 4);
+			memcpy(&dst, ip + 16, 4);
+			memcpy(&sport, ip + RXP_IP4_HLEN, 2);
+			memcpy(&dport, ip + RXP_IP4_HLEN + 2, 2);
+			h = hash_endpoints(seed, src, dst, sport, dport, ip[9]);
+		} else {
+			h = hash4(seed, ip, pkt->l3_len, false);
+		}
+		g = nh[i] & (RXP_NH_GROUP - 1);
+		nh[i] = rxp_router_group_pick(r, nh[i], h, &path);
+		count[g * RXP_NH_PATHS_MAX + path]++;	/* this worker's own */
+	}
 }
