@@ -123,6 +123,7 @@ struct rxp_router {
 	unsigned n_ifs;
 	struct rxp_l3if ifs[RXP_IFS_MAX];
 	int16_t port_if[RXP_PORTS_MAX];		/* untagged interface of each port, -1 none */
+	bool port_down[RXP_PORTS_MAX];		/* no carrier, or the device went: its group members are down */
 	bool port_has_vlans[RXP_PORTS_MAX];
 	struct rxp_lpm4 *fib4;
 	struct rxp_lpm6 *fib6;
@@ -263,6 +264,18 @@ uint64_t rxp_router_path_pkts(const struct rxp_router *r, uint32_t nh, unsigned 
 
 /* Is member @path of group value @nh up (in its layout)? */
 bool rxp_router_path_up(const struct rxp_router *r, uint32_t nh, unsigned path);
+
+/*
+ * Lays out again the groups whose members went down or came back: a
+ * member is down when its gateway is on no subnet, its port is down
+ * (rxp_router_set_port_down) or its neighbour failed to answer. Call it
+ * where no worker changes the neighbour table (between polls); workers may
+ * read the groups meanwhile. Returns the number of groups laid out again.
+ */
+unsigned rxp_router_groups_check(struct rxp_router *r);
+
+/* Says whether port @port has its link (carrier); returns true when that changed. */
+bool rxp_router_set_port_down(struct rxp_router *r, uint16_t port, bool down);
 
 /*
  * Adds a route that leads nowhere: @kind is RXP_NH_KIND_BLACKHOLE,

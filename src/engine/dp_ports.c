@@ -1,13 +1,47 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Ports whose device goes away while rxpath runs (an interface deleted or
- * moved to another namespace) or comes back. The drivers notice; here the
- * datapath says so, once, and lets go of what it held for the port. The
- * other ports are not touched: they keep forwarding.
+ * moved to another namespace) or comes back, or loses its carrier. The
+ * drivers notice; here the datapath says so, once, and lets go of what it
+ * held for the port. The other ports are not touched: they keep
+ * forwarding. A port without its link takes its next hops out of the
+ * multipath routes' groups, as does a neighbour that stopped answering.
  */
 #include <stdio.h>
+#include <unistd.h>
 #include "dataplane.h"
+#include "port/netdev.h"
 #include "workers.h"
+
+/*
+ * Which ports' links changed, read before the barrier (a system call per
+ * port with a device, off the workers' way): bit set in *@changed, the new
+ * state in @down.
+ */
+static void links_read(struct dp *dp, bool down[DP_PORTS_MAX], uint64_t *changed)
+{
+	int fd = -1;
+
+	*changed = 0;
+	if (!dp->router)
+		return;
+	for (unsigned i = 0; i < dp->n_ports; i++) {
+		const struct rxp_port *port = &dp->ports[i];
+		int up;
+
+		down[i] = port->down;
+		if (!port->down && port->dev[0]) {
+			if (fd < 0 && (fd = rxp_netdev_socket()) < 0)
+				return;
+			up = rxp_netdev_is_running(fd, port->dev);
+			down[i] = up == 0;	/* an error (the device going) is the driver's to tell */
+		}
+		if (down[i] != dp->router->port_down[port->id])
+			*changed |= 1ull << i;
+	}
+	if (fd >= 0)
+		close(fd);
+}
 
 /*
  * The device's MTU changed (ip link set dev X mtu N): the port's interfaces
@@ -44,11 +78,15 @@ static void mtu_follow(struct dp *dp, struct rxp_port *port)
 
 void dp_ports_check(struct dp *dp, uint64_t now_ns)
 {
-	bool any = false;
+	bool any = false, down[DP_PORTS_MAX];
+	uint64_t links;
 
 	dp->next_port_check_ns = now_ns + DP_PORT_CHECK_NS;
 	for (unsigned i = 0; i < dp->n_ports; i++)
 		any |= dp->ports[i].ops && dp->ports[i].ops->check;
+	links_read(dp, down, &links);
+	/* multipath groups: their members' neighbours are looked at too */
+	any |= links || (dp->router && dp->router->n_groups);
 	if (!any)
 		return;
 	/* a port may go down under the other workers' polls: they wait between two */
@@ -79,6 +117,12 @@ void dp_ports_check(struct dp *dp, uint64_t now_ns)
 		}
 		if (port->dev[0] && !port->down)
 			mtu_follow(dp, port);
+		if (((links >> i) & 1) && rxp_router_set_port_down(dp->router, port->id, down[i]))
+			dp_log(dp, "port %s: link %s%s", port->name, down[i] ? "down (no carrier)" : "up",
+			       dp->router->n_groups ? (down[i] ? "; its next hops leave the multipath routes"
+							      : "; its next hops are back in the multipath routes") : "");
 	}
+	if (dp->router)
+		rxp_router_groups_check(dp->router);
 	dp_barrier_exit(dp);
 }

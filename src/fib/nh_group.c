@@ -30,13 +30,24 @@ static uint64_t member_identity(const struct rxp_nexthop *nh)
 	return h;
 }
 
-/* Is the member's next hop usable: a gateway on a subnet of ours? */
-static bool member_up(const struct rxp_router *r, uint16_t id)
+/*
+ * Is the member's next hop usable: a gateway on a subnet of ours, its
+ * port's link up, and its neighbour not failed (no answer to ARP or ND)?
+ */
+static bool member_up(struct rxp_router *r, uint16_t id)
 {
-	return !r->nh[id].unreachable;
+	const struct rxp_nexthop *nh = &r->nh[id];
+	const struct rxp_neigh *n;
+
+	if (nh->unreachable || r->port_down[r->ifs[nh->ifidx].port])
+		return false;
+	if (nh->kind != RXP_NH_KIND_GATEWAY)
+		return true;
+	n = rxp_neigh_lookup(&r->neigh, nh->ifidx, nh->family, nh->gw);
+	return !n || n->state != RXP_NEIGH_FAILED;
 }
 
-static uint64_t up_mask(const struct rxp_router *r, const struct rxp_nh_group *g)
+static uint64_t up_mask(struct rxp_router *r, const struct rxp_nh_group *g)
 {
 	uint64_t m = 0;
 
@@ -155,8 +166,10 @@ void router_group_put(struct rxp_router *r, unsigned gi)
 		r->nh[g->nh[p]].refs--;
 }
 
-void router_groups_follow(struct rxp_router *r)
+unsigned rxp_router_groups_check(struct rxp_router *r)
 {
+	unsigned changed = 0;
+
 	for (unsigned i = 0; i < r->n_groups; i++) {
 		struct rxp_nh_group *g = &r->groups[i];
 		uint64_t up;
@@ -164,9 +177,25 @@ void router_groups_follow(struct rxp_router *r)
 		if (!g->refs)
 			continue;
 		up = up_mask(r, g);
-		if (up != g->up)
+		if (up != g->up) {
 			layout(r, g, up);
+			changed++;
+		}
 	}
+	return changed;
+}
+
+void router_groups_follow(struct rxp_router *r)
+{
+	rxp_router_groups_check(r);
+}
+
+bool rxp_router_set_port_down(struct rxp_router *r, uint16_t port, bool down)
+{
+	if (port >= RXP_PORTS_MAX || r->port_down[port] == down)
+		return false;
+	r->port_down[port] = down;
+	return true;
 }
 
 void router_groups_free(struct rxp_router *r)

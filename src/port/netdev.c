@@ -94,6 +94,18 @@ int rxp_netdev_is_up(int fd, const char *dev)
 	return (ifr.ifr_flags & IFF_UP) != 0;
 }
 
+int rxp_netdev_is_running(int fd, const char *dev)
+{
+	struct ifreq ifr;
+	int ret;
+
+	memset(&ifr, 0, sizeof(ifr));
+	ret = dev_ioctl(fd, dev, SIOCGIFFLAGS, &ifr);
+	if (ret)
+		return ret;
+	return (ifr.ifr_flags & (IFF_UP | IFF_RUNNING)) == (IFF_UP | IFF_RUNNING);
+}
+
 /* Runs the ethtool command whose struct is @data (its cmd set). Returns 0 or -errno. */
 static int ethtool(int fd, const char *dev, void *data)
 {

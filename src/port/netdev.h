@@ -38,6 +38,9 @@ int rxp_netdev_hwaddr(int fd, const char *dev, uint8_t mac[6], uint16_t *type);
 /* Returns 1 when @dev is up (IFF_UP), 0 when it is down, or -errno (SIOCGIFFLAGS). */
 int rxp_netdev_is_up(int fd, const char *dev);
 
+/* Returns 1 when @dev is up and has its carrier (IFF_RUNNING), 0 when not, or -errno. */
+int rxp_netdev_is_running(int fd, const char *dev);
+
 /* Returns 0 with the name of @dev's driver in @buf (untouched on failure), or -errno (ETHTOOL_GDRVINFO). */
 int rxp_netdev_driver(int fd, const char *dev, char *buf, size_t len);
 

@@ -255,6 +255,55 @@ static void test_member_down(void)
 	teardown();
 }
 
+/*
+ * A port without its link, or a neighbour that failed, takes its members
+ * out when the groups are checked: only their flows move, and back after.
+ */
+static void test_port_and_neigh_down(void)
+{
+	static uint32_t before[FLOWS], during[FLOWS], again[FLOWS];
+	struct rxp_route_path p[4];
+	unsigned count[256], moved = 0;
+	struct rxp_neigh *n;
+
+	setup();
+	for (unsigned i = 0; i < 3; i++)
+		p[i] = path4(i, 1, false);
+	p[3] = path4(3, 1, true);	/* 10.1.0.5, on port 1 */
+	CHECK_EQ(add4("10.9.0.0", 16, p, 4), 0);
+	spread(count, before);
+	CHECK_EQ(rxp_router_groups_check(rt), 0);	/* nothing changed */
+	CHECK(rxp_router_set_port_down(rt, 1, true));
+	CHECK(!rxp_router_set_port_down(rt, 1, true));	/* said again: no change */
+	CHECK_EQ(rxp_router_groups_check(rt), 1);
+	spread(count, during);
+	CHECK_EQ(count[5], 0);
+	for (unsigned i = 0; i < FLOWS; i++)
+		if (gw_last(before[i]) != 5)
+			moved += before[i] != during[i];
+	CHECK_EQ(moved, 0);
+	CHECK(rxp_router_set_port_down(rt, 1, false));
+	CHECK_EQ(rxp_router_groups_check(rt), 1);
+	spread(count, again);
+	CHECK(!memcmp(before, again, sizeof(before)));
+	/* 10.0.0.3's neighbour failed to answer: its flows go to the others */
+	n = rxp_neigh_create(&rt->neigh, 0, 4, (const uint8_t *)"\x0a\x00\x00\x03", RXP_NEIGH_FAILED);
+	CHECK(n != NULL);
+	CHECK_EQ(rxp_router_groups_check(rt), 1);
+	spread(count, during);
+	CHECK_EQ(count[3], 0);
+	moved = 0;
+	for (unsigned i = 0; i < FLOWS; i++)
+		if (gw_last(before[i]) != 3)
+			moved += before[i] != during[i];
+	CHECK_EQ(moved, 0);
+	n->state = RXP_NEIGH_REACHABLE;	/* it answered after all */
+	CHECK_EQ(rxp_router_groups_check(rt), 1);
+	spread(count, again);
+	CHECK(!memcmp(before, again, sizeof(before)));
+	teardown();
+}
+
 /* Both directions of a flow hash alike; an ICMP error hashes as the packet it quotes; fragments by addresses. */
 static void test_hash_keys(void)
 {
@@ -404,6 +453,7 @@ int main(void)
 	RUN(test_flow_keeps);
 	RUN(test_remove_one);
 	RUN(test_member_down);
+	RUN(test_port_and_neigh_down);
 	RUN(test_hash_keys);
 	RUN(test_hash6);
 	RUN(test_refused);
