@@ -82,7 +82,8 @@ int rxp_netdev_hwaddr(int fd, const char *dev, uint8_t mac[6], uint16_t *type)
 	return 0;
 }
 
-int rxp_netdev_is_up(int fd, const char *dev)
+/* Returns 1 when @dev has every flag of @flags, 0 when not, or -errno. */
+static int has_flags(int fd, const char *dev, short flags)
 {
 	struct ifreq ifr;
 	int ret;
@@ -91,19 +92,17 @@ int rxp_netdev_is_up(int fd, const char *dev)
 	ret = dev_ioctl(fd, dev, SIOCGIFFLAGS, &ifr);
 	if (ret)
 		return ret;
-	return (ifr.ifr_flags & IFF_UP) != 0;
+	return (ifr.ifr_flags & flags) == flags;
+}
+
+int rxp_netdev_is_up(int fd, const char *dev)
+{
+	return has_flags(fd, dev, IFF_UP);
 }
 
 int rxp_netdev_is_running(int fd, const char *dev)
 {
-	struct ifreq ifr;
-	int ret;
-
-	memset(&ifr, 0, sizeof(ifr));
-	ret = dev_ioctl(fd, dev, SIOCGIFFLAGS, &ifr);
-	if (ret)
-		return ret;
-	return (ifr.ifr_flags & (IFF_UP | IFF_RUNNING)) == (IFF_UP | IFF_RUNNING);
+	return has_flags(fd, dev, IFF_UP | IFF_RUNNING);
 }
 
 /* Runs the ethtool command whose struct is @data (its cmd set). Returns 0 or -errno. */
