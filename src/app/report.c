@@ -35,11 +35,11 @@ static void host_print_text(const struct dp *dp, FILE *out)
 
 	for (unsigned p = 0; p < RXP_STACK_PORTS_MAX; p++) {
 		const struct rxp_host *h = dp->stack.host[p];
-		const struct rxp_host_stats *s;
+		struct rxp_host_stats sum;
+		const struct rxp_host_stats *s = &sum;
 
-		if (!h)
+		if (!dp_host_stats(dp, (uint16_t)p, &sum))
 			continue;
-		s = &h->stats;
 		fprintf(out, "  host %-8s TAP %s, GRO %s: to host %s packets (%s bytes) in %s writes; "
 			"GRO made %s super-packets of %s merged segments; bad TCP checksums %s\n",
 			dp_port_name(dp, h->port), h->tap.name, h->gro ? "on" : "off",

@@ -610,10 +610,6 @@ static void icmp_rate_key(const struct dp_cmd *c, char *key, size_t len)
 
 static int host_set(struct dp *dp, const struct dp_cmd *c, int ifidx, char *err, size_t errlen)
 {
-	if (dp->n_workers > 1) {
-		snprintf(err, errlen, "%s: a host path (TAP) needs --workers 1 for now", c->where);
-		return -EINVAL;
-	}
 	return dp_host_apply(dp, ifidx, c, err, errlen);	/* writes its own message */
 }
 

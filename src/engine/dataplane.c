@@ -226,12 +226,6 @@ static int open_workers(struct dp *dp, const struct dp_config *cfg, char *err, s
 				 dp->n_workers, dp->n_workers);
 			return -EINVAL;
 		}
-	for (unsigned i = 0; i < cfg->n_cmds; i++)
-		if (cfg->cmds[i].kind == DP_CMD_HOST && cfg->cmds[i].host_on) {
-			snprintf(err, errlen, "%s: a host path (TAP) needs --workers 1 for now",
-				 cfg->cmds[i].where);
-			return -EINVAL;
-		}
 	dp->workers = aligned_alloc(64, RXP_ALIGN_UP(sizeof(*dp->workers) * (dp->n_workers - 1), 64));
 	if (!dp->workers) {
 		snprintf(err, errlen, "out of memory for %u workers", dp->n_workers);

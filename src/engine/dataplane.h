@@ -291,6 +291,12 @@ static inline struct rxp_stack *dp_stack(struct dp *dp, unsigned w)
 	return w ? &dp->workers[w - 1].stack : &dp->stack;
 }
 
+/* The same, to read. */
+static inline const struct rxp_stack *dp_cstack(const struct dp *dp, unsigned w)
+{
+	return w ? &dp->workers[w - 1].stack : &dp->stack;
+}
+
 /* Tells @fmt's line through the config's log function (nothing without one). */
 void dp_log(const struct dp *dp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -487,6 +493,9 @@ void dp_host_mirror(struct dp *dp, int ifidx, const struct dp_cmd *c);
 
 /* Closes every host path: the TAPs go away and their held buffers return to the cache. */
 void dp_hosts_close(struct dp *dp);
+
+/* Port @port's host path counters, every worker's queue summed; false when it has none. */
+bool dp_host_stats(const struct dp *dp, uint16_t port, struct rxp_host_stats *sum);
 
 /*
  * Fills @out with up to @max counters of port @port's host path, named as

@@ -3,7 +3,8 @@
  * The datapath's host paths ("port set NAME host on|off [gro on|off]
  * [name TAP]"), kept in step with the router: an address added to or
  * deleted from a port, or its MTU changed, is done on its TAP too, at
- * start-up and while running.
+ * start-up and while running. With several workers each has its own queue
+ * of the TAP (src/net/host.h); the first worker's owns the interface.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -12,13 +13,41 @@
 #include <string.h>
 #include "dataplane.h"
 
+/* Closes port @port's host path on every worker, the first worker's, the TAP's owner, last. */
+static void hosts_close_port(struct dp *dp, uint16_t port)
+{
+	for (unsigned w = dp->n_workers; w-- > 0;) {
+		struct rxp_stack *st = dp_stack(dp, w);
+
+		rxp_host_close(st, st->host[port]);
+	}
+}
+
+/*
+ * Opens a host path for each worker into @hs (the TAP and a queue per
+ * worker after the first). Returns 0, or -errno with @herr and nothing open.
+ */
+static int hosts_open(struct dp *dp, int ifidx, const struct rxp_host_config *hc,
+		      struct rxp_host **hs, char *herr, size_t errlen)
+{
+	int ret = rxp_host_open(&hs[0], dp->router, ifidx, hc, herr, errlen);
+
+	for (unsigned w = 1; !ret && w < dp->n_workers; w++) {
+		ret = rxp_host_open_queue(&hs[w], hs[0], herr, errlen);
+		if (ret)
+			while (w-- > 0)
+				rxp_host_close(NULL, hs[w]);
+	}
+	return ret;
+}
+
 int dp_host_apply(struct dp *dp, int ifidx, const struct dp_cmd *c, char *err, size_t errlen)
 {
+	struct rxp_host *hs[DP_WORKERS_MAX], *h;
 	struct rxp_host_config hc;
 	const struct rxp_l3if *ifp;
 	char herr[RXP_ERR_LEN];
-	struct rxp_host *h, *old;
-	int ret;
+	int ret = 0;
 
 	if (!dp->router || ifidx < 0 || (unsigned)ifidx >= dp->router->n_ifs) {
 		snprintf(err, errlen, "%s: host: no such port", c->where);
@@ -33,19 +62,20 @@ int dp_host_apply(struct dp *dp, int ifidx, const struct dp_cmd *c, char *err, s
 	}
 	h = dp->stack.host[ifp->port];
 	if (!c->host_on) {
-		rxp_host_close(&dp->stack, h);
+		hosts_close_port(dp, ifp->port);
 		return 0;
 	}
 	if (h && (!c->host_name[0] || !strcmp(c->host_name, h->tap.name))) {
-		rxp_host_set_gro(h, c->host_gro);
+		for (unsigned w = 0; w < dp->n_workers; w++)
+			rxp_host_set_gro(dp_stack(dp, w)->host[ifp->port], c->host_gro);
 		return 0;
 	}
 	/* another name: another TAP, which takes over once it is open (a failure keeps the old one) */
-	old = h;
 	memset(&hc, 0, sizeof(hc));
 	snprintf(hc.name, sizeof(hc.name), "%s", c->host_name);
 	hc.gro = c->host_gro;
-	ret = rxp_host_open(&h, dp->router, ifidx, &hc, herr, sizeof(herr));
+	hc.multi_queue = dp->n_workers > 1;
+	ret = hosts_open(dp, ifidx, &hc, hs, herr, sizeof(herr));
 	if (ret == -EPERM && (dp->caps_dropped >> CAP_NET_ADMIN & 1)) {
 		snprintf(err, errlen, "%s: host path of %s: rxpath gave up CAP_NET_ADMIN after set-up, as no port had a host path then; "
 			 "put 'port set %s host on' in the config, or start rxpath with --keep-caps net_admin",
@@ -56,10 +86,14 @@ int dp_host_apply(struct dp *dp, int ifidx, const struct dp_cmd *c, char *err, s
 		snprintf(err, errlen, "%s: %s", c->where, herr);
 		return ret;
 	}
-	rxp_host_close(&dp->stack, old);
-	ret = rxp_host_attach(&dp->stack, h);
+	hosts_close_port(dp, ifp->port);
+	for (unsigned w = 0; w < dp->n_workers; w++)
+		if (rxp_host_attach(dp_stack(dp, w), hs[w])) {
+			rxp_host_close(NULL, hs[w]);
+			ret = -EINVAL;
+		}
 	if (ret) {
-		rxp_host_close(&dp->stack, h);
+		hosts_close_port(dp, ifp->port);
 		snprintf(err, errlen, "%s: host path of %s: cannot attach it", c->where, ifp->name);
 	}
 	return ret;
@@ -99,17 +133,35 @@ void dp_host_mirror(struct dp *dp, int ifidx, const struct dp_cmd *c)
 void dp_hosts_close(struct dp *dp)
 {
 	for (unsigned p = 0; p < RXP_STACK_PORTS_MAX; p++)
-		rxp_host_close(&dp->stack, dp->stack.host[p]);
+		hosts_close_port(dp, (uint16_t)p);
+}
+
+bool dp_host_stats(const struct dp *dp, uint16_t port, struct rxp_host_stats *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	if (port >= RXP_STACK_PORTS_MAX || !dp->stack.host[port])
+		return false;
+	/* every worker's queue of it, counted together */
+	for (unsigned w = 0; w < dp->n_workers; w++) {
+		const struct rxp_host *q = dp_cstack(dp, w)->host[port];
+
+		if (!q)
+			continue;
+#define X(f, help) sum->f += q->stats.f;
+		RXP_HOST_COUNTERS(X)
+#undef X
+	}
+	return true;
 }
 
 unsigned dp_host_counters(const struct dp *dp, uint16_t port, struct rxp_xstat *out, unsigned max)
 {
-	const struct rxp_host *h = port < RXP_STACK_PORTS_MAX ? dp->stack.host[port] : NULL;
+	struct rxp_host_stats sum;
 	unsigned n = 0;
 
-	if (!h)
+	if (!dp_host_stats(dp, port, &sum))
 		return 0;
-#define X(f, help) if (n < max) out[n++] = (struct rxp_xstat){ #f, h->stats.f, false };
+#define X(f, help) if (n < max) out[n++] = (struct rxp_xstat){ #f, sum.f, false };
 	RXP_HOST_COUNTERS(X)
 #undef X
 	return n;

@@ -48,6 +48,8 @@ uint64_t dp_loop_run(struct dp *dp, unsigned w, const struct dp_loop *loop)
 		now = rxp_clock_ns();
 		if (wk) {
 			rxp_stack_tick(&wk->stack, now);
+			if (wk->stack.host_ports)	/* this worker's queues of the TAPs */
+				idle->frames |= rxp_host_poll_all(&wk->stack, RXP_BUDGET_DEFAULT);
 		} else {
 			idle->frames |= dp_tick(dp, now);
 			if (!go_on(dp, loop, limit, now))

@@ -83,6 +83,7 @@ int rxp_host_open(struct rxp_host **out, const struct rxp_router *r, int ifidx,
 	memcpy(tc.mac, ifp->mac, 6);
 	tc.mtu = ifp->mtu;
 	tc.offload = true;
+	tc.multi_queue = cfg->multi_queue;
 	for (unsigned i = 0; i < ifp->n_addr4; i++) {
 		struct rxp_tap_addr *a = &tc.addrs[tc.n_addrs++];
 
@@ -103,6 +104,26 @@ int rxp_host_open(struct rxp_host **out, const struct rxp_router *r, int ifidx,
 		return -ENOMEM;
 	}
 	ret = rxp_tap_open(&h->tap, &tc, err, errlen);
+	if (ret) {
+		host_free(h);
+		return ret;
+	}
+	*out = h;
+	return 0;
+}
+
+int rxp_host_open_queue(struct rxp_host **out, const struct rxp_host *first, char *err,
+			size_t errlen)
+{
+	struct rxp_host *h = host_alloc(first->port, first->gro);
+	int ret;
+
+	*out = NULL;
+	if (!h) {
+		snprintf(err, errlen, "host path %s: out of memory", first->tap.name);
+		return -ENOMEM;
+	}
+	ret = rxp_tap_open_queue(&first->tap, &h->tap, err, errlen);
 	if (ret) {
 		host_free(h);
 		return ret;

@@ -21,7 +21,12 @@
  * are completed, all in software. They go through the stack's transmit
  * vectors as the router's own output.
  *
- * Context: the host path belongs to the thread that polls the stack.
+ * Several workers: the TAP has a queue per worker (IFF_MULTI_QUEUE), each
+ * worker its own struct rxp_host on its queue. What a worker receives for
+ * the host it writes to its queue; what the kernel sends it spreads over
+ * the queues by flow, and each worker reads and sends what its queue got.
+ *
+ * Context: a host path belongs to the thread that polls its stack.
  */
 #ifndef RXPATH_HOST_H
 #define RXPATH_HOST_H
@@ -66,6 +71,7 @@ struct rxp_host_config {
 	 */
 	char name[RXP_TAP_NAME_MAX];
 	bool gro;
+	bool multi_queue;	/* other workers' queues will be opened (rxp_host_open_queue) */
 };
 
 /* One port's host path. The fields are read-only outside src/net/host.c. */
@@ -87,6 +93,13 @@ struct rxp_host {
  */
 int rxp_host_open(struct rxp_host **out, const struct rxp_router *r, int ifidx,
 		  const struct rxp_host_config *cfg, char *err, size_t errlen);
+
+/*
+ * Opens the host path of another worker on one more queue of @first's TAP
+ * (opened with multi_queue). Returns 0 with *@out set, or -errno with @err.
+ */
+int rxp_host_open_queue(struct rxp_host **out, const struct rxp_host *first, char *err,
+			size_t errlen);
 
 /*
  * Creates a host path for @port on an fd that stands in for the TAP (a

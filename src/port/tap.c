@@ -233,12 +233,16 @@ int rxp_tap_set_mtu(struct rxp_tap *tap, uint32_t mtu, char *err, size_t errlen)
 	return ret;
 }
 
-/* Opens /dev/net/tun as TAP @name with the vnet header and offloads. Returns the fd or -errno. */
-static int tun_create(const struct rxp_tap_config *cfg, char *err, size_t errlen)
+/*
+ * Opens /dev/net/tun as TAP @name with the vnet header and offloads; a
+ * queue of an existing multi-queue TAP with @queue. Returns the fd or -errno.
+ */
+static int tun_create(const struct rxp_tap_config *cfg, bool queue, char *err, size_t errlen)
 {
 	struct ifreq ifr;
 	int fd, hdr_size = (int)sizeof(struct rxp_vnet_hdr), le = 1, ret;
 	unsigned offload = cfg->offload ? TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 : 0;
+	short mq = cfg->multi_queue ? IFF_MULTI_QUEUE : 0;
 
 	fd = open(TUN_DEV, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
@@ -251,8 +255,8 @@ static int tun_create(const struct rxp_tap_config *cfg, char *err, size_t errlen
 	}
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", cfg->name);
-	/* IFF_TUN_EXCL: fail rather than attach to someone's persistent device */
-	ifr.ifr_flags = (short)(IFF_TAP | IFF_NO_PI | IFF_VNET_HDR | IFF_TUN_EXCL);
+	/* IFF_TUN_EXCL: fail rather than attach to someone's persistent device (a queue attaches to ours) */
+	ifr.ifr_flags = (short)(IFF_TAP | IFF_NO_PI | IFF_VNET_HDR | mq | (queue ? 0 : IFF_TUN_EXCL));
 	if (ioctl(fd, TUNSETIFF, &ifr)) {
 		ret = step_err(errno, cfg->name, "TUNSETIFF",
 			       errno == EBUSY || errno == EEXIST ? "the name is taken; choose another" :
@@ -285,6 +289,22 @@ err:
 	return ret;
 }
 
+int rxp_tap_open_queue(const struct rxp_tap *tap, struct rxp_tap *q, char *err, size_t errlen)
+{
+	struct rxp_tap_config cfg = { .offload = true, .multi_queue = true };
+	int fd;
+
+	snprintf(cfg.name, sizeof(cfg.name), "%s", tap->name);
+	fd = tun_create(&cfg, true, err, errlen);
+	if (fd < 0)
+		return fd;
+	memset(q, 0, sizeof(*q));
+	q->fd = fd;
+	snprintf(q->name, sizeof(q->name), "%s", tap->name);
+	q->mtu = tap->mtu;
+	return 0;
+}
+
 int rxp_tap_open(struct rxp_tap *tap, const struct rxp_tap_config *cfg, char *err, size_t errlen)
 {
 	struct mnl_socket *nl = NULL;
@@ -305,7 +325,7 @@ int rxp_tap_open(struct rxp_tap *tap, const struct rxp_tap_config *cfg, char *er
 			 cfg->name);
 		return -EEXIST;
 	}
-	ret = tun_create(cfg, err, errlen);
+	ret = tun_create(cfg, false, err, errlen);
 	if (ret < 0)
 		return ret;
 	tap->fd = ret;

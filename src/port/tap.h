@@ -61,6 +61,7 @@ struct rxp_tap_config {
 	uint8_t mac[6];
 	uint32_t mtu;
 	bool offload;		/* TSO4/TSO6 + checksum offload: super-packets both ways */
+	bool multi_queue;	/* IFF_MULTI_QUEUE: more queues may be opened (rxp_tap_open_queue) */
 	unsigned n_addrs;
 	struct rxp_tap_addr addrs[RXP_TAP_ADDRS_MAX];
 };
@@ -81,6 +82,14 @@ struct rxp_tap {
  * to fix it; on error nothing is left behind.
  */
 int rxp_tap_open(struct rxp_tap *tap, const struct rxp_tap_config *cfg, char *err, size_t errlen);
+
+/*
+ * Opens one more queue of @tap (made with multi_queue) into @q: its own fd,
+ * to which the kernel hands a share of the frames it sends (by flow) and on
+ * which frames may be written. @q does not own the interface: closing it
+ * leaves the TAP to the others. Returns 0 or -errno with @err.
+ */
+int rxp_tap_open_queue(const struct rxp_tap *tap, struct rxp_tap *q, char *err, size_t errlen);
 
 /*
  * Uses @fd (a SOCK_SEQPACKET socket, in tests) as if it were a TAP: frames

@@ -329,6 +329,36 @@ else
 	fi
 fi
 
+# ---- two workers: the TAP has a queue per worker; either worker's traffic reaches the host ----
+if ! LAB_QUEUES=2 lab_rxpath_start "$DRIVER" --workers 2 --ctl "$LAB_DIR/ctl.sock" -e "port set p0 host on gro on"; then
+	fail "${T}_workers_start" "rxpath did not start with a host path and two workers"
+else
+	if lab_in "$LAB_R" ip -d link show p0 2>&1 | grep -q multi_queue; then
+		pass "${T}_workers_tap_multi_queue"
+	else
+		fail "${T}_workers_tap_multi_queue" "$(lab_in "$LAB_R" ip -d link show p0 2>&1)"
+	fi
+	ping_ok "${T}_workers_ping_datapath" "$LAB_H1" 10.0.1.1
+	echo_ok "${T}_workers_tcp_echo_v4" 10.0.1.1 7101
+	echo_ok "${T}_workers_tcp_echo_v6" 2001:db8:1::1 7102
+	if [ $HAVE_IPERF3 = 1 ]; then
+		if bps=$(host_iperf3 workers -P 4) && positive "$bps"; then
+			pass "${T}_workers_iperf3"
+			echo "  observed: iperf3 -P 4 h1 -> rxpath's address through the TAP, two workers: $(mbit "$bps") Mbit/s"
+		else
+			fail "${T}_workers_iperf3" "$(tail -n 5 "$LAB_DIR/workers.json")"
+		fi
+	fi
+	ping_ok "${T}_workers_routing_still" "$LAB_H1" 10.0.2.2
+	stop_check "${T}_workers"
+	if [ "$(host_stat to_host_packets)" -gt 0 ] && [ "$(host_stat from_host_packets)" -gt 0 ] &&
+	   [ "$(host_stat write_errors)" -eq 0 ]; then
+		pass "${T}_workers_host_counters"
+	else
+		fail "${T}_workers_host_counters" "$(lab_summary | lab_json 'j["host"]')"
+	fi
+fi
+
 # ---- more interleaved pairs for the figure (HOST_BENCH_REPS) ----
 for ((rep = 2; rep <= REPS && HAVE_IPERF3; rep++)); do
 	for gro in $([ $((rep % 2)) -eq 0 ] && echo "off on" || echo "on off"); do
