@@ -24,6 +24,9 @@
 #define RXP_NH_MAX 4096		/* next hops (a power of two: the stack masks ids by it) */
 #define RXP_NH_LOCAL 0		/* next hop id of the router's own addresses */
 #define RXP_NEIGH_MAX_DEFAULT 4096
+#define RXP_VRF_MAX 16			/* routing tables: the default one and 15 VRFs */
+#define RXP_VRF_DEFAULT 0
+#define RXP_VRF_TABLE_MAIN 254		/* the kernel table the default one is (sync kernel) */
 
 /*
  * Multipath: a route may lead to a group of next hops (ECMP, weighted). The
@@ -56,8 +59,23 @@ struct rxp_nexthop {
 				 * (its address was deleted): its routes are parked out of the FIB,
 				 * as Linux drops them, until one does again; in a group, it is down */
 	uint16_t ifidx;
+	uint8_t vrf;		/* where a found interface is looked for: the VRF whose subnet holds the gateway */
 	uint8_t gw[16];		/* network order; IPv4 in the first 4 bytes */
 	uint32_t refs;		/* routes using it */
+};
+
+/*
+ * A routing table: the default one (index 0, no name) or a VRF's. Each has
+ * its own IPv4 and IPv6 FIB; an interface belongs to one, and what comes in
+ * by it is routed in it. A route's next hop may be in another (route
+ * leaking): the next hop's interface decides where the packet goes.
+ */
+struct rxp_vrf {
+	char name[RXP_PORT_NAME_MAX];	/* empty: the default table, or a free slot */
+	uint32_t table;			/* the kernel table it is (sync kernel follows it) */
+	bool used;
+	struct rxp_lpm4 *fib4;
+	struct rxp_lpm6 *fib6;
 };
 
 /*
@@ -85,6 +103,7 @@ struct rxp_route_path {
 	bool has_gw;
 	uint8_t gw[16];		/* network order */
 	int ifidx;		/* -1: the interface whose subnet holds the gateway */
+	int vrf;		/* with ifidx -1: the VRF where that subnet is; -1: the route's own */
 	uint16_t weight;	/* 1-256 */
 };
 
@@ -92,6 +111,7 @@ struct rxp_l3if {
 	char name[RXP_PORT_NAME_MAX];
 	uint16_t port;		/* the physical port */
 	uint16_t vlan;		/* 802.1Q VLAN id; 0 for the port itself */
+	uint8_t vrf;		/* the routing table it is in (RXP_VRF_DEFAULT, or a VRF's) */
 	uint32_t mtu;		/* IP MTU */
 	uint8_t mac[6];
 	bool no_redirects;	/* `port set NAME redirects off` */
@@ -115,6 +135,7 @@ struct rxp_route {
 	uint8_t origin;		/* enum rxp_route_origin */
 	bool parked;		/* out of the FIB while its gateway is on no subnet (the next hop's
 				 * unreachable): lookups fall back to a covering route, as Linux's do */
+	uint8_t vrf;		/* the table it is in */
 	uint8_t prefix[16];	/* network order, host bits cleared */
 	uint32_t nh;
 };
@@ -125,8 +146,11 @@ struct rxp_router {
 	int16_t port_if[RXP_PORTS_MAX];		/* untagged interface of each port, -1 none */
 	bool port_down[RXP_PORTS_MAX];		/* no carrier, or the device went: its group members are down */
 	bool port_has_vlans[RXP_PORTS_MAX];
-	struct rxp_lpm4 *fib4;
+	struct rxp_lpm4 *fib4;		/* the default table's FIBs (vrfs[0]'s) */
 	struct rxp_lpm6 *fib6;
+	struct rxp_vrf vrfs[RXP_VRF_MAX];
+	unsigned n_vrfs;		/* slots ever used; vrfs[0] is the default table */
+	uint32_t max_routes4, max_routes6;	/* each table's size */
 	unsigned n_nh;
 	struct rxp_nexthop nh[RXP_NH_MAX];
 	struct rxp_nh_group *groups;	/* [RXP_NH_GROUP_MAX], made with the first */
@@ -207,7 +231,7 @@ int rxp_router_del_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
  * -EISCONN for the connected route of one, which only its address may
  * change; the connected route said again, by @ifidx alone, is no change).
  */
-int rxp_router_add_route(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
+int rxp_router_add_route(struct rxp_router *r, unsigned vrf, uint8_t family, const uint8_t *prefix,
 			 uint8_t plen, const uint8_t *gw, int ifidx);
 
 /*
@@ -217,9 +241,9 @@ int rxp_router_add_route(struct rxp_router *r, uint8_t family, const uint8_t *pr
  * Returns 0 or -errno, with *@bad set to the index of the path at fault
  * (-ERANGE: a weight out of range; -E2BIG: too many paths).
  */
-int rxp_router_add_route_paths(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
-			       uint8_t plen, const struct rxp_route_path *paths, unsigned n,
-			       unsigned *bad);
+int rxp_router_add_route_paths(struct rxp_router *r, unsigned vrf, uint8_t family,
+			       const uint8_t *prefix, uint8_t plen, const struct rxp_route_path *paths,
+			       unsigned n, unsigned *bad);
 
 /* True when FIB value @nh is a group's (RXP_NH_GROUP | index). */
 static inline bool rxp_nh_is_group(uint32_t nh)
@@ -281,8 +305,8 @@ bool rxp_router_set_port_down(struct rxp_router *r, uint16_t port, bool down);
  * Adds a route that leads nowhere: @kind is RXP_NH_KIND_BLACKHOLE,
  * _UNREACHABLE or _PROHIBIT. Returns 0 or -errno (-EADDRINUSE, -EISCONN as above).
  */
-int rxp_router_add_route_reject(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
-				uint8_t plen, uint8_t kind);
+int rxp_router_add_route_reject(struct rxp_router *r, unsigned vrf, uint8_t family,
+				const uint8_t *prefix, uint8_t plen, uint8_t kind);
 
 /*
  * Writes to @out (16 bytes) the first @plen bits of @in (family 4 or 6), the
@@ -297,26 +321,60 @@ static inline bool rxp_nh_kind_rejects(uint8_t kind)
 }
 
 /* Is @prefix/@plen an address's own host route or connected route (which goes with its address)? */
-bool rxp_router_route_of_addr(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
-			      uint8_t plen);
+bool rxp_router_route_of_addr(struct rxp_router *r, unsigned vrf, uint8_t family,
+			      const uint8_t *prefix, uint8_t plen);
 
 /*
  * Deletes a route. Returns 0, -ENOENT, or -EADDRINUSE / -EISCONN for an
  * address's own host route / connected route.
  */
-int rxp_router_del_route(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
+int rxp_router_del_route(struct rxp_router *r, unsigned vrf, uint8_t family, const uint8_t *prefix,
 			 uint8_t plen);
 
 /*
  * Returns the installed route a longest-prefix match of @addr selects, or
  * NULL; slow (one hash probe per prefix length), for reports.
  */
-const struct rxp_route *rxp_router_match(struct rxp_router *r, uint8_t family,
+const struct rxp_route *rxp_router_match(struct rxp_router *r, unsigned vrf, uint8_t family,
 					 const uint8_t *addr);
 
 /* Returns the installed route for exactly @prefix/@plen (host bits ignored), or NULL. */
-struct rxp_route *rxp_router_route(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
-				   uint8_t plen);
+struct rxp_route *rxp_router_route(struct rxp_router *r, unsigned vrf, uint8_t family,
+				   const uint8_t *prefix, uint8_t plen);
+
+/*
+ * Adds VRF @name with kernel table @table. Returns its index, or -EEXIST
+ * (the name is taken), -EADDRINUSE (another has that table), -EINVAL (a
+ * table the kernel keeps for itself: 0, 253-255), -ENOSPC or -ENOMEM.
+ */
+int rxp_router_add_vrf(struct rxp_router *r, const char *name, uint32_t table);
+
+/* Deletes VRF @vrf with its routes; -EBUSY while an interface is in it, -EINVAL for the default. */
+int rxp_router_del_vrf(struct rxp_router *r, unsigned vrf);
+
+/* The index of VRF @name ("default" or "" is the default table), or -ENOENT. */
+int rxp_router_vrf_by_name(const struct rxp_router *r, const char *name);
+
+/* The index of the VRF of kernel table @table, or -ENOENT. */
+int rxp_router_vrf_by_table(const struct rxp_router *r, uint32_t table);
+
+/*
+ * Moves interface @ifidx into VRF @vrf. Returns 0, or -EBUSY while it has
+ * addresses (their routes are its table's: delete them first), -EINVAL.
+ */
+int rxp_router_set_if_vrf(struct rxp_router *r, int ifidx, unsigned vrf);
+
+/* The IPv4 FIB of the table interface @ifidx is in. */
+static inline const struct rxp_lpm4 *rxp_router_fib4_of(const struct rxp_router *r, unsigned ifidx)
+{
+	return r->vrfs[r->ifs[ifidx].vrf].fib4;
+}
+
+/* The IPv6 FIB of the table interface @ifidx is in. */
+static inline const struct rxp_lpm6 *rxp_router_fib6_of(const struct rxp_router *r, unsigned ifidx)
+{
+	return r->vrfs[r->ifs[ifidx].vrf].fib6;
+}
 
 /* Adds a static neighbour. Returns 0 or -errno. */
 int rxp_router_add_neigh(struct rxp_router *r, int ifidx, uint8_t family, const uint8_t *addr,
@@ -379,12 +437,16 @@ static inline bool rxp_router_is_martian_src4(const struct rxp_router *r, uint32
 	       rxp_router_is_bad_src4(r, addr);
 }
 
-/* True when @addr (network order) is one of the router's own addresses. */
+/* True when @addr (network order) is one of the router's own addresses, in any table. */
 static inline bool rxp_router_is_local4(const struct rxp_router *r, uint32_t addr)
 {
 	uint32_t nh;
 
-	return !rxp_lpm4_lookup(r->fib4, ntohl(addr), &nh) && nh == RXP_NH_LOCAL;
+	for (unsigned v = 0; v < r->n_vrfs; v++)
+		if (r->vrfs[v].used && !rxp_lpm4_lookup(r->vrfs[v].fib4, ntohl(addr), &nh) &&
+		    nh == RXP_NH_LOCAL)
+			return true;
+	return false;
 }
 
 /* True when @mac is the MAC of one of the router's interfaces: no neighbour's. */

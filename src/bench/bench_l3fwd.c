@@ -512,7 +512,7 @@ static int build_case(struct l3fwd_case *c, const struct l3fwd_opts *o, char *er
 			/* unicast space outside our own subnets and the martians */
 			if (first == 0 || first == 10 || first == 127 || first >= 224 || first == 198)
 				continue;
-			if (rxp_router_add_route(c->dp.router, 4, (const uint8_t *)&a, len, gw, -1) == -ENOSPC)
+			if (rxp_router_add_route(c->dp.router, RXP_VRF_DEFAULT, 4, (const uint8_t *)&a, len, gw, -1) == -ENOSPC)
 				break;
 		}
 	}

@@ -109,6 +109,20 @@ int verb_port(struct dp_config *cfg, const struct cmd_line *l, const char *where
 
 		if (n >= 4 && !strcmp(w[3], "host"))
 			return verb_port_host(cfg, l, where, e);
+		if (n >= 4 && !strcmp(w[3], "vrf")) {
+			if (n != 5)
+				return cmd_fail_shown(e, cmd_misfit(l, "port set NAME vrf VRF").text,
+						      "expected 'port set NAME vrf VRF' (or vrf default)");
+			if (!dp_config_has_name(cfg, w[2]))
+				return cmd_fail(e, w[2], "no such port");
+			if (strlen(w[4]) >= sizeof(c.vrf))
+				return cmd_fail(e, w[4], "a VRF's name has at most %zu characters", sizeof(c.vrf) - 1);
+			c.kind = DP_CMD_PORT_VRF;
+			snprintf(c.dev, sizeof(c.dev), "%s", w[2]);
+			snprintf(c.vrf, sizeof(c.vrf), "%s", strcmp(w[4], "default") ? w[4] : "");
+			cmd_set_where(c.where, sizeof(c.where), where);
+			return dp_config_add_cmd(cfg, &c);
+		}
 		if (n != 5 || (strcmp(w[3], "mtu") && strcmp(w[3], "redirects") && strcmp(w[3], "ra")))
 			return cmd_fail_shown(e, cmd_misfit(l, n >= 4 && !strcmp(w[3], "mtu") ? "port set NAME mtu N" :
 							      "port set NAME mtu|redirects|ra|host on|off").text,
@@ -183,6 +197,15 @@ static uint8_t path_dev(struct dp_route_paths *ps, const char *name)
 	return ++ps->n_devs;
 }
 
+/* A VRF's name for a route into @out: "default" is the default table (empty). Returns 0 or -EINVAL. */
+static int route_vrf_word(const char *word, char *out, size_t len, struct cmd_err *e)
+{
+	if (strlen(word) >= len)
+		return cmd_fail(e, word, "a VRF's name has at most %zu characters", len - 1);
+	snprintf(out, len, "%s", strcmp(word, "default") ? word : "");
+	return 0;
+}
+
 /*
  * "nexthop via GW [dev PORT] [weight W] nexthop ...", as ip route writes
  * multipath routes, from word @i to the end. One next hop is an ordinary
@@ -218,6 +241,22 @@ static int parse_paths(struct dp_config *cfg, const struct cmd_line *l, int i, s
 				p->dev = path_dev(ps, w[i + 1]);
 				if (!p->dev)
 					return cmd_fail(e, w[i + 1], "the next hops of one route name at most %u ports", DP_PATH_DEVS);
+			} else if (!strcmp(w[i], "vrf") && p->has_gw && !p->vrf && !p->dev) {
+				char name[RXP_PORT_NAME_MAX];
+				unsigned k;
+
+				if (route_vrf_word(w[i + 1], name, sizeof(name), e))
+					return -EINVAL;
+				if (!name[0])
+					snprintf(name, sizeof(name), "default");
+				for (k = 0; k < ps->n_vrfs && strcmp(ps->vrfs[k], name); k++)
+					;
+				if (k == ps->n_vrfs) {
+					if (k == DP_PATH_VRFS)
+						return cmd_fail(e, w[i + 1], "the next hops of one route name at most %u VRFs", DP_PATH_VRFS);
+					snprintf(ps->vrfs[ps->n_vrfs++], sizeof(ps->vrfs[0]), "%s", name);
+				}
+				p->vrf = (uint8_t)(k + 1);
 			} else if (!strcmp(w[i], "weight")) {
 				if (rxp_parse_u64(w[i + 1], 1, RXP_NH_WEIGHT_MAX, &v))
 					return cmd_fail(e, w[i + 1], "expected a weight from 1 to %u", RXP_NH_WEIGHT_MAX);
@@ -236,6 +275,8 @@ static int parse_paths(struct dp_config *cfg, const struct cmd_line *l, int i, s
 		memcpy(c->gw, one.gw, 16);
 		if (one.dev)
 			snprintf(c->dev, sizeof(c->dev), "%s", ps->devs[one.dev - 1]);
+		if (one.vrf)
+			snprintf(c->nh_vrf, sizeof(c->nh_vrf), "%s", ps->vrfs[one.vrf - 1]);
 		memset(ps, 0, sizeof(*ps));
 	}
 	return 0;
@@ -266,26 +307,39 @@ int verb_route(struct dp_config *cfg, const struct cmd_line *l, const char *wher
 		return cmd_fail(e, w[2], "expected a prefix like 10.9.0.0/16 or 2001:db8:9::/48, or default");
 	/* 10.9.1.0/16 is 10.9.0.0/16, as the table stores it: one name for one route */
 	rxp_prefix_mask(c.family, c.addr, c.plen, c.addr);
-	/* the route types that lead nowhere, one word each */
-	if (c.kind == DP_CMD_ROUTE_ADD && n == 4 && (!strcmp(w[3], "blackhole") ||
-						     !strcmp(w[3], "unreachable") ||
-						     !strcmp(w[3], "prohibit"))) {
-		c.route_type = !strcmp(w[3], "blackhole") ? RXP_NH_KIND_BLACKHOLE :
-			       !strcmp(w[3], "unreachable") ? RXP_NH_KIND_UNREACHABLE :
-			       RXP_NH_KIND_PROHIBIT;
-		cmd_set_where(c.where, sizeof(c.where), where);
-		return dp_config_add_cmd(cfg, &c);
+	/* vrf NAME first: the route's table */
+	i = 3;
+	if (i + 1 < n && !strcmp(w[i], "vrf")) {
+		if (route_vrf_word(w[i + 1], c.vrf, sizeof(c.vrf), e))
+			return -EINVAL;
+		i += 2;
 	}
-	if (c.kind == DP_CMD_ROUTE_ADD && n > 3 && !strcmp(w[3], "nexthop")) {
-		int ret = parse_paths(cfg, l, 3, &c, e);
+	if (c.kind == DP_CMD_ROUTE_ADD && i < n && !strcmp(w[i], "nexthop")) {
+		int ret = parse_paths(cfg, l, i, &c, e);
 
 		if (ret)
 			return ret;
 		cmd_set_where(c.where, sizeof(c.where), where);
 		return dp_config_add_cmd(cfg, &c);
 	}
-	for (i = 3; i + 1 < n; i += 2) {
-		if (!strcmp(w[i], "via") && !c.has_gw) {
+	/* the route types that lead nowhere, one word each */
+	if (c.kind == DP_CMD_ROUTE_ADD && n == i + 1 && (!strcmp(w[i], "blackhole") ||
+							 !strcmp(w[i], "unreachable") ||
+							 !strcmp(w[i], "prohibit"))) {
+		c.route_type = !strcmp(w[i], "blackhole") ? RXP_NH_KIND_BLACKHOLE :
+			       !strcmp(w[i], "unreachable") ? RXP_NH_KIND_UNREACHABLE :
+			       RXP_NH_KIND_PROHIBIT;
+		cmd_set_where(c.where, sizeof(c.where), where);
+		return dp_config_add_cmd(cfg, &c);
+	}
+	for (; i + 1 < n; i += 2) {
+		if (!strcmp(w[i], "vrf") && c.has_gw && !c.nh_vrf[0] && !c.dev[0]) {
+			/* after the gateway: the table it is looked for in (route leaking) */
+			if (route_vrf_word(w[i + 1], c.nh_vrf, sizeof(c.nh_vrf), e))
+				return -EINVAL;
+			if (!c.nh_vrf[0])
+				snprintf(c.nh_vrf, sizeof(c.nh_vrf), "default");
+		} else if (!strcmp(w[i], "via") && !c.has_gw) {
 			if (parse_ip_addr(w[i + 1], c.gw) != c.family)
 				return cmd_fail(e, w[i + 1], "expected an IPv%u gateway address", c.family);
 			c.has_gw = true;
@@ -303,6 +357,37 @@ int verb_route(struct dp_config *cfg, const struct cmd_line *l, const char *wher
 		    "'via GATEWAY', 'dev PORT' or nothing more");
 	if (c.kind == DP_CMD_ROUTE_ADD && !c.has_gw && !c.dev[0])
 		return cmd_fail(e, NULL, "route add needs 'via GATEWAY', 'dev PORT' or both, or a type: blackhole, unreachable, prohibit");
+	cmd_set_where(c.where, sizeof(c.where), where);
+	return dp_config_add_cmd(cfg, &c);
+}
+
+/* "vrf add NAME table N", "vrf del NAME" */
+int verb_vrf(struct dp_config *cfg, const struct cmd_line *l, const char *where,
+             struct cmd_err *e)
+{
+	char *const *w = l->w;
+	struct dp_cmd c = { .kind = DP_CMD_VRF_ADD };
+	uint64_t table;
+
+	if (l->n >= 2 && !strcmp(w[1], "del")) {
+		if (l->n != 3)
+			return cmd_fail_shown(e, cmd_misfit(l, "vrf del NAME").text, "expected 'vrf del NAME'");
+		c.kind = DP_CMD_VRF_DEL;
+	} else if (l->n < 2 || strcmp(w[1], "add")) {
+		return cmd_fail(e, l->n < 2 ? "" : w[1], "expected 'vrf add NAME table N' or 'vrf del NAME'");
+	} else if (l->n != 5 || strcmp(w[3], "table")) {
+		return cmd_fail_shown(e, cmd_misfit(l, "vrf add NAME table N").text, "expected 'vrf add NAME table N'");
+	} else if (rxp_parse_u64(w[4], 1, UINT32_MAX, &table) || table == 253 || table == 254 ||
+		   table == 255) {
+		return cmd_fail(e, w[4], "expected a kernel table number, 1 to 4294967295 but 253, 254 (main) and 255 (local)");
+	}
+	(void)cfg;
+	if (!strcmp(w[2], "default"))
+		return cmd_fail(e, w[2], "the default table is there already: a VRF has another name");
+	if (strlen(w[2]) >= sizeof(c.vrf))
+		return cmd_fail(e, w[2], "a VRF's name has at most %zu characters", sizeof(c.vrf) - 1);
+	snprintf(c.vrf, sizeof(c.vrf), "%s", w[2]);
+	c.table = c.kind == DP_CMD_VRF_ADD ? (uint32_t)table : 0;
 	cmd_set_where(c.where, sizeof(c.where), where);
 	return dp_config_add_cmd(cfg, &c);
 }

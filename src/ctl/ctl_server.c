@@ -70,6 +70,34 @@ int ctl_help_serve(struct ctl_server *s, const struct cmd_line *l, bool json, st
 	return 0;
 }
 
+/* The rest of show_serve for show routes, its vrf words taken out into @req. */
+static int show_routes_serve(struct ctl_server *s, const struct cmd_line *l, struct show_request *req,
+			     bool json, struct rxp_sbuf *out)
+{
+	char msg[200];
+	int ret;
+
+	if (l->n >= 3 && strlen(l->w[2]) >= sizeof(req->arg)) {
+		snprintf(msg, sizeof(msg), "show routes: '%.20s...': too long (%zu characters at most): expected a prefix or address",
+			 l->w[2], sizeof(req->arg) - 1);
+		return ctl_reply_error(out, json, -EINVAL, msg);
+	}
+	if (l->n > 3) {
+		snprintf(msg, sizeof(msg), "show routes: '%.31s': expected nothing more (show routes [PREFIX|ADDRESS] [vrf NAME])",
+			 l->w[3]);
+		return ctl_reply_error(out, json, -EINVAL, msg);
+	}
+	if (l->n == 3)
+		snprintf(req->arg, sizeof(req->arg), "%s", l->w[2]);
+	ret = control_call(s->cfg.ctl, show_run, req, out);
+	if (ret == -ESHUTDOWN)
+		return ctl_reply_error(out, json, ret, "rxpath is stopping");
+	if (ret)
+		return ctl_reply_error(out, json, ret, req->err);
+	show_finish(req, out);
+	return 0;
+}
+
 /* "show WHAT [ARG]": a report made on the datapath; "show routes kernel" is kernel sync's. */
 int ctl_show_serve(struct ctl_server *s, const struct cmd_line *l, bool json, struct rxp_sbuf *out)
 {
@@ -108,6 +136,22 @@ int ctl_show_serve(struct ctl_server *s, const struct cmd_line *l, bool json, st
 	if (l->n < 2)
 		return ctl_reply_error(out, json, -EINVAL, "show: expected what to show: ports, stats, drops, routes [PREFIX|ADDRESS|kernel], neigh, pool, filter, conntrack [...|stats]");
 	snprintf(req.what, sizeof(req.what), "%s", l->w[1]);
+	/* show routes [PREFIX|ADDRESS] [vrf NAME]: the words of the VRF taken out first */
+	if (!strcmp(l->w[1], "routes")) {
+		struct cmd_line rest = *l;
+		int n = 2;
+
+		for (int i = 2; i < l->n; i++) {
+			if (!strcmp(l->w[i], "vrf") && i + 1 < l->n && !req.vrf[0] &&
+			    strlen(l->w[i + 1]) < sizeof(req.vrf)) {
+				snprintf(req.vrf, sizeof(req.vrf), "%s", l->w[++i]);
+				continue;
+			}
+			rest.w[n++] = l->w[i];
+		}
+		rest.n = n;
+		return show_routes_serve(s, &rest, &req, json, out);
+	}
 	if (l->n >= 3 && strlen(l->w[2]) >= sizeof(req.arg)) {
 		/* refused rather than cut: a prefix read in part would be another one */
 		snprintf(msg, sizeof(msg), "show %s: '%.20s...': too long (%zu characters at most): expected a prefix or address",

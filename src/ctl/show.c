@@ -582,6 +582,7 @@ static int routes_collect(struct dp *dp, struct show_request *req)
 	uint8_t family = 0, plen = 0;
 	struct show_route *list;
 	uint32_t n = 0;
+	int vrf;
 
 	req->routes_collected = true;
 	if (req->arg[0]) {
@@ -615,13 +616,18 @@ static int routes_collect(struct dp *dp, struct show_request *req)
 		req->no_router = true;
 		return 0;
 	}
+	vrf = rxp_router_vrf_by_name(r, req->vrf);
+	if (vrf < 0) {
+		snprintf(req->err, sizeof(req->err), "VRF '%s': no such VRF", req->vrf);
+		return -ENOENT;
+	}
 	list = malloc(((size_t)r->n_routes + 1) * sizeof(*list));
 	if (!list) {
 		snprintf(req->err, sizeof(req->err), "out of memory for %u routes", r->n_routes);
 		return -ENOMEM;
 	}
 	if (req->route_of_address) {
-		const struct rxp_route *rt = rxp_router_match(dp->router, family, prefix);
+		const struct rxp_route *rt = rxp_router_match(dp->router, (unsigned)vrf, family, prefix);
 
 		if (rt)
 			route_copy(r, rt, &list[n++]);
@@ -629,7 +635,7 @@ static int routes_collect(struct dp *dp, struct show_request *req)
 		for (uint32_t i = 0; i < r->routes_size; i++) {
 			const struct rxp_route *rt = &r->routes[i];
 
-			if (rt->family && (!family || route_within(rt, family, prefix, plen)))
+			if (rt->family && rt->vrf == vrf && (!family || route_within(rt, family, prefix, plen)))
 				route_copy(r, rt, &list[n++]);
 		}
 	}

@@ -14,6 +14,7 @@ struct show_request {
 	const struct dp_config *cfg;	/* the ports as configured: their specs */
 	char what[16];			/* "ports", "stats", ... */
 	char arg[80];			/* show routes PREFIX: the prefix or address; else empty */
+	char vrf[RXP_PORT_NAME_MAX];	/* show routes vrf NAME: its table; empty: the default one */
 	bool json;
 	char err[160];			/* filled when the call fails */
 	/* show routes: copied on the datapath, printed by show_finish() */

@@ -9,35 +9,36 @@ static const struct cmd_verb verbs[] = {
 	  .parse = verb_port,
 	  .help = "  port set PORT mtu N\n"
 		  "  port set PORT redirects on|off  |  port set PORT ra on|off\n"
-		  "  port set PORT host on|off [gro on|off] [name TAP]\n" },
+		  "  port set PORT host on|off [gro on|off] [name TAP]\n"
+		  "  port set PORT vrf VRF|default\n" },
 	{ .word = "addr", .ctl_rank = 1, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_addr,
 	  .help = "  addr add|del ADDRESS/LENGTH dev PORT\n" },
 	{ .word = "route", .ctl_rank = 2, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_route,
 	  .shape = { .max_words = 3 + RXP_NH_PATHS_MAX * 7 },	/* 64 x nexthop via GW dev P weight W */
-	  .help = "  route add PREFIX [via GATEWAY] [dev PORT]  |  route add PREFIX blackhole|unreachable|prohibit\n"
-		  "  route add PREFIX nexthop via GATEWAY [dev PORT] [weight W] nexthop ...   (up to 64, weights 1-256)\n"
-		  "  route del PREFIX [via GATEWAY] [dev PORT]    (PREFIX may be default)\n" },
+	  .help = "  route add PREFIX [vrf VRF] [via GATEWAY [vrf VRF2]] [dev PORT]  |  route add PREFIX [vrf VRF] blackhole|unreachable|prohibit\n"
+		  "  route add PREFIX [vrf VRF] nexthop via GATEWAY [vrf VRF2] [dev PORT] [weight W] nexthop ...   (up to 64, weights 1-256)\n"
+		  "  route del PREFIX [vrf VRF] [via GATEWAY] [dev PORT]    (PREFIX may be default)\n" },
 	{ .word = "neigh", .ctl_rank = 3, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_neigh,
 	  .help = "  neigh add ADDRESS lladdr MAC dev PORT\n"
 		  "  neigh del ADDRESS dev PORT\n"
 		  "  neigh ageing SECONDS\n" },
-	{ .word = "icmp", .ctl_rank = 5, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_icmp,
+	{ .word = "icmp", .ctl_rank = 6, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_icmp,
 	  .help = "  icmp ratelimit ERRORS_PER_SECOND [burst N]\n" },
-	{ .word = "sync", .ctl_rank = 10, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_sync,
+	{ .word = "sync", .ctl_rank = 11, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_sync,
 	  .serve = ctl_sync_serve,
 	  .help = "  sync kernel [table N] [interval SECONDS]  |  sync off\n" },
-	{ .word = "ip", .ctl_rank = 6, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_ip,
+	{ .word = "ip", .ctl_rank = 7, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_ip,
 	  .help = "  ip source-route on|off\n" },
-	{ .word = "filter", .ctl_rank = 7, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_filter,
+	{ .word = "filter", .ctl_rank = 8, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_filter,
 	  .shape = { .max_words = CMD_WORDS_MAX - 1 },
 	  .help = "  filter add input|forward|output [in PORT] [out PORT] [src PREFIX|@SET] [dst PREFIX|@SET]\n"
 		  "             [proto tcp|udp|icmp|icmpv6|N] [sport N[-M]] [dport N[-M]] [icmp-type T]\n"
 		  "             [ct-state new,established,related,invalid] accept|drop|reject\n"
 		  "  filter policy input|forward|output accept|drop  |  filter del CHAIN N  |  filter flush [CHAIN]\n"
 		  "  filter set add NAME [PREFIX...]  |  filter set del NAME PREFIX...\n" },
-	{ .word = "conntrack", .ctl_rank = 8, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_conntrack,
+	{ .word = "conntrack", .ctl_rank = 9, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_conntrack,
 	  .help = "  conntrack max N  |  conntrack timeout NAME SECONDS  |  conntrack tcp liberal|loose on|off\n" },
-	{ .word = "nat", .ctl_rank = 9, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_nat,
+	{ .word = "nat", .ctl_rank = 10, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_nat,
 	  .shape = { .max_words = 16 },	/* the longest: nat add dnat in P dst A proto P dport N-M to A:P */
 	  .help = "  nat add masquerade out PORT [src PREFIX]\n"
 		  "  nat add snat out PORT [src PREFIX] to ADDR[-ADDR] [ports N-M]\n"
@@ -45,15 +46,17 @@ static const struct cmd_verb verbs[] = {
 		  "  nat add static INSIDE_ADDR OUTSIDE_ADDR  |  nat del N|RULE  |  nat flush\n"
 		  "  nat filtering endpoint-independent|address-dependent|address-and-port-dependent\n"
 		  "  nat timeout udp|tcp-established|tcp-transitory|icmp SECONDS\n" },
+	{ .word = "vrf", .ctl_rank = 5, .in = CMD_IN_CONFIG | CMD_IN_CTL, .parse = verb_vrf,
+	  .help = "  vrf add NAME table N  |  vrf del NAME\n" },
 	{ .word = "show", .ctl_rank = 0, .in = CMD_IN_CTL, .serve = ctl_show_serve,
-	  .help = "  show ports | stats | drops | routes [PREFIX|ADDRESS] | neigh | pool | filter | nat\n"
+	  .help = "  show ports | stats | drops | routes [PREFIX|ADDRESS] [vrf VRF] | neigh | pool | filter | nat\n"
 		  "  show conntrack [src ADDR] [dst ADDR] [proto P] [state S]  |  show conntrack stats\n"
 		  "  show routes kernel    (the kernel's routes as mirrored, and what rxpath did with each)\n" },
-	{ .word = "capture", .ctl_rank = 11, .in = CMD_IN_CTL, .serve = ctl_capture_serve,
+	{ .word = "capture", .ctl_rank = 12, .in = CMD_IN_CTL, .serve = ctl_capture_serve,
 	  .shape = { .rest_word = "filter", .rest_from = 4, .max_words = 10 },
 	  .too_many = "capture: too many words; see 'help'",
 	  .help = "  capture start rx|tx|drop|all FILE [dev PORT] [count N] [filter EXPR]  |  capture stop\n" },
-	{ .word = "help", .ctl_rank = 12, .in = CMD_IN_CTL, .serve = ctl_help_serve },
+	{ .word = "help", .ctl_rank = 13, .in = CMD_IN_CTL, .serve = ctl_help_serve },
 };
 
 const struct cmd_verb *cmd_verb_of(const char *line, unsigned in)

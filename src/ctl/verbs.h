@@ -56,6 +56,7 @@ int verb_port(struct dp_config *cfg, const struct cmd_line *l, const char *where
 int verb_icmp(struct dp_config *cfg, const struct cmd_line *l, const char *where, struct cmd_err *e);
 int verb_ip(struct dp_config *cfg, const struct cmd_line *l, const char *where, struct cmd_err *e);
 int verb_sync(struct dp_config *cfg, const struct cmd_line *l, const char *where, struct cmd_err *e);
+int verb_vrf(struct dp_config *cfg, const struct cmd_line *l, const char *where, struct cmd_err *e);
 
 /* filter_verbs.c: the filter's rules, policies and sets, and connection tracking. */
 int verb_filter(struct dp_config *cfg, const struct cmd_line *l, const char *where, struct cmd_err *e);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include "dataplane.h"
 #include "dp_filter.h"
+#include "dp_vrf.h"
 #include "rxpath/proto.h"
 
 const char *dp_cmd_strerror(int ret)
@@ -62,6 +63,12 @@ static struct subject cmd_subject(const struct dp_cmd *c)
 	return s;
 }
 
+/* The table of a route command (its vrf word), or -ENOENT for a VRF no one added. */
+static int route_vrf(const struct dp *dp, const struct dp_cmd *c)
+{
+	return rxp_router_vrf_by_name(dp->router, c->vrf);
+}
+
 static bool is_neigh_cmd(const struct dp_cmd *c)
 {
 	return c->kind == DP_CMD_NEIGH_ADD || c->kind == DP_CMD_NEIGH_DEL;
@@ -77,7 +84,7 @@ static int shadowed_find(const struct dp *dp, const struct dp_cmd *c)
 		const struct dp_cmd *k = &dp->shadowed[i];
 
 		if (is_neigh_cmd(k) == is_neigh_cmd(c) && k->family == c->family &&
-		    k->plen == c->plen && !memcmp(k->addr, c->addr, 16) &&
+		    k->plen == c->plen && !memcmp(k->addr, c->addr, 16) && !strcmp(k->vrf, c->vrf) &&
 		    (!is_neigh_cmd(c) || !strcmp(k->dev, c->dev)))
 			return (int)i;
 	}
@@ -124,8 +131,20 @@ static void shadowed_restore(struct dp *dp, const struct dp_cmd *c, char *err, s
 	err[0] = '\0';
 }
 
-/* A multipath route's group @g as the next hops of its add. */
-static void paths_of(const struct rxp_router *r, const struct rxp_nh_group *g,
+/* The index + 1 in @names (@n of them, at most @max) of @name, added if new; 0 when full. */
+static uint8_t name_slot(char (*names)[RXP_PORT_NAME_MAX], uint8_t *n, unsigned max, const char *name)
+{
+	unsigned d;
+
+	for (d = 0; d < *n && strcmp(names[d], name); d++)
+		;
+	if (d == *n && d < max)
+		snprintf(names[(*n)++], RXP_PORT_NAME_MAX, "%s", name);
+	return d < *n ? (uint8_t)(d + 1) : 0;
+}
+
+/* A multipath route's group @g, in table @vrf, as the next hops of its add. */
+static void paths_of(const struct rxp_router *r, unsigned vrf, const struct rxp_nh_group *g,
 		     struct dp_route_paths *ps)
 {
 	for (unsigned p = 0; p < g->n_paths; p++) {
@@ -137,6 +156,8 @@ static void paths_of(const struct rxp_router *r, const struct rxp_nh_group *g,
 		dp_p->has_gw = nh->kind == RXP_NH_KIND_GATEWAY;
 		memcpy(dp_p->gw, nh->gw, 16);
 		dp_p->weight = g->weight[p];
+		if (nh->if_found && nh->vrf != vrf)	/* a gateway found in another table: that one */
+			dp_p->vrf = name_slot(ps->vrfs, &ps->n_vrfs, DP_PATH_VRFS, r->vrfs[nh->vrf].name);
 		if (nh->if_found)
 			continue;	/* found from the subnet, and found again so */
 		for (d = 0; d < ps->n_devs && strcmp(ps->devs[d], dev); d++)
@@ -155,8 +176,9 @@ static struct dp_cmd route_cmd(const struct rxp_router *r, const struct rxp_rout
 			    .family = rt->family, .plen = rt->plen };
 
 	memcpy(k.addr, rt->prefix, 16);
+	snprintf(k.vrf, sizeof(k.vrf), "%s", r->vrfs[rt->vrf].name);
 	if (!nh) {
-		paths_of(r, rxp_router_group(r, rt->nh), &k.paths);
+		paths_of(r, rt->vrf, rxp_router_group(r, rt->nh), &k.paths);
 		return k;
 	}
 	if (rxp_nh_kind_rejects(nh->kind)) {
@@ -166,6 +188,8 @@ static struct dp_cmd route_cmd(const struct rxp_router *r, const struct rxp_rout
 	/* a gateway whose port was found from its subnet is given the same way: it follows it */
 	if (!nh->if_found)
 		snprintf(k.dev, sizeof(k.dev), "%s", r->ifs[nh->ifidx].name);
+	else if (nh->vrf != rt->vrf)
+		snprintf(k.nh_vrf, sizeof(k.nh_vrf), "%s", r->vrfs[nh->vrf].name);
 	k.has_gw = nh->kind == RXP_NH_KIND_GATEWAY;
 	memcpy(k.gw, nh->gw, 16);
 	return k;
@@ -295,8 +319,17 @@ static int route_add_paths(struct dp *dp, const struct dp_cmd *c, char *err, siz
 	for (unsigned i = 0; i < ps->n; i++) {
 		const struct dp_path *p = &ps->path[i];
 
-		paths[i] = (struct rxp_route_path){ .has_gw = p->has_gw, .weight = p->weight, .ifidx = -1 };
+		paths[i] = (struct rxp_route_path){ .has_gw = p->has_gw, .weight = p->weight, .ifidx = -1,
+						    .vrf = -1 };
 		memcpy(paths[i].gw, p->gw, 16);
+		if (p->vrf && p->vrf <= ps->n_vrfs) {
+			paths[i].vrf = rxp_router_vrf_by_name(dp->router, ps->vrfs[p->vrf - 1]);
+			if (paths[i].vrf < 0) {
+				snprintf(err, errlen, "%s: next hop %u: VRF '%s': no such VRF (vrf add NAME table N)",
+					 c->where, i + 1, ps->vrfs[p->vrf - 1]);
+				return -ENOENT;
+			}
+		}
 		if (p->dev && p->dev <= ps->n_devs) {
 			paths[i].ifidx = rxp_router_if_by_name(dp->router, ps->devs[p->dev - 1]);
 			if (paths[i].ifidx < 0) {
@@ -306,7 +339,8 @@ static int route_add_paths(struct dp *dp, const struct dp_cmd *c, char *err, siz
 			}
 		}
 	}
-	ret = rxp_router_add_route_paths(dp->router, c->family, c->addr, c->plen, paths, ps->n, &bad);
+	ret = rxp_router_add_route_paths(dp->router, (unsigned)route_vrf(dp, c), c->family, c->addr,
+					 c->plen, paths, ps->n, &bad);
 	if (ret && bad < ps->n) {
 		char gw[INET6_ADDRSTRLEN] = "";
 
@@ -319,13 +353,39 @@ static int route_add_paths(struct dp *dp, const struct dp_cmd *c, char *err, siz
 	return ret;
 }
 
+/* A route with one gateway looked for in another table (route leaking). */
+static int route_add_leak(struct dp *dp, const struct dp_cmd *c, unsigned vrf, int ifidx)
+{
+	struct rxp_route_path p = { .has_gw = c->has_gw, .ifidx = ifidx, .weight = 1,
+				    .vrf = rxp_router_vrf_by_name(dp->router, c->nh_vrf) };
+	unsigned bad;
+
+	if (p.vrf < 0)
+		return -ENOENT;
+	memcpy(p.gw, c->gw, 16);
+	return rxp_router_add_route_paths(dp->router, vrf, c->family, c->addr, c->plen, &p, 1, &bad);
+}
+
 static int route_add(struct dp *dp, const struct dp_cmd *c, int ifidx, char *err, size_t errlen)
 {
 	struct rxp_router *r = dp->router;
-	struct rxp_route *rt = rxp_router_route(r, c->family, c->addr, c->plen);
+	int vrf = route_vrf(dp, c);
+	struct rxp_route *rt;
 	struct dp_cmd under = { 0 };
-	bool over_kernel = !c->kernel && rt && rt->origin == RXP_ROUTE_KERNEL;
+	bool over_kernel;
 	int ret;
+
+	if (vrf < 0) {
+		snprintf(err, errlen, "%s: VRF '%s': no such VRF (vrf add NAME table N)", c->where, c->vrf);
+		return vrf;
+	}
+	if (c->nh_vrf[0] && rxp_router_vrf_by_name(r, c->nh_vrf) < 0) {
+		snprintf(err, errlen, "%s: VRF '%s' of the gateway: no such VRF (vrf add NAME table N)",
+			 c->where, c->nh_vrf);
+		return -ENOENT;
+	}
+	rt = rxp_router_route(r, (unsigned)vrf, c->family, c->addr, c->plen);
+	over_kernel = !c->kernel && rt && rt->origin == RXP_ROUTE_KERNEL;
 
 	/* a configured route wins over the kernel's for the same prefix, which waits under it */
 	if (c->kernel && rt && rt->origin != RXP_ROUTE_KERNEL) {
@@ -338,13 +398,16 @@ static int route_add(struct dp *dp, const struct dp_cmd *c, int ifidx, char *err
 		snprintf(under.where, sizeof(under.where), "sync (under a configured route)");
 	}
 	if (c->route_type)
-		ret = rxp_router_add_route_reject(r, c->family, c->addr, c->plen, c->route_type);
+		ret = rxp_router_add_route_reject(r, (unsigned)vrf, c->family, c->addr, c->plen,
+						  c->route_type);
 	else if (c->paths.n)
 		ret = route_add_paths(dp, c, err, errlen);
+	else if (c->nh_vrf[0])
+		ret = route_add_leak(dp, c, (unsigned)vrf, ifidx);
 	else
-		ret = rxp_router_add_route(r, c->family, c->addr, c->plen, c->has_gw ? c->gw : NULL,
-					   ifidx);
-	rt = ret ? NULL : rxp_router_route(r, c->family, c->addr, c->plen);
+		ret = rxp_router_add_route(r, (unsigned)vrf, c->family, c->addr, c->plen,
+					   c->has_gw ? c->gw : NULL, ifidx);
+	rt = ret ? NULL : rxp_router_route(r, (unsigned)vrf, c->family, c->addr, c->plen);
 	if (rt)
 		rt->origin = c->kernel ? RXP_ROUTE_KERNEL : RXP_ROUTE_STATIC;
 	if (rt && over_kernel)
@@ -357,8 +420,18 @@ static int route_add(struct dp *dp, const struct dp_cmd *c, int ifidx, char *err
 static int route_del(struct dp *dp, const struct dp_cmd *c, int ifidx, char *err, size_t errlen)
 {
 	struct rxp_router *r = dp->router;
-	const struct rxp_route *rt = rxp_router_route(r, c->family, c->addr, c->plen);
+	int vrf = route_vrf(dp, c);
+	const struct rxp_route *rt;
 	int ret;
+
+	if (vrf < 0) {
+		/* a reload taking back a route of a VRF it took away first: gone with it */
+		if (c->undo)
+			return 0;
+		snprintf(err, errlen, "%s: VRF '%s': no such VRF", c->where, c->vrf);
+		return vrf;
+	}
+	rt = rxp_router_route(r, (unsigned)vrf, c->family, c->addr, c->plen);
 
 	if (c->kernel && rt && rt->origin != RXP_ROUTE_KERNEL) {
 		shadowed_forget(dp, c);
@@ -371,7 +444,7 @@ static int route_del(struct dp *dp, const struct dp_cmd *c, int ifidx, char *err
 	 * of the prefix whatever it holds now, and an address's own routes are
 	 * refused below with their reason
 	 */
-	if (rt && !c->undo && !rxp_router_route_of_addr(r, c->family, c->addr, c->plen) &&
+	if (rt && !c->undo && !rxp_router_route_of_addr(r, (unsigned)vrf, c->family, c->addr, c->plen) &&
 	    !route_del_matches(r, rt, c, ifidx)) {
 		const struct rxp_nexthop *nh = rxp_route_nh(r, rt);
 		char gw[INET6_ADDRSTRLEN] = "", has[80];
@@ -390,7 +463,7 @@ static int route_del(struct dp *dp, const struct dp_cmd *c, int ifidx, char *err
 			 has);
 		return -ESRCH;
 	}
-	ret = rxp_router_del_route(r, c->family, c->addr, c->plen);
+	ret = rxp_router_del_route(r, (unsigned)vrf, c->family, c->addr, c->plen);
 	if (c->kernel)
 		shadowed_forget(dp, c);
 	else if (!ret)
@@ -406,9 +479,13 @@ static int route_del(struct dp *dp, const struct dp_cmd *c, int ifidx, char *err
 
 static bool route_inverse(struct dp *dp, const struct dp_cmd *c, int ifidx, struct dp_cmd *inv)
 {
-	const struct rxp_route *rt = rxp_router_route(dp->router, c->family, c->addr, c->plen);
+	int vrf = route_vrf(dp, c);
+	const struct rxp_route *rt;
 
 	(void)ifidx;
+	if (vrf < 0)
+		return false;	/* refused when applied: nothing to take back */
+	rt = rxp_router_route(dp->router, (unsigned)vrf, c->family, c->addr, c->plen);
 	if (rt && rt->nh == RXP_NH_LOCAL)
 		return false;	/* an address's own: ADDR commands move it */
 	if (rt && rt->origin == RXP_ROUTE_KERNEL && !c->kernel) {
@@ -438,7 +515,7 @@ static void route_key(const struct dp_cmd *c, char *key, size_t len)
 
 	for (unsigned i = 0; i < 16; i++)
 		snprintf(hex + 2 * i, 3, "%02x", c->addr[i]);
-	snprintf(key, len, "route %u %s/%u", c->family, hex, c->plen);
+	snprintf(key, len, "route %s %u %s/%u", c->vrf[0] ? c->vrf : "default", c->family, hex, c->plen);
 }
 
 static int neigh_add(struct dp *dp, const struct dp_cmd *c, int ifidx, char *err, size_t errlen)
@@ -801,6 +878,9 @@ static const struct cmd_kind kinds[] = {
 	[DP_CMD_NAT_RESTORE] = { nat_apply, nat_inverse, dp_nat_key },
 	[DP_CMD_NAT_FILTERING] = { nat_apply, nat_inverse, dp_nat_key },
 	[DP_CMD_NAT_TIMEOUT] = { nat_apply, nat_inverse, dp_nat_key },
+	[DP_CMD_VRF_ADD] = { dp_vrf_apply, dp_vrf_inverse, dp_vrf_key },
+	[DP_CMD_VRF_DEL] = { dp_vrf_apply, dp_vrf_inverse, dp_vrf_key },
+	[DP_CMD_PORT_VRF] = { dp_vrf_apply, dp_vrf_inverse, dp_vrf_key },
 };
 _Static_assert(RXP_ARRAY_SIZE(kinds) == DP_CMD_KINDS, "a command kind without its entry");
 

@@ -64,6 +64,9 @@ enum dp_cmd_kind {
 	DP_CMD_NAT_RESTORE,	/* a flush's inverse: the rules it took, back */
 	DP_CMD_NAT_FILTERING,	/* nat filtering endpoint-independent|address-dependent|address-and-port-dependent */
 	DP_CMD_NAT_TIMEOUT,	/* nat timeout udp|tcp-established|tcp-transitory|icmp SECONDS */
+	DP_CMD_VRF_ADD,		/* vrf add NAME table N */
+	DP_CMD_VRF_DEL,		/* vrf del NAME */
+	DP_CMD_PORT_VRF,	/* port set NAME vrf VRF|default */
 	DP_CMD_KINDS
 };
 
@@ -135,14 +138,17 @@ struct dp_nat_cmd {
  * [weight W] ...), kept small: the ports they name once each.
  */
 #define DP_PATH_DEVS 8
+#define DP_PATH_VRFS 4
 struct dp_route_paths {
 	uint8_t n;			/* 0: the route has the one next hop of has_gw/gw/dev */
-	uint8_t n_devs;
+	uint8_t n_devs, n_vrfs;
 	char devs[DP_PATH_DEVS][RXP_PORT_NAME_MAX];
+	char vrfs[DP_PATH_VRFS][RXP_PORT_NAME_MAX];
 	struct dp_path {
 		uint8_t gw[16];
 		bool has_gw;
 		uint8_t dev;		/* 0: none given; else devs[dev - 1] */
+		uint8_t vrf;		/* 0: the route's; else vrfs[vrf - 1], where the gateway is */
 		uint16_t weight;	/* 1-256 */
 	} path[RXP_NH_PATHS_MAX];
 };
@@ -151,6 +157,9 @@ struct dp_cmd {
 	enum dp_cmd_kind kind;
 	char where[DP_WHERE_LEN];	/* "-e 2", "file:7", "ctl": for messages */
 	char dev[RXP_PORT_NAME_MAX];	/* empty: none given */
+	char vrf[RXP_PORT_NAME_MAX];	/* routes: their table (empty: the default); VRF kinds: the VRF */
+	char nh_vrf[RXP_PORT_NAME_MAX];	/* routes: the table the gateway is in, when another (leaking) */
+	uint32_t table;			/* vrf add: its kernel table */
 	uint8_t family;
 	uint8_t plen;
 	bool has_gw;

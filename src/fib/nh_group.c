@@ -19,7 +19,7 @@
 /* What a member is, independent of its id: gateway and interface (which follows the subnet when found). */
 static uint64_t member_identity(const struct rxp_nexthop *nh)
 {
-	uint64_t h = 0x243f6a8885a308d3ull ^ nh->family ^ (uint64_t)nh->kind << 8;
+	uint64_t h = 0x243f6a8885a308d3ull ^ nh->family ^ (uint64_t)nh->kind << 8 ^ (uint64_t)nh->vrf << 16;
 	uint64_t w[2];
 
 	memcpy(w, nh->gw, 16);
@@ -245,9 +245,9 @@ static void sort_paths(uint16_t *ids, uint16_t *weights, unsigned n)
 		}
 }
 
-int rxp_router_add_route_paths(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
-			       uint8_t plen, const struct rxp_route_path *paths, unsigned n,
-			       unsigned *bad)
+int rxp_router_add_route_paths(struct rxp_router *r, unsigned vrf, uint8_t family,
+			       const uint8_t *prefix, uint8_t plen, const struct rxp_route_path *paths,
+			       unsigned n, unsigned *bad)
 {
 	uint16_t ids[RXP_NH_PATHS_MAX], weights[RXP_NH_PATHS_MAX], held_ids[RXP_NH_PATHS_MAX];
 	unsigned held = 0, m = 0;
@@ -255,13 +255,13 @@ int rxp_router_add_route_paths(struct rxp_router *r, uint8_t family, const uint8
 	int ret;
 
 	*bad = 0;
-	if ((family != 4 && family != 6) || plen > (family == 4 ? 32 : 128) || !n)
+	if ((family != 4 && family != 6) || plen > (family == 4 ? 32 : 128) || !n || vrf >= RXP_VRF_MAX)
 		return -EINVAL;
 	if (n > RXP_NH_PATHS_MAX) {
 		*bad = RXP_NH_PATHS_MAX;
 		return -E2BIG;
 	}
-	ret = router_route_free(r, family, prefix, plen);
+	ret = router_route_free(r, (uint8_t)vrf, family, prefix, plen);
 	if (ret)
 		return ret;
 	/* each path's next hop, held by a reference meanwhile: the next one must not take its slot */
@@ -272,8 +272,10 @@ int rxp_router_add_route_paths(struct rxp_router *r, uint8_t family, const uint8
 			ret = -ERANGE;
 			break;
 		}
-		id = router_path_nh(r, family, paths[held].has_gw ? paths[held].gw : NULL,
-				    paths[held].ifidx);
+		/* a next hop in another table (route leaking): its gateway is looked for there */
+		id = paths[held].vrf >= RXP_VRF_MAX ? -EINVAL :
+		     router_path_nh(r, (uint8_t)(paths[held].vrf >= 0 ? (unsigned)paths[held].vrf : vrf), family,
+				    paths[held].has_gw ? paths[held].gw : NULL, paths[held].ifidx);
 		if (id < 0) {
 			ret = id;
 			break;
@@ -297,7 +299,7 @@ int rxp_router_add_route_paths(struct rxp_router *r, uint8_t family, const uint8
 		weights[m++] = weights[i];
 	}
 	if (m == 1) {
-		ret = router_route_set(r, family, prefix, plen, ids[0]);
+		ret = router_route_set(r, (uint8_t)vrf, family, prefix, plen, ids[0]);
 		goto out;
 	}
 	val = router_group_get(r, family, ids, weights, m);
@@ -305,7 +307,7 @@ int rxp_router_add_route_paths(struct rxp_router *r, uint8_t family, const uint8
 		ret = (int)val;
 		goto out;
 	}
-	ret = router_route_set(r, family, prefix, plen, (uint32_t)val);
+	ret = router_route_set(r, (uint8_t)vrf, family, prefix, plen, (uint32_t)val);
 	router_group_put(r, (unsigned)val & (RXP_NH_GROUP - 1));	/* the route holds its own */
 out:
 	for (unsigned i = 0; i < held; i++)

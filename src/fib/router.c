@@ -20,6 +20,12 @@ int rxp_router_init(struct rxp_router *r, uint32_t max_routes4, uint32_t max_rou
 		rxp_router_free(r);
 		return -ENOMEM;
 	}
+	/* the default table: the VRFs' sizes follow it (rxp_router_add_vrf) */
+	r->vrfs[RXP_VRF_DEFAULT] = (struct rxp_vrf){ .table = RXP_VRF_TABLE_MAIN, .used = true,
+						    .fib4 = r->fib4, .fib6 = r->fib6 };
+	r->n_vrfs = 1;
+	r->max_routes4 = max_routes4;
+	r->max_routes6 = max_routes6;
 	/* next hop 0: the router itself */
 	r->nh[RXP_NH_LOCAL].kind = RXP_NH_KIND_LOCAL;
 	r->n_nh = 1;
@@ -34,6 +40,7 @@ void rxp_router_free(struct rxp_router *r)
 		rxp_lpm4_destroy(r->fib4);
 	if (r->fib6)
 		rxp_lpm6_destroy(r->fib6);
+	router_vrfs_free(r);
 	rxp_neigh_free(&r->neigh);
 	router_groups_free(r);
 	if (r->shared) {
@@ -98,7 +105,7 @@ int rxp_router_if_by_name(const struct rxp_router *r, const char *name)
 	return -ENOENT;
 }
 
-int router_nh_get(struct rxp_router *r, uint8_t kind, uint8_t family, uint16_t ifidx,
+int router_nh_get(struct rxp_router *r, uint8_t kind, uint8_t family, uint8_t vrf, uint16_t ifidx,
 		  const uint8_t *gw, bool if_found)
 {
 	unsigned alen = family == 4 ? 4 : 16;
@@ -113,7 +120,7 @@ int router_nh_get(struct rxp_router *r, uint8_t kind, uint8_t family, uint16_t i
 			continue;
 		}
 		if (nh->kind == kind && nh->family == family && nh->ifidx == ifidx &&
-		    nh->if_found == if_found &&
+		    nh->if_found == if_found && nh->vrf == vrf &&
 		    (kind != RXP_NH_KIND_GATEWAY || !memcmp(nh->gw, gw, alen)))
 			return (int)i;
 	}
@@ -128,6 +135,7 @@ int router_nh_get(struct rxp_router *r, uint8_t kind, uint8_t family, uint16_t i
 	r->nh[free_slot].kind = kind;
 	r->nh[free_slot].family = family;
 	r->nh[free_slot].ifidx = ifidx;
+	r->nh[free_slot].vrf = vrf;
 	r->nh[free_slot].if_found = if_found;
 	if (gw)
 		memcpy(r->nh[free_slot].gw, gw, alen);
@@ -146,9 +154,9 @@ void rxp_prefix_mask(uint8_t family, const uint8_t *in, uint8_t plen, uint8_t ou
 	}
 }
 
-static uint32_t route_hash(uint8_t family, const uint8_t *p, uint8_t plen)
+static uint32_t route_hash(uint8_t vrf, uint8_t family, const uint8_t *p, uint8_t plen)
 {
-	uint32_t h = 2166136261u ^ family ^ ((uint32_t)plen << 8);
+	uint32_t h = 2166136261u ^ family ^ ((uint32_t)plen << 8) ^ ((uint32_t)vrf << 16);
 
 	for (unsigned i = 0; i < 16; i++)
 		h = (h ^ p[i]) * 16777619u;
@@ -156,45 +164,46 @@ static uint32_t route_hash(uint8_t family, const uint8_t *p, uint8_t plen)
 }
 
 /* Returns the slot of the route, or the free slot where it would go. */
-static struct rxp_route *route_slot(struct rxp_router *r, uint8_t family, const uint8_t *p,
-				    uint8_t plen)
+static struct rxp_route *route_slot(struct rxp_router *r, uint8_t vrf, uint8_t family,
+				    const uint8_t *p, uint8_t plen)
 {
 	uint32_t mask = r->routes_size - 1;
 
-	for (uint32_t i = route_hash(family, p, plen);; i++) {
+	for (uint32_t i = route_hash(vrf, family, p, plen);; i++) {
 		struct rxp_route *rt = &r->routes[i & mask];
 
-		if (!rt->family || (rt->family == family && rt->plen == plen &&
+		if (!rt->family || (rt->family == family && rt->plen == plen && rt->vrf == vrf &&
 				    !memcmp(rt->prefix, p, 16)))
 			return rt;
 	}
 }
 
-struct rxp_route *rxp_router_route(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
-				   uint8_t plen)
+struct rxp_route *rxp_router_route(struct rxp_router *r, unsigned vrf, uint8_t family,
+				   const uint8_t *prefix, uint8_t plen)
 {
 	uint8_t p[16];
 	struct rxp_route *rt;
 
-	if (!r->routes_size || (family != 4 && family != 6) || plen > (family == 4 ? 32 : 128))
+	if (!r->routes_size || (family != 4 && family != 6) || plen > (family == 4 ? 32 : 128) ||
+	    vrf >= RXP_VRF_MAX)
 		return NULL;
 	rxp_prefix_mask(family, prefix, plen, p);
-	rt = route_slot(r, family, p, plen);
+	rt = route_slot(r, (uint8_t)vrf, family, p, plen);
 	return rt->family ? rt : NULL;
 }
 
-const struct rxp_route *rxp_router_match(struct rxp_router *r, uint8_t family,
+const struct rxp_route *rxp_router_match(struct rxp_router *r, unsigned vrf, uint8_t family,
 					 const uint8_t *addr)
 {
 	uint8_t p[16];
 
-	if (!r->routes_size || (family != 4 && family != 6))
+	if (!r->routes_size || (family != 4 && family != 6) || vrf >= RXP_VRF_MAX)
 		return NULL;
 	for (int plen = family == 4 ? 32 : 128; plen >= 0; plen--) {
 		struct rxp_route *rt;
 
 		rxp_prefix_mask(family, addr, (uint8_t)plen, p);
-		rt = route_slot(r, family, p, (uint8_t)plen);
+		rt = route_slot(r, (uint8_t)vrf, family, p, (uint8_t)plen);
 		if (rt->family && !rt->parked)	/* as the FIB answers */
 			return rt;
 	}
@@ -215,7 +224,7 @@ static int routes_grow(struct rxp_router *r)
 	r->routes_size = size;
 	for (uint32_t i = 0; i < old_size; i++)
 		if (old[i].family)
-			*route_slot(r, old[i].family, old[i].prefix, old[i].plen) = old[i];
+			*route_slot(r, old[i].vrf, old[i].family, old[i].prefix, old[i].plen) = old[i];
 	free(old);
 	return 0;
 }
@@ -232,21 +241,21 @@ static void route_remove(struct rxp_router *r, struct rxp_route *rt)
 		struct rxp_route moved = r->routes[i];
 
 		r->routes[i].family = 0;
-		*route_slot(r, moved.family, moved.prefix, moved.plen) = moved;
+		*route_slot(r, moved.vrf, moved.family, moved.prefix, moved.plen) = moved;
 	}
 }
 
-/* Puts @prefix/@plen (host bits cleared) -> @nh into the family's FIB. */
-static int fib_add(struct rxp_router *r, uint8_t family, const uint8_t *prefix, uint8_t plen,
-		   uint32_t nh)
+/* Puts @prefix/@plen (host bits cleared) -> @nh into the FIB of @vrf's family. */
+static int fib_add(struct rxp_router *r, uint8_t vrf, uint8_t family, const uint8_t *prefix,
+		   uint8_t plen, uint32_t nh)
 {
 	if (family == 4) {
 		uint32_t a;
 
 		memcpy(&a, prefix, 4);
-		return rxp_lpm4_add(r->fib4, ntohl(a), plen, nh);
+		return rxp_lpm4_add(r->vrfs[vrf].fib4, ntohl(a), plen, nh);
 	}
-	return rxp_lpm6_add(r->fib6, prefix, plen, nh);
+	return rxp_lpm6_add(r->vrfs[vrf].fib6, prefix, plen, nh);
 }
 
 void router_nh_ref(struct rxp_router *r, uint32_t nh, int delta)
@@ -259,8 +268,8 @@ void router_nh_ref(struct rxp_router *r, uint32_t nh, int delta)
 		router_group_put(r, nh & (RXP_NH_GROUP - 1));
 }
 
-int router_route_set(struct rxp_router *r, uint8_t family, const uint8_t *prefix, uint8_t plen,
-		     uint32_t nh)
+int router_route_set(struct rxp_router *r, uint8_t vrf, uint8_t family, const uint8_t *prefix,
+		     uint8_t plen, uint32_t nh)
 {
 	uint8_t p[16];
 	struct rxp_route *rt;
@@ -271,16 +280,17 @@ int router_route_set(struct rxp_router *r, uint8_t family, const uint8_t *prefix
 	if ((r->n_routes + 1) * 2 > r->routes_size && routes_grow(r))
 		return -ENOMEM;
 	rxp_prefix_mask(family, prefix, plen, p);
-	ret = fib_add(r, family, p, plen, nh);
+	ret = fib_add(r, vrf, family, p, plen, nh);
 	if (ret)
 		return ret;
-	rt = route_slot(r, family, p, plen);
+	rt = route_slot(r, vrf, family, p, plen);
 	router_nh_ref(r, nh, 1);	/* before the old one goes: it may be the same group */
 	if (rt->family) {
 		router_nh_ref(r, rt->nh, -1);
 	} else {
 		rt->family = family;
 		rt->plen = plen;
+		rt->vrf = vrf;
 		rt->origin = RXP_ROUTE_STATIC;
 		memcpy(rt->prefix, p, 16);
 		r->n_routes++;
@@ -291,8 +301,8 @@ int router_route_set(struct rxp_router *r, uint8_t family, const uint8_t *prefix
 }
 
 /* The route record of exactly @prefix/@plen, or NULL. */
-static struct rxp_route *route_find(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
-				    uint8_t plen)
+static struct rxp_route *route_find(struct rxp_router *r, uint8_t vrf, uint8_t family,
+				    const uint8_t *prefix, uint8_t plen)
 {
 	uint8_t p[16];
 	struct rxp_route *rt;
@@ -300,19 +310,22 @@ static struct rxp_route *route_find(struct rxp_router *r, uint8_t family, const 
 	if (!r->routes_size || plen > (family == 4 ? 32 : 128))
 		return NULL;
 	rxp_prefix_mask(family, prefix, plen, p);
-	rt = route_slot(r, family, p, plen);
+	rt = route_slot(r, vrf, family, p, plen);
 	return rt->family ? rt : NULL;
 }
 
-/* Returns true when another address (not @ifidx's number @skip) makes the connected @prefix/@plen. */
-static bool connected_shared(const struct rxp_router *r, uint8_t family, const uint8_t *prefix,
-			     uint8_t plen, int ifidx, unsigned skip)
+/* Returns true when another address of @vrf (not @ifidx's number @skip) makes the connected @prefix/@plen. */
+static bool connected_shared(const struct rxp_router *r, uint8_t vrf, uint8_t family,
+			     const uint8_t *prefix, uint8_t plen, int ifidx, unsigned skip)
 {
 	uint8_t a[16];
 
 	for (unsigned i = 0; i < r->n_ifs; i++) {
 		const struct rxp_l3if *ifp = &r->ifs[i];
 		unsigned n = family == 4 ? ifp->n_addr4 : ifp->n_addr6;
+
+		if (ifp->vrf != vrf)
+			continue;
 
 		for (unsigned k = 0; k < n; k++) {
 			if ((int)i == ifidx && k == skip)
@@ -329,24 +342,24 @@ static bool connected_shared(const struct rxp_router *r, uint8_t family, const u
 }
 
 /* True when @prefix/@plen is the connected route an address of the router makes. */
-static bool route_is_connected(const struct rxp_router *r, uint8_t family, const uint8_t *prefix,
-			       uint8_t plen)
+static bool route_is_connected(const struct rxp_router *r, uint8_t vrf, uint8_t family,
+			       const uint8_t *prefix, uint8_t plen)
 {
-	return connected_shared(r, family, prefix, plen, -1, 0);
+	return connected_shared(r, vrf, family, prefix, plen, -1, 0);
 }
 
 /* An address's own host route belongs to the address: only addr del takes it. */
-static bool route_is_local(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
-			   uint8_t plen)
+static bool route_is_local(struct rxp_router *r, uint8_t vrf, uint8_t family,
+			   const uint8_t *prefix, uint8_t plen)
 {
-	const struct rxp_route *rt = route_find(r, family, prefix, plen);
+	const struct rxp_route *rt = route_find(r, vrf, family, prefix, plen);
 
 	return rt && rt->nh == RXP_NH_LOCAL;
 }
 
-/* rxp_router_del_route(), the addresses' own routes included. */
-/* Takes @prefix/@plen out of the family's FIB (the route record stays). */
-static int fib_del(struct rxp_router *r, uint8_t family, const uint8_t *prefix, uint8_t plen)
+/* Takes @prefix/@plen out of @vrf's FIB of its family (the route record stays). */
+static int fib_del(struct rxp_router *r, uint8_t vrf, uint8_t family, const uint8_t *prefix,
+		   uint8_t plen)
 {
 	uint8_t p[16];
 
@@ -355,19 +368,21 @@ static int fib_del(struct rxp_router *r, uint8_t family, const uint8_t *prefix, 
 		uint32_t a;
 
 		memcpy(&a, p, 4);
-		return rxp_lpm4_del(r->fib4, ntohl(a), plen);
+		return rxp_lpm4_del(r->vrfs[vrf].fib4, ntohl(a), plen);
 	}
-	return rxp_lpm6_del(r->fib6, p, plen);
+	return rxp_lpm6_del(r->vrfs[vrf].fib6, p, plen);
 }
 
-static int route_del(struct rxp_router *r, uint8_t family, const uint8_t *prefix, uint8_t plen)
+/* rxp_router_del_route(), the addresses' own routes included. */
+int router_route_del(struct rxp_router *r, uint8_t vrf, uint8_t family, const uint8_t *prefix,
+		     uint8_t plen)
 {
-	struct rxp_route *rt = route_find(r, family, prefix, plen);
+	struct rxp_route *rt = route_find(r, vrf, family, prefix, plen);
 	int ret;
 
 	if (!rt)
 		return -ENOENT;
-	ret = rt->parked ? 0 : fib_del(r, family, prefix, plen);
+	ret = rt->parked ? 0 : fib_del(r, vrf, family, prefix, plen);
 	if (ret)
 		return ret;
 	/*
@@ -375,32 +390,35 @@ static int route_del(struct rxp_router *r, uint8_t family, const uint8_t *prefix
 	 * a group the delete retired: it can be reused at once.
 	 */
 	if (family == 4)
-		rxp_lpm4_reclaim(r->fib4);
+		rxp_lpm4_reclaim(r->vrfs[vrf].fib4);
 	else
-		rxp_lpm6_reclaim(r->fib6);
+		rxp_lpm6_reclaim(r->vrfs[vrf].fib6);
 	router_nh_ref(r, rt->nh, -1);
 	route_remove(r, rt);
 	return 0;
 }
 
-bool rxp_router_route_of_addr(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
-			      uint8_t plen)
+bool rxp_router_route_of_addr(struct rxp_router *r, unsigned vrf, uint8_t family,
+			      const uint8_t *prefix, uint8_t plen)
 {
-	return route_is_local(r, family, prefix, plen) || route_is_connected(r, family, prefix, plen);
+	return vrf < RXP_VRF_MAX && (route_is_local(r, (uint8_t)vrf, family, prefix, plen) ||
+				     route_is_connected(r, (uint8_t)vrf, family, prefix, plen));
 }
 
-int rxp_router_del_route(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
+int rxp_router_del_route(struct rxp_router *r, unsigned vrf, uint8_t family, const uint8_t *prefix,
 			 uint8_t plen)
 {
-	if (route_is_local(r, family, prefix, plen))
+	if (vrf >= RXP_VRF_MAX || !r->vrfs[vrf].used)
+		return -EINVAL;
+	if (route_is_local(r, (uint8_t)vrf, family, prefix, plen))
 		return -EADDRINUSE;
-	if (route_is_connected(r, family, prefix, plen))
+	if (route_is_connected(r, (uint8_t)vrf, family, prefix, plen))
 		return -EISCONN;	/* it goes with its address */
-	return route_del(r, family, prefix, plen);
+	return router_route_del(r, (uint8_t)vrf, family, prefix, plen);
 }
 
-/* Returns the interface whose connected route covers @addr, or -ENETUNREACH. */
-static int if_reaching(struct rxp_router *r, uint8_t family, const uint8_t *addr)
+/* Returns the interface of @vrf whose connected route covers @addr, or -ENETUNREACH. */
+static int if_reaching(struct rxp_router *r, uint8_t vrf, uint8_t family, const uint8_t *addr)
 {
 	int best = -ENETUNREACH, best_len = -1;
 
@@ -409,6 +427,9 @@ static int if_reaching(struct rxp_router *r, uint8_t family, const uint8_t *addr
 		const struct rxp_l3if *ifp = &r->ifs[i];
 		unsigned n = family == 4 ? ifp->n_addr4 : ifp->n_addr6;
 		uint8_t a[16], b[16];
+
+		if (ifp->vrf != vrf)
+			continue;
 
 		for (unsigned k = 0; k < n; k++) {
 			const uint8_t *own = family == 4 ? (const uint8_t *)&ifp->addr4[k] : ifp->addr6[k];
@@ -440,17 +461,22 @@ static void routes_park(struct rxp_router *r, uint8_t family)
 			continue;	/* a group's members go down one by one instead */
 		gone = r->nh[rt->nh].unreachable;
 		if (gone && !rt->parked) {
-			if (!fib_del(r, family, rt->prefix, rt->plen))
+			if (!fib_del(r, rt->vrf, family, rt->prefix, rt->plen))
 				rt->parked = true;
 		} else if (!gone && rt->parked) {
-			if (!fib_add(r, family, rt->prefix, rt->plen, rt->nh))
+			if (!fib_add(r, rt->vrf, family, rt->prefix, rt->plen, rt->nh))
 				rt->parked = false;
 		}
 	}
-	if (family == 4)
-		rxp_lpm4_reclaim(r->fib4);	/* between polls: no lookup is inside a retired group */
-	else
-		rxp_lpm6_reclaim(r->fib6);
+	/* between polls: no lookup is inside a retired group */
+	for (unsigned v = 0; v < r->n_vrfs; v++) {
+		if (!r->vrfs[v].used)
+			continue;
+		if (family == 4)
+			rxp_lpm4_reclaim(r->vrfs[v].fib4);
+		else
+			rxp_lpm6_reclaim(r->vrfs[v].fib6);
+	}
 }
 
 /*
@@ -470,7 +496,7 @@ static void gateways_follow(struct rxp_router *r, uint8_t family)
 		if (!nh->refs || nh->kind != RXP_NH_KIND_GATEWAY || !nh->if_found ||
 		    nh->family != family)
 			continue;
-		ifidx = if_reaching(r, family, nh->gw);
+		ifidx = if_reaching(r, nh->vrf, family, nh->gw);
 		if ((ifidx < 0) != nh->unreachable) {
 			nh->unreachable = ifidx < 0;
 			moved = true;
@@ -559,20 +585,20 @@ static void addr4_add(struct rxp_router *r, uint32_t addr, uint8_t plen)
 static int addr_routes_free(struct rxp_router *r, int ifidx, uint8_t family,
 			    const uint8_t *addr, uint8_t plen)
 {
-	uint8_t max = family == 4 ? 32 : 128, prefix[16];
+	uint8_t max = family == 4 ? 32 : 128, prefix[16], vrf = r->ifs[ifidx].vrf;
 	const struct rxp_route *rt;
 
 	if (family == 6 && addr[0] == 0xfe && (addr[1] & 0xc0) == 0x80)
 		return 0;
 	rxp_prefix_mask(family, addr, plen, prefix);
-	rt = route_find(r, family, prefix, plen);
-	if (rt && route_is_connected(r, family, prefix, plen) && !rxp_nh_is_group(rt->nh)) {
+	rt = route_find(r, vrf, family, prefix, plen);
+	if (rt && route_is_connected(r, vrf, family, prefix, plen) && !rxp_nh_is_group(rt->nh)) {
 		if (r->nh[rt->nh].ifidx != ifidx)
 			return -ENOTUNIQ;
 	} else if (rt && rt->origin != RXP_ROUTE_KERNEL) {
 		return -EBUSY;
 	}
-	rt = plen < max ? route_find(r, family, addr, max) : NULL;
+	rt = plen < max ? route_find(r, vrf, family, addr, max) : NULL;
 	if (rt && rt->nh != RXP_NH_LOCAL && rt->origin != RXP_ROUTE_KERNEL)
 		return -EBUSY;
 	return 0;
@@ -593,6 +619,8 @@ int rxp_router_add_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
 	for (unsigned i = 0; i < r->n_ifs; i++) {
 		const struct rxp_l3if *o = &r->ifs[i];
 
+		if (o->vrf != ifp->vrf)
+			continue;	/* another table's: the same address may be in each */
 		/* the same address said again, as it is: no change; anywhere else: refused */
 		for (unsigned k = 0; family == 4 && k < o->n_addr4; k++)
 			if (!memcmp(&o->addr4[k], addr, 4))
@@ -606,12 +634,12 @@ int rxp_router_add_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
 	ret = addr_routes_free(r, ifidx, family, addr, plen);
 	if (ret)
 		return ret;
-	nh = router_nh_get(r, RXP_NH_KIND_CONNECTED, family, (uint16_t)ifidx, NULL, false);
+	nh = router_nh_get(r, RXP_NH_KIND_CONNECTED, family, ifp->vrf, (uint16_t)ifidx, NULL, false);
 	if (nh < 0)
 		return nh;
-	ret = router_route_set(r, family, addr, plen, nh);
+	ret = router_route_set(r, ifp->vrf, family, addr, plen, (uint32_t)nh);
 	if (!ret)
-		ret = router_route_set(r, family, addr, family == 4 ? 32 : 128, RXP_NH_LOCAL);
+		ret = router_route_set(r, ifp->vrf, family, addr, family == 4 ? 32 : 128, RXP_NH_LOCAL);
 	if (ret)
 		return ret;
 	if (family == 4) {
@@ -667,14 +695,14 @@ int rxp_router_del_addr(struct rxp_router *r, int ifidx, uint8_t family, const u
 		return -EPERM;	/* the link-local address: ND needs it */
 	plen = family == 4 ? ifp->plen4[k] : ifp->plen6[k];
 	rxp_prefix_mask(family, addr, plen, prefix);
-	route_del(r, family, addr, family == 4 ? 32 : 128);
-	if (!connected_shared(r, family, prefix, plen, ifidx, k)) {
-		struct rxp_route *rt = route_slot(r, family, prefix, plen);
+	router_route_del(r, ifp->vrf, family, addr, family == 4 ? 32 : 128);
+	if (!connected_shared(r, ifp->vrf, family, prefix, plen, ifidx, k)) {
+		struct rxp_route *rt = route_slot(r, ifp->vrf, family, prefix, plen);
 
 		/* only the connected route this address made, not a route configured over it */
 		if (rt->family && !rxp_nh_is_group(rt->nh) && r->nh[rt->nh].kind == RXP_NH_KIND_CONNECTED &&
 		    r->nh[rt->nh].ifidx == ifidx)
-			route_del(r, family, prefix, plen);
+			router_route_del(r, ifp->vrf, family, prefix, plen);
 	}
 	if (family == 4) {
 		memmove(&ifp->addr4[k], &ifp->addr4[k + 1], (n - k - 1) * sizeof(ifp->addr4[0]));
@@ -719,7 +747,7 @@ static bool gateway_ok(const struct rxp_router *r, uint8_t family, const uint8_t
 	return true;
 }
 
-int router_path_nh(struct rxp_router *r, uint8_t family, const uint8_t *gw, int ifidx)
+int router_path_nh(struct rxp_router *r, uint8_t vrf, uint8_t family, const uint8_t *gw, int ifidx)
 {
 	bool if_found = gw && ifidx < 0;
 
@@ -728,35 +756,44 @@ int router_path_nh(struct rxp_router *r, uint8_t family, const uint8_t *gw, int 
 		return -EDESTADDRREQ;
 	if (gw && !gateway_ok(r, family, gw))
 		return -ENXIO;
+	if (vrf >= RXP_VRF_MAX || !r->vrfs[vrf].used)
+		return -EINVAL;
 	if (if_found)
-		ifidx = if_reaching(r, family, gw);
+		ifidx = if_reaching(r, vrf, family, gw);
 	if (ifidx < 0)
 		return ifidx;
 	if ((unsigned)ifidx >= r->n_ifs)
 		return -EINVAL;
+	/* a given interface says where the next hop is: its own table */
 	return router_nh_get(r, gw ? RXP_NH_KIND_GATEWAY : RXP_NH_KIND_CONNECTED, family,
-			     (uint16_t)ifidx, gw, if_found);
+			     if_found ? vrf : r->ifs[ifidx].vrf, (uint16_t)ifidx, gw, if_found);
 }
 
-int router_route_free(struct rxp_router *r, uint8_t family, const uint8_t *prefix, uint8_t plen)
+int router_route_free(struct rxp_router *r, uint8_t vrf, uint8_t family, const uint8_t *prefix,
+		      uint8_t plen)
 {
-	if (route_is_local(r, family, prefix, plen))
+	if (vrf >= RXP_VRF_MAX || !r->vrfs[vrf].used)
+		return -EINVAL;
+	if (route_is_local(r, vrf, family, prefix, plen))
 		return -EADDRINUSE;
-	if (route_is_connected(r, family, prefix, plen))
+	if (route_is_connected(r, vrf, family, prefix, plen))
 		return -EISCONN;
 	return 0;
 }
 
-int rxp_router_add_route(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
+int rxp_router_add_route(struct rxp_router *r, unsigned vrf, uint8_t family, const uint8_t *prefix,
 			 uint8_t plen, const uint8_t *gw, int ifidx)
 {
-	int nh = router_path_nh(r, family, gw, ifidx), ret;
+	int nh, ret;
 
+	if (vrf >= RXP_VRF_MAX)
+		return -EINVAL;
+	nh = router_path_nh(r, (uint8_t)vrf, family, gw, ifidx);
 	if (nh < 0)
 		return nh;
-	ret = router_route_free(r, family, prefix, plen);
+	ret = router_route_free(r, (uint8_t)vrf, family, prefix, plen);
 	if (ret == -EISCONN) {
-		const struct rxp_route *rt = route_find(r, family, prefix, plen);
+		const struct rxp_route *rt = route_find(r, (uint8_t)vrf, family, prefix, plen);
 
 		/* the same route said again (dev, no gateway) is no change; any other is refused */
 		if (!gw && rt && (uint32_t)nh == rt->nh)
@@ -764,23 +801,23 @@ int rxp_router_add_route(struct rxp_router *r, uint8_t family, const uint8_t *pr
 	}
 	if (ret)
 		return ret;
-	return router_route_set(r, family, prefix, plen, (uint32_t)nh);
+	return router_route_set(r, (uint8_t)vrf, family, prefix, plen, (uint32_t)nh);
 }
 
-int rxp_router_add_route_reject(struct rxp_router *r, uint8_t family, const uint8_t *prefix,
-				uint8_t plen, uint8_t kind)
+int rxp_router_add_route_reject(struct rxp_router *r, unsigned vrf, uint8_t family,
+				const uint8_t *prefix, uint8_t plen, uint8_t kind)
 {
 	int nh;
 
-	if (!rxp_nh_kind_rejects(kind) || kind > RXP_NH_KIND_PROHIBIT)
+	if (!rxp_nh_kind_rejects(kind) || kind > RXP_NH_KIND_PROHIBIT || vrf >= RXP_VRF_MAX)
 		return -EINVAL;
-	nh = router_route_free(r, family, prefix, plen);
+	nh = router_route_free(r, (uint8_t)vrf, family, prefix, plen);
 	if (nh)
 		return nh;
-	nh = router_nh_get(r, kind, family, 0, NULL, false);	/* one per kind and family, shared */
+	nh = router_nh_get(r, kind, family, 0, 0, NULL, false);	/* one per kind and family, shared */
 	if (nh < 0)
 		return nh;
-	return router_route_set(r, family, prefix, plen, nh);
+	return router_route_set(r, (uint8_t)vrf, family, prefix, plen, (uint32_t)nh);
 }
 
 int rxp_router_add_neigh(struct rxp_router *r, int ifidx, uint8_t family, const uint8_t *addr,

@@ -10,24 +10,32 @@
 #include "rxpath/router.h"
 
 /* Returns an existing identical next hop or a new one (refs 0 until used), or -ENOSPC. */
-int router_nh_get(struct rxp_router *r, uint8_t kind, uint8_t family, uint16_t ifidx,
+int router_nh_get(struct rxp_router *r, uint8_t kind, uint8_t family, uint8_t vrf, uint16_t ifidx,
 		  const uint8_t *gw, bool if_found);
 
 /*
  * The next hop a route's path names, checked as a route's gateway is:
  * its id, or -errno (the errors of rxp_router_add_route).
  */
-int router_path_nh(struct rxp_router *r, uint8_t family, const uint8_t *gw, int ifidx);
+int router_path_nh(struct rxp_router *r, uint8_t vrf, uint8_t family, const uint8_t *gw, int ifidx);
 
 /* Adds @delta (+1 or -1) to the routes using FIB value @nh: a next hop or a group. */
 void router_nh_ref(struct rxp_router *r, uint32_t nh, int delta);
 
 /* Installs @prefix/@plen -> FIB value @nh (a next hop or a group) and its route record. */
-int router_route_set(struct rxp_router *r, uint8_t family, const uint8_t *prefix, uint8_t plen,
-		     uint32_t nh);
+int router_route_set(struct rxp_router *r, uint8_t vrf, uint8_t family, const uint8_t *prefix,
+		     uint8_t plen, uint32_t nh);
 
-/* Checks that @prefix/@plen may take a configured route: 0, -EADDRINUSE or -EISCONN. */
-int router_route_free(struct rxp_router *r, uint8_t family, const uint8_t *prefix, uint8_t plen);
+/* Deletes @vrf's route @prefix/@plen, an address's own too. Returns 0 or -ENOENT. */
+int router_route_del(struct rxp_router *r, uint8_t vrf, uint8_t family, const uint8_t *prefix,
+		     uint8_t plen);
+
+/* Checks that @prefix/@plen may take a configured route in @vrf: 0, -EADDRINUSE, -EISCONN, -EINVAL. */
+int router_route_free(struct rxp_router *r, uint8_t vrf, uint8_t family, const uint8_t *prefix,
+		      uint8_t plen);
+
+/* Frees the VRFs' FIBs (not the default table's). */
+void router_vrfs_free(struct rxp_router *r);
 
 /*
  * Returns the group value (RXP_NH_GROUP | index) for next hops @ids with

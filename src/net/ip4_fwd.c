@@ -333,12 +333,33 @@ void rxp_ip4_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 {
 	uint32_t nh;
 
-	if (rxp_lpm4_lookup(st->router->fib4, ntohl(rxp_pkt_cip4(pkt)->dst), &nh))
+	if (rxp_lpm4_lookup(rxp_router_fib4_of(st->router, pkt->ifidx), ntohl(rxp_pkt_cip4(pkt)->dst), &nh))
 		nh = RXP_LPM_NO_ROUTE;
 	nh = rxp_mp_pick(st, pkt, 4, nh);
 	if (rxp_unlikely(rxp_filter_on(st)) && !rxp_filter_routed(st, &pkt, NULL, &nh, 1))
 		return;
 	route_nh(st, pkt, nh);
+}
+
+/*
+ * The vector's lookups when there are VRFs: in bulk in the one table of
+ * them all when they came in by interfaces of one, else each in its own.
+ */
+static rxp_noinline void lookup_vrfs(const struct rxp_router *r, struct rxp_pkt **pkts,
+				     const uint32_t *dst, uint32_t *nh, uint16_t n)
+{
+	uint8_t vrf = r->ifs[pkts[0]->ifidx].vrf;
+	bool one = true;
+
+	for (uint16_t i = 1; i < n && one; i++)
+		one = r->ifs[pkts[i]->ifidx].vrf == vrf;
+	if (one) {
+		rxp_lpm4_lookup_bulk(r->vrfs[vrf].fib4, dst, nh, n);
+		return;
+	}
+	for (uint16_t i = 0; i < n; i++)
+		if (rxp_lpm4_lookup(rxp_router_fib4_of(r, pkts[i]->ifidx), dst[i], &nh[i]))
+			nh[i] = RXP_LPM_NO_ROUTE;
 }
 
 /* Out of line, so that the vector loop keeps its registers. */
@@ -374,7 +395,10 @@ void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint32_t 
 	if (!n)
 		return;
 	/* one lookup for the whole vector: the table's cache misses overlap */
-	rxp_lpm4_lookup_bulk(r->fib4, dst, nh, n);
+	if (rxp_likely(r->n_vrfs <= 1))
+		rxp_lpm4_lookup_bulk(r->fib4, dst, nh, n);
+	else
+		lookup_vrfs(r, pkts, dst, nh, n);
 	/* multipath routes: each packet's member of its group (one test of the vector when none) */
 	if (rxp_unlikely(rxp_mp_any(nh, n)))
 		rxp_mp_resolve4(st, pkts, nh, n);

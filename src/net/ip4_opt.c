@@ -313,7 +313,7 @@ bool rxp_ip4_source_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 		if (olen < 3 || o[2] < 4 || o[2] + 3u > olen)
 			return false;	/* the route is complete: here is its end */
 		memcpy(&next, o + o[2] - 1, 4);
-		if (rxp_lpm4_lookup(r->fib4, ntohl(next), &nh))
+		if (rxp_lpm4_lookup(rxp_router_fib4_of(r, pkt->ifidx), ntohl(next), &nh))
 			nh = RXP_LPM_NO_ROUTE;
 		nh = rxp_mp_pick(st, pkt, 4, nh);	/* a multipath route's member for this flow */
 		/* a strict route names each hop: the next must be a neighbour (or us again) */

@@ -148,7 +148,7 @@ void rxp_ip6_route(struct rxp_stack *st, struct rxp_pkt *pkt)
 		rxp_drop(st, pkt, RXP_DROP_IP6_LINK_LOCAL);
 		return;
 	}
-	if (rxp_lpm6_lookup(r->fib6, dst, &nh)) {
+	if (rxp_lpm6_lookup(rxp_router_fib6_of(r, pkt->ifidx), dst, &nh)) {
 		if (pkt->flags & RXP_PKT_F_L2_MCAST) {
 			rxp_drop(st, pkt, RXP_DROP_L2_BCAST_FWD);
 			return;
@@ -249,7 +249,7 @@ static rxp_noinline uint16_t filter_vector6(struct rxp_stack *st, struct rxp_pkt
 			nh[i] = RXP_LPM_NO_ROUTE;
 		else if (rxp_ip6_is_link_local(dst))
 			nh[i] = rxp_l3if_has_addr6(&r->ifs[pkts[i]->ifidx], dst) ? RXP_NH_LOCAL : RXP_LPM_NO_ROUTE;
-		else if (rxp_lpm6_lookup(r->fib6, dst, &nh[i]))
+		else if (rxp_lpm6_lookup(rxp_router_fib6_of(r, pkts[i]->ifidx), dst, &nh[i]))
 			nh[i] = RXP_LPM_NO_ROUTE;
 		else	/* a group's member as rxp_ip6_route() will pick it (and count it) */
 			nh[i] = filter_nh6(r, dst, rxp_mp_peek(r, pkts[i], 6, nh[i]));
@@ -291,7 +291,8 @@ void rxp_ip6_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint16_t 
 		if (rxp_unlikely((uint8_t)(src[0] + 1) <= 1 || (uint8_t)(dst[0] + 1) <= 1 ||
 				 rxp_ip6_is_link_local(src) || rxp_ip6_is_link_local(dst) ||
 				 (pkt->flags & RXP_PKT_F_L2_MCAST) || ip->hop_limit <= 1 ||
-				 rxp_lpm6_lookup(r->fib6, dst, &nh) || nh >= RXP_STACK_NH_MAX)) {
+				 rxp_lpm6_lookup(rxp_router_fib6_of(r, pkt->ifidx), dst, &nh) ||
+				 nh >= RXP_STACK_NH_MAX)) {
 			rxp_ip6_route(st, pkt);
 			continue;
 		}

@@ -39,7 +39,7 @@ static void reroute(struct rxp_stack *st, const struct rxp_pkt *pkt, uint32_t da
 {
 	uint32_t d = ntohl(daddr);
 
-	if (rxp_lpm4_lookup(st->router->fib4, d, nh))
+	if (rxp_lpm4_lookup(rxp_router_fib4_of(st->router, pkt->ifidx), d, nh))
 		*nh = RXP_LPM_NO_ROUTE;
 	*nh = rxp_mp_pick(st, pkt, 4, *nh);
 	if (dst)

@@ -17,17 +17,20 @@
 #include "out.h"
 
 /*
- * The interface and next hop the route to @dst (family @family) takes;
- * false when there is none to follow (no route, a local or rejecting one).
+ * The interface and next hop the route to @dst (family @family) takes, in
+ * the table of interface *@ifidx (-1: the default one); false when there
+ * is none to follow (no route, a local or rejecting one).
  */
 static bool route_back(const struct rxp_router *r, uint8_t family, const uint8_t *dst,
 		       int *ifidx, const uint8_t **next)
 {
+	const struct rxp_vrf *v = &r->vrfs[*ifidx >= 0 ? r->ifs[*ifidx].vrf : RXP_VRF_DEFAULT];
 	const struct rxp_nexthop *nhp;
 	uint32_t nh = 0;
 
-	if (family == 4 ? rxp_lpm4_lookup(r->fib4, rxp_load_be32(dst), &nh) :
-			  rxp_lpm6_lookup(r->fib6, dst, &nh))
+	/* in the table of the interface the packet came in by */
+	if (family == 4 ? rxp_lpm4_lookup(v->fib4, rxp_load_be32(dst), &nh) :
+			  rxp_lpm6_lookup(v->fib6, dst, &nh))
 		return false;
 	/* a multipath route: the first member in its layout, for what the router says itself */
 	for (unsigned p = 0; rxp_nh_is_group(nh) && p < rxp_router_group(r, nh)->n_paths; p++)

@@ -225,7 +225,7 @@ static void fx_open(void)
 	ip4("10.0.1.2", gw);
 	CHECK_EQ(rxp_router_add_neigh(fx.router, if1, 4, gw, mac_gw), 0);
 	ip4("198.19.0.0", a);
-	CHECK_EQ(rxp_router_add_route(fx.router, 4, a, 16, gw, -1), 0);
+	CHECK_EQ(rxp_router_add_route(fx.router, RXP_VRF_DEFAULT, 4, a, 16, gw, -1), 0);
 	CHECK_EQ(rxp_stack_init(&fx.st, &t, &fx.cache), 0);
 	fx.st.ip_id = 0;	/* identifications start at random: here, the same in every run */
 	for (uint16_t p = 0; p < 2; p++) {

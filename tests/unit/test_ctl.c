@@ -258,9 +258,9 @@ static void test_verbs(void)
 	CHECK(cmd_verb_of("Addr add", CMD_IN_CONFIG) == NULL);	/* words are lower case */
 
 	CHECK_STR(cmd_verbs_list(CMD_IN_CONFIG, buf, sizeof(buf)),
-		  "port, addr, route, neigh, icmp, sync, ip, filter, conntrack, nat");
+		  "port, addr, route, neigh, icmp, sync, ip, filter, conntrack, nat, vrf");
 	CHECK_STR(cmd_verbs_list(CMD_IN_CTL, buf, sizeof(buf)),
-		  "show, addr, route, neigh, port set, icmp, ip, filter, conntrack, nat, sync, capture, help");
+		  "show, addr, route, neigh, port set, vrf, icmp, ip, filter, conntrack, nat, sync, capture, help");
 	CHECK_EQ(strlen(cmd_verbs_list(CMD_IN_CONFIG, small, sizeof(small))), sizeof(small) - 1);
 
 	CHECK_EQ(cmd_verbs_help(CMD_IN_CONFIG, &help), 0);

@@ -376,7 +376,7 @@ static const struct rxp_route *route_of(struct dp *dp, const char *prefix)
 	struct dp_cmd c = { 0 };
 
 	set_prefix(&c, prefix);
-	return rxp_router_route(dp->router, c.family, c.addr, c.plen);
+	return rxp_router_route(dp->router, RXP_VRF_DEFAULT, c.family, c.addr, c.plen);
 }
 
 static const struct rxp_neigh *neigh_of(struct dp *dp, const char *dev, const char *addr)

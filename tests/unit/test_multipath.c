@@ -47,7 +47,7 @@ static void teardown(void)
 /* Path @i via 10.0.0.(2 + i), or via 10.1.0.(2 + i) with @other_port. */
 static struct rxp_route_path path4(unsigned i, uint16_t weight, bool other_port)
 {
-	struct rxp_route_path p = { .has_gw = true, .ifidx = -1, .weight = weight };
+	struct rxp_route_path p = { .has_gw = true, .ifidx = -1, .vrf = -1, .weight = weight };
 	uint32_t gw = htonl((other_port ? 0x0a010002u : 0x0a000002u) + i);
 
 	memcpy(p.gw, &gw, 4);
@@ -60,7 +60,7 @@ static int add4(const char *prefix, uint8_t plen, const struct rxp_route_path *p
 	unsigned bad;
 
 	inet_pton(AF_INET, prefix, a);
-	return rxp_router_add_route_paths(rt, 4, a, plen, paths, n, &bad);
+	return rxp_router_add_route_paths(rt, RXP_VRF_DEFAULT, 4, a, plen, paths, n, &bad);
 }
 
 /* An IPv4 packet of flow @f (addresses in 10.9/16 from 192.168/16, UDP or TCP ports). */
@@ -383,23 +383,23 @@ static void test_refused(void)
 	setup();
 	for (unsigned i = 0; i <= RXP_NH_PATHS_MAX; i++)
 		p[i] = path4(i, 1, false);
-	CHECK_EQ(rxp_router_add_route_paths(rt, 4, a, 16, p, RXP_NH_PATHS_MAX + 1, &bad), -E2BIG);
+	CHECK_EQ(rxp_router_add_route_paths(rt, RXP_VRF_DEFAULT, 4, a, 16, p, RXP_NH_PATHS_MAX + 1, &bad), -E2BIG);
 	p[1].weight = 0;
-	CHECK_EQ(rxp_router_add_route_paths(rt, 4, a, 16, p, 3, &bad), -ERANGE);
+	CHECK_EQ(rxp_router_add_route_paths(rt, RXP_VRF_DEFAULT, 4, a, 16, p, 3, &bad), -ERANGE);
 	CHECK_EQ(bad, 1);
 	p[1].weight = RXP_NH_WEIGHT_MAX + 1;
-	CHECK_EQ(rxp_router_add_route_paths(rt, 4, a, 16, p, 3, &bad), -ERANGE);
+	CHECK_EQ(rxp_router_add_route_paths(rt, RXP_VRF_DEFAULT, 4, a, 16, p, 3, &bad), -ERANGE);
 	p[1].weight = RXP_NH_WEIGHT_MAX;
 	memcpy(p[2].gw, "\x0a\x05\x00\x01", 4);	/* on no subnet */
-	CHECK_EQ(rxp_router_add_route_paths(rt, 4, a, 16, p, 3, &bad), -ENETUNREACH);
+	CHECK_EQ(rxp_router_add_route_paths(rt, RXP_VRF_DEFAULT, 4, a, 16, p, 3, &bad), -ENETUNREACH);
 	CHECK_EQ(bad, 2);
 	memcpy(p[2].gw, "\x0a\x00\x00\x01", 4);	/* the router's own address */
-	CHECK_EQ(rxp_router_add_route_paths(rt, 4, a, 16, p, 3, &bad), -ENXIO);
-	CHECK(rxp_router_route(rt, 4, a, 16) == NULL);
+	CHECK_EQ(rxp_router_add_route_paths(rt, RXP_VRF_DEFAULT, 4, a, 16, p, 3, &bad), -ENXIO);
+	CHECK(rxp_router_route(rt, RXP_VRF_DEFAULT, 4, a, 16) == NULL);
 	/* the prefix of an address's subnet is its own */
 	p[2] = path4(2, 1, false);
 	memcpy(a, "\x0a\x00\x00\x00", 4);
-	CHECK_EQ(rxp_router_add_route_paths(rt, 4, a, 24, p, 3, &bad), -EISCONN);
+	CHECK_EQ(rxp_router_add_route_paths(rt, RXP_VRF_DEFAULT, 4, a, 24, p, 3, &bad), -EISCONN);
 	CHECK_EQ(rt->n_groups, 0);
 	teardown();
 }
@@ -421,23 +421,23 @@ static void test_sharing(void)
 
 		CHECK_EQ(add4("10.21.0.0", 16, q, 3), 0);
 	}
-	ra = rxp_router_route(rt, 4, a, 16);
-	rb = rxp_router_route(rt, 4, b, 16);
+	ra = rxp_router_route(rt, RXP_VRF_DEFAULT, 4, a, 16);
+	rb = rxp_router_route(rt, RXP_VRF_DEFAULT, 4, b, 16);
 	CHECK(ra && rb && rxp_nh_is_group(ra->nh) && ra->nh == rb->nh);
 	CHECK_EQ(rxp_router_group(rt, ra->nh)->refs, 2);
 	{
 		struct rxp_route_path q[4] = { p[0], p[1], p[2], p[2] };
 
 		CHECK_EQ(add4("10.21.0.0", 16, q, 4), 0);
-		rb = rxp_router_route(rt, 4, b, 16);
+		rb = rxp_router_route(rt, RXP_VRF_DEFAULT, 4, b, 16);
 		CHECK(rb->nh != ra->nh && rxp_router_group(rt, rb->nh)->weight[2] == 2);
 	}
 	/* one next hop is an ordinary route */
 	CHECK_EQ(add4("10.22.0.0", 16, p, 1), 0);
-	CHECK(!rxp_nh_is_group(rxp_router_route(rt, 4, (uint8_t[16]){ 10, 22 }, 16)->nh));
-	CHECK_EQ(rxp_router_del_route(rt, 4, a, 16), 0);
-	CHECK_EQ(rxp_router_del_route(rt, 4, b, 16), 0);
-	CHECK_EQ(rxp_router_del_route(rt, 4, (uint8_t[16]){ 10, 22 }, 16), 0);
+	CHECK(!rxp_nh_is_group(rxp_router_route(rt, RXP_VRF_DEFAULT, 4, (uint8_t[16]){ 10, 22 }, 16)->nh));
+	CHECK_EQ(rxp_router_del_route(rt, RXP_VRF_DEFAULT, 4, a, 16), 0);
+	CHECK_EQ(rxp_router_del_route(rt, RXP_VRF_DEFAULT, 4, b, 16), 0);
+	CHECK_EQ(rxp_router_del_route(rt, RXP_VRF_DEFAULT, 4, (uint8_t[16]){ 10, 22 }, 16), 0);
 	for (unsigned g = 0; g < rt->n_groups; g++)
 		CHECK_EQ(rt->groups[g].refs, 0);
 	for (unsigned i = 1; i < rt->n_nh; i++)
