@@ -391,6 +391,8 @@ void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint32_t 
 	unsigned v_port = UINT_MAX;
 	/* the next hop whose adjacency passed; the FIB never gives UINT32_MAX - 1 */
 	uint32_t ok_nh = UINT32_MAX - 1;
+	/* and those below 64 that passed in this vector: multipath alternates between a few */
+	uint64_t ok_mask = 0;
 
 	if (!n)
 		return;
@@ -413,13 +415,14 @@ void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint32_t 
 		uint32_t src = ip->src;
 
 		/* as forward_fast(), for an untagged header only */
-		if (nh[i] != ok_nh) {
+		if (nh[i] != ok_nh && !(nh[i] < 64 && ((ok_mask >> nh[i]) & 1))) {
 			if (rxp_unlikely(nh[i] >= RXP_STACK_NH_MAX || adj->hlen != RXP_ETH_HLEN ||
 					 !adj_ok(adj, gen))) {
 				route_slow(st, pkt, nh[i]);
 				continue;
 			}
 			ok_nh = nh[i];
+			ok_mask |= nh[i] < 64 ? 1ull << nh[i] : 0;
 		}
 		if (rxp_unlikely(!pkt_ok(r, adj, pkt, ip, src, dst[i]))) {
 			route_slow(st, pkt, nh[i]);
