@@ -6,14 +6,16 @@
 # speaks netlink for kernel route sync, libmicrohttpd serves the metrics,
 # tshark and curl read captures and metrics back in the tests; nftables
 # is the kernel NAT that bench veth measures beside rxpath's; a STUN client
-# and server classify the NAT).
+# and server classify the NAT; FRR and BIRD are the BGP peers rxpath's
+# kernel sync follows).
 # Run by `make` before the first build; as root it installs with apt-get,
 # otherwise it names the command that does.
 set -euo pipefail
 
 need=(libpcap-dev pkg-config python3-scapy libxdp-dev libbpf-dev
       libmnl-dev libmicrohttpd-dev
-      iproute2 iputils-ping iperf3 ethtool tshark curl nftables stun-client stun-server)
+      iproute2 iputils-ping iperf3 ethtool tshark curl nftables stun-client stun-server
+      frr bird2)
 [ "${RXP_NEED_CLANG:-0}" = 1 ] && need+=(clang)
 # the fuzzers (make fuzz): clang and its libFuzzer runtime
 [ "${RXP_NEED_FUZZ:-0}" = 1 ] && need+=(clang libclang-rt-dev)
