@@ -221,6 +221,7 @@ static bool same_effect(const struct dp_cmd *a, const struct dp_cmd *b)
 	if (a->kind == DP_CMD_ROUTE_ADD && b->kind == DP_CMD_ROUTE_ADD && !same_paths(a, b))
 		return false;
 	return a->kind == b->kind && !strcmp(a->dev, b->dev) && a->family == b->family &&
+	       !strcmp(a->vrf, b->vrf) && !strcmp(a->nh_vrf, b->nh_vrf) && a->table == b->table &&
 	       a->plen == b->plen && a->has_gw == b->has_gw && !memcmp(a->addr, b->addr, 16) &&
 	       !memcmp(a->gw, b->gw, 16) && !memcmp(a->mac, b->mac, 6) && a->mtu == b->mtu &&
 	       a->rate == b->rate && a->burst == b->burst && a->host_on == b->host_on &&
@@ -240,6 +241,26 @@ static struct dp_cmd undo(const struct dp_cmd *c)
 		 c->kind == DP_CMD_ROUTE_ADD ? DP_CMD_ROUTE_DEL : DP_CMD_NEIGH_DEL;
 	if (d.kind == DP_CMD_ROUTE_DEL)
 		d.dev[0] = '\0';
+	d.undo = true;
+	snprintf(d.where, sizeof(d.where), "reload (was %.80s)", c->where);
+	return d;
+}
+
+/* The VRF port @dev is in at the end of a config's state @e (@n entries): "" for the default. */
+static const char *port_vrf_of(const struct state_entry *e, long n, const char *dev)
+{
+	for (long i = 0; i < n; i++)
+		if (e[i].cmd->kind == DP_CMD_PORT_VRF && !strcmp(e[i].cmd->dev, dev))
+			return e[i].cmd->vrf;
+	return "";
+}
+
+/* A VRF gone from the file: deleted, once its ports are back in the default table (add_rank). */
+static struct dp_cmd vrf_undo(const struct dp_cmd *c)
+{
+	struct dp_cmd d = *c;
+
+	d.kind = DP_CMD_VRF_DEL;
 	d.undo = true;
 	snprintf(d.where, sizeof(d.where), "reload (was %.80s)", c->where);
 	return d;
@@ -267,6 +288,8 @@ static struct dp_cmd setting_default(const struct dp_cmd *c)
 	d.nat.kind = 0;		/* nat filtering: address-and-port-dependent */
 	d.filter.verdict = DP_VERDICT_ACCEPT;	/* a chain's policy */
 	d.filter.on = c->kind == DP_CMD_CT_LOOSE;	/* tcp loose is on, liberal off */
+	if (c->kind == DP_CMD_PORT_VRF)
+		d.vrf[0] = '\0';	/* a port's table: the default one */
 	snprintf(d.where, sizeof(d.where), "reload (was %.80s)", c->where);
 	return d;
 }
@@ -284,6 +307,11 @@ static int del_rank(const struct dp_cmd *c)
  */
 static int add_rank(const struct dp_cmd *c)
 {
+	/* a VRF before the ports moved into it, and they before their addresses; a VRF gone last */
+	if (c->kind == DP_CMD_VRF_ADD || c->kind == DP_CMD_PORT_VRF)
+		return c->kind == DP_CMD_VRF_ADD ? -2 : -1;
+	if (c->kind == DP_CMD_VRF_DEL)
+		return 8;
 	/* sets before the rules that name them; the rules last but for host paths and adverts */
 	return c->kind == DP_CMD_MTU ? 0 : c->kind == DP_CMD_ADDR_ADD ? 1 :
 	       c->kind == DP_CMD_NEIGH_ADD ? 2 : c->kind == DP_CMD_ROUTE_ADD ? 3 :
@@ -443,13 +471,22 @@ long reload_diff(const struct dp_config *old, const struct dp_config *new, struc
 			if (a[i].cmd->kind == DP_CMD_ADDR_ADD || a[i].cmd->kind == DP_CMD_ROUTE_ADD ||
 			    a[i].cmd->kind == DP_CMD_NEIGH_ADD)
 				dels[n_dels++] = undo(a[i].cmd);
+			else if (a[i].cmd->kind == DP_CMD_VRF_ADD)
+				adds[n_adds++] = vrf_undo(a[i].cmd);	/* after its ports left it */
 			else	/* a setting: back to its default */
 				adds[n_adds++] = setting_default(a[i].cmd);
 			i++;
 		} else if (c > 0) {	/* new in the file */
 			adds[n_adds++] = *b[j++].cmd;
 		} else {		/* in both: changed? */
-			if (!same_effect(a[i].cmd, b[j].cmd)) {
+			const struct dp_cmd *now = b[j].cmd;
+
+			/* an address of a port that moves to another table goes and comes back there */
+			if (now->kind == DP_CMD_ADDR_ADD && same_effect(a[i].cmd, now) &&
+			    strcmp(port_vrf_of(a, na, now->dev), port_vrf_of(b, nb, now->dev))) {
+				dels[n_dels++] = undo(a[i].cmd);
+				adds[n_adds++] = *now;
+			} else if (!same_effect(a[i].cmd, b[j].cmd)) {
 				/* an address with a new length goes away first; the rest replace */
 				if (b[j].cmd->kind == DP_CMD_ADDR_ADD)
 					dels[n_dels++] = undo(a[i].cmd);
@@ -477,7 +514,7 @@ long reload_diff(const struct dp_config *old, const struct dp_config *new, struc
 		for (long i = 0; i < n_dels; i++)
 			if (del_rank(&dels[i]) == rank)
 				(*out)[n++] = dels[i];
-	for (int rank = 0; rank <= 7; rank++)
+	for (int rank = -2; rank <= 8; rank++)
 		for (long i = 0; i < n_adds; i++)
 			if (add_rank(&adds[i]) == rank)
 				(*out)[n++] = adds[i];

@@ -830,6 +830,54 @@ static void test_reload_same(void)
 	free(out);
 }
 
+/* VRFs in a reload: made before the ports moved into them and their addresses, gone after both. */
+static void test_reload_vrfs(void)
+{
+	static const char *const plain[] = { PORTS, "addr add 10.0.1.1/24 dev p1",
+		"route add 16.0.0.0/8 via 10.0.1.2", NULL };
+	static const char *const vrf[] = { PORTS, "vrf add red table 10", "port set p1 vrf red",
+		"addr add 10.0.1.1/24 dev p1", "route add 16.0.0.0/8 vrf red via 10.0.1.2", NULL };
+	static const char *const multipath[] = { PORTS, "addr add 10.0.1.1/24 dev p1",
+		"route add 16.0.0.0/8 nexthop via 10.0.1.2 nexthop via 10.0.1.3", NULL };
+	static const char *const weighted[] = { PORTS, "addr add 10.0.1.1/24 dev p1",
+		"route add 16.0.0.0/8 nexthop via 10.0.1.2 nexthop via 10.0.1.3 weight 2", NULL };
+	struct dp_cmd *out;
+	long n;
+
+	/* into the VRF: the address and route of the default table go, then VRF, port, address, route */
+	n = diff_of(plain, vrf, &out);
+	CHECK_EQ(n, 6);
+	if (n == 6) {
+		CHECK(out[0].kind == DP_CMD_ROUTE_DEL && !out[0].vrf[0]);
+		CHECK(out[1].kind == DP_CMD_ADDR_DEL);
+		CHECK(out[2].kind == DP_CMD_VRF_ADD && !strcmp(out[2].vrf, "red") && out[2].table == 10);
+		CHECK(out[3].kind == DP_CMD_PORT_VRF && !strcmp(out[3].vrf, "red"));
+		CHECK(out[4].kind == DP_CMD_ADDR_ADD);
+		CHECK(out[5].kind == DP_CMD_ROUTE_ADD && !strcmp(out[5].vrf, "red"));
+	}
+	free(out);
+	/* and back: the port to the default table before its address there, the VRF deleted last */
+	n = diff_of(vrf, plain, &out);
+	CHECK_EQ(n, 6);
+	if (n == 6) {
+		CHECK(out[0].kind == DP_CMD_ROUTE_DEL && !strcmp(out[0].vrf, "red"));
+		CHECK(out[1].kind == DP_CMD_ADDR_DEL);
+		CHECK(out[2].kind == DP_CMD_PORT_VRF && !out[2].vrf[0]);
+		CHECK(out[3].kind == DP_CMD_ADDR_ADD);
+		CHECK(out[4].kind == DP_CMD_ROUTE_ADD && !out[4].vrf[0]);
+		CHECK(out[5].kind == DP_CMD_VRF_DEL && !strcmp(out[5].vrf, "red"));
+	}
+	free(out);
+	/* a multipath route whose weights changed is a change; the same one again is none */
+	n = diff_of(multipath, weighted, &out);
+	CHECK_EQ(n, 1);
+	if (n == 1)
+		CHECK(out[0].kind == DP_CMD_ROUTE_ADD && out[0].paths.n == 2 && out[0].paths.path[1].weight == 2);
+	free(out);
+	CHECK_EQ(diff_of(weighted, weighted, &out), 0);
+	free(out);
+}
+
 static void test_reload_routes(void)
 {
 	static const char *const a[] = { PORTS, "addr add 10.0.1.1/24 dev p1",
@@ -1226,6 +1274,7 @@ int main(void)
 	RUN(test_config_file_long_path);
 	RUN(test_reload_same);
 	RUN(test_reload_routes);
+	RUN(test_reload_vrfs);
 	RUN(test_reload_addr_neigh);
 	RUN(test_reload_settings);
 	RUN(test_reload_nat);
