@@ -13,10 +13,16 @@
 #include <string.h>
 #include "dataplane.h"
 
+/* The workers with a stack: all of them once they are made, the first alone before (a failed open). */
+static unsigned stacks(const struct dp *dp)
+{
+	return dp->workers ? dp->n_workers : 1;
+}
+
 /* Closes port @port's host path on every worker, the first worker's, the TAP's owner, last. */
 static void hosts_close_port(struct dp *dp, uint16_t port)
 {
-	for (unsigned w = dp->n_workers; w-- > 0;) {
+	for (unsigned w = stacks(dp); w-- > 0;) {
 		struct rxp_stack *st = dp_stack(dp, w);
 
 		rxp_host_close(st, st->host[port]);
@@ -32,7 +38,7 @@ static int hosts_open(struct dp *dp, int ifidx, const struct rxp_host_config *hc
 {
 	int ret = rxp_host_open(&hs[0], dp->router, ifidx, hc, herr, errlen);
 
-	for (unsigned w = 1; !ret && w < dp->n_workers; w++) {
+	for (unsigned w = 1; !ret && w < stacks(dp); w++) {
 		ret = rxp_host_open_queue(&hs[w], hs[0], herr, errlen);
 		if (ret)
 			while (w-- > 0)
@@ -66,7 +72,7 @@ int dp_host_apply(struct dp *dp, int ifidx, const struct dp_cmd *c, char *err, s
 		return 0;
 	}
 	if (h && (!c->host_name[0] || !strcmp(c->host_name, h->tap.name))) {
-		for (unsigned w = 0; w < dp->n_workers; w++)
+		for (unsigned w = 0; w < stacks(dp); w++)
 			rxp_host_set_gro(dp_stack(dp, w)->host[ifp->port], c->host_gro);
 		return 0;
 	}
@@ -74,7 +80,7 @@ int dp_host_apply(struct dp *dp, int ifidx, const struct dp_cmd *c, char *err, s
 	memset(&hc, 0, sizeof(hc));
 	snprintf(hc.name, sizeof(hc.name), "%s", c->host_name);
 	hc.gro = c->host_gro;
-	hc.multi_queue = dp->n_workers > 1;
+	hc.multi_queue = stacks(dp) > 1;
 	ret = hosts_open(dp, ifidx, &hc, hs, herr, sizeof(herr));
 	if (ret == -EPERM && (dp->caps_dropped >> CAP_NET_ADMIN & 1)) {
 		snprintf(err, errlen, "%s: host path of %s: rxpath gave up CAP_NET_ADMIN after set-up, as no port had a host path then; "
@@ -87,7 +93,7 @@ int dp_host_apply(struct dp *dp, int ifidx, const struct dp_cmd *c, char *err, s
 		return ret;
 	}
 	hosts_close_port(dp, ifp->port);
-	for (unsigned w = 0; w < dp->n_workers; w++)
+	for (unsigned w = 0; w < stacks(dp); w++)
 		if (rxp_host_attach(dp_stack(dp, w), hs[w])) {
 			rxp_host_close(NULL, hs[w]);
 			ret = -EINVAL;
@@ -142,7 +148,7 @@ bool dp_host_stats(const struct dp *dp, uint16_t port, struct rxp_host_stats *su
 	if (port >= RXP_STACK_PORTS_MAX || !dp->stack.host[port])
 		return false;
 	/* every worker's queue of it, counted together */
-	for (unsigned w = 0; w < dp->n_workers; w++) {
+	for (unsigned w = 0; w < stacks(dp); w++) {
 		const struct rxp_host *q = dp_cstack(dp, w)->host[port];
 
 		if (!q)
