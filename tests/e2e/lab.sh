@@ -20,6 +20,9 @@
 #   lab_bg NS CMD...         runs CMD in NS in the background; stopped by lab_down
 #   lab_eui64 PREFIX MAC     PREFIX + MAC's EUI-64 interface identifier
 #   lab_g_up                 a router g behind h2 (10.9.9.9, 2001:db8:9::9): h2 becomes a hop
+#   lab_ecmp_up              two ways to one server: h3 (10.0.4.2) on r2, and s (10.9.0.1 on lo)
+#                            behind both h2 (via 10.0.5.0/24) and h3 (10.0.6.0/24); s answers
+#                            by h2 (its default route) and takes packets by either link
 #   lab_down                 tears everything down
 #   pass/fail/skip/check     one "PASS name" / "FAIL name" / "SKIP name" line each
 
@@ -31,6 +34,9 @@ LAB_R="$LAB_PREFIX-r"
 LAB_H2="$LAB_PREFIX-h2"
 LAB_G="$LAB_PREFIX-g"
 LAB_G_UP=0
+LAB_H3="$LAB_PREFIX-h3"
+LAB_S="$LAB_PREFIX-s"
+LAB_ECMP_UP=0
 LAB_DIR=
 LAB_RXPATH_PID=
 LAB_PIDS=()
@@ -41,7 +47,11 @@ pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1"; shift; for l in "$@"; do printf '%s\n' "$l" | sed 's/^/  /'; done; }
 skip() { echo "SKIP $1"; }
 
-# check NAME COMMAND... : PASS when the command succeeds
+# lab_ping_quiet NS ADDR [N] : N (2) pings from NS all answered; prints nothing (for check)
+lab_ping_quiet() { lab_in "$1" ping -n -q -c "${3:-2}" -i 0.2 -w 3 "$2" >/dev/null 2>&1; }
+
+# check NAME COMMAND... : PASS when the command succeeds (its own output not redirected: it
+# is check's, PASS line too)
 check() {
 	local name=$1; shift
 	if "$@"; then pass "$name"; else fail "$name" "failed: $*"; fi
@@ -225,6 +235,32 @@ lab_show_log() {
 # A router g behind h2 (h2 forwards to it): 10.9.9.9 and 2001:db8:9::9 on its
 # lo, so that h2 is a hop of its own (traceroute through rxpath sees it).
 # lab_down removes it.
+# lab_ecmp_hop NS ADDR S-DEV S-ADDR : a link from router NS to s, NS forwarding 10.9.0.0/24 to s
+lab_ecmp_hop() {
+	ip -n "$1" link add s0 type veth peer name "$3" netns "$LAB_S" &&
+	lab_offloads_off "$1" s0 && lab_offloads_off "$LAB_S" "$3" &&
+	lab_in "$1" sysctl -qw net.ipv4.ip_forward=1 &&
+	ip -n "$1" addr add "$2/24" dev s0 && ip -n "$1" link set s0 up &&
+	ip -n "$LAB_S" addr add "$4/24" dev "$3" && ip -n "$LAB_S" link set "$3" up &&
+	ip -n "$1" route add 10.9.0.0/24 via "$4"
+}
+
+lab_ecmp_up() {
+	ip netns add "$LAB_H3" && ip netns add "$LAB_S" && LAB_ECMP_UP=1 &&
+	ip link add name r2 netns "$LAB_R" numtxqueues 2 numrxqueues 2 type veth peer name eth0 \
+		netns "$LAB_H3" numtxqueues 2 numrxqueues 2 &&
+	lab_offloads_off "$LAB_H3" eth0 && lab_offloads_off "$LAB_R" r2 &&
+	lab_host "$LAB_H3" 10.0.4.2/24 10.0.4.1 2001:db8:4::2/64 2001:db8:4::1 &&
+	lab_in "$LAB_R" sysctl -qw net.ipv6.conf.r2.disable_ipv6=1 &&
+	ip -n "$LAB_R" link set r2 up &&
+	ip -n "$LAB_S" link set lo up && ip -n "$LAB_S" addr add 10.9.0.1/32 dev lo &&
+	# s answers by either link, whichever a packet came in by
+	lab_in "$LAB_S" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 &&
+	lab_ecmp_hop "$LAB_H2" 10.0.5.1 e2 10.0.5.2 && lab_ecmp_hop "$LAB_H3" 10.0.6.1 e3 10.0.6.2 &&
+	lab_in "$LAB_S" sysctl -qw net.ipv4.conf.e2.rp_filter=0 net.ipv4.conf.e3.rp_filter=0 &&
+	ip -n "$LAB_S" route add default via 10.0.5.1
+}
+
 lab_g_up() {
 	ip netns add "$LAB_G" && LAB_G_UP=1 &&
 	ip -n "$LAB_H2" link add gw0 type veth peer name eth0 netns "$LAB_G" &&
@@ -271,6 +307,15 @@ lab_down() {
 	fi
 	[ "$LAB_G_UP" = 1 ] && ip netns del "$LAB_G" 2>/dev/null
 	LAB_G_UP=0
+	if [ "$LAB_ECMP_UP" = 1 ]; then
+		for ns in "$LAB_H3" "$LAB_S"; do
+			for pid in $(ip netns pids "$ns" 2>/dev/null); do
+				kill -KILL "$pid" 2>/dev/null
+			done
+			ip netns del "$ns" 2>/dev/null
+		done
+		LAB_ECMP_UP=0
+	fi
 	[ -n "$LAB_DIR" ] && rm -rf "$LAB_DIR"
 	LAB_DIR=
 	return 0

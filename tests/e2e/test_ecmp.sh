@@ -19,43 +19,17 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/e2e/lab.sh
 
 T=e2e_ecmp
-LAB_H3="$LAB_PREFIX-h3"
-LAB_S="$LAB_PREFIX-s"
 LAB_QUEUES=2
 
 lab_init
 command -v iperf3 >/dev/null || lab_skip_all "iperf3 not installed (apt-get install iperf3)"
-trap 'ip netns del "$LAB_H3" 2>/dev/null; ip netns del "$LAB_S" 2>/dev/null; lab_down' EXIT
+trap lab_down EXIT
 if ! lab_up; then
 	fail "${T}_lab_up" "could not build the namespaces and veth pairs"
 	exit 1
 fi
 
-# h3 on a third port of rxpath's; s behind both h2 and h3
-hop_to_s() {	# NS ADDR S-DEV S-ADDR: a link from router NS to s
-	ip -n "$1" link add s0 type veth peer name "$3" netns "$LAB_S" &&
-	lab_offloads_off "$1" s0 && lab_offloads_off "$LAB_S" "$3" &&
-	lab_in "$1" sysctl -qw net.ipv4.ip_forward=1 &&
-	ip -n "$1" addr add "$2/24" dev s0 && ip -n "$1" link set s0 up &&
-	ip -n "$LAB_S" addr add "$4/24" dev "$3" && ip -n "$LAB_S" link set "$3" up &&
-	ip -n "$1" route add 10.9.0.0/24 via "$4"
-}
-lab_more_up() {
-	ip netns add "$LAB_H3" && ip netns add "$LAB_S" &&
-	ip link add name r2 netns "$LAB_R" numtxqueues 2 numrxqueues 2 type veth peer name eth0 \
-		netns "$LAB_H3" numtxqueues 2 numrxqueues 2 &&
-	lab_offloads_off "$LAB_H3" eth0 && lab_offloads_off "$LAB_R" r2 &&
-	lab_host "$LAB_H3" 10.0.4.2/24 10.0.4.1 2001:db8:4::2/64 2001:db8:4::1 &&
-	lab_in "$LAB_R" sysctl -qw net.ipv6.conf.r2.disable_ipv6=1 &&
-	ip -n "$LAB_R" link set r2 up &&
-	ip -n "$LAB_S" link set lo up && ip -n "$LAB_S" addr add 10.9.0.1/32 dev lo &&
-	# s answers by either link, whichever a packet came in by
-	lab_in "$LAB_S" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 &&
-	hop_to_s "$LAB_H2" 10.0.5.1 e2 10.0.5.2 && hop_to_s "$LAB_H3" 10.0.6.1 e3 10.0.6.2 &&
-	lab_in "$LAB_S" sysctl -qw net.ipv4.conf.e2.rp_filter=0 net.ipv4.conf.e3.rp_filter=0 &&
-	ip -n "$LAB_S" route add default via 10.0.5.1
-}
-if ! lab_more_up; then
+if ! lab_ecmp_up; then
 	fail "${T}_lab_up" "could not add h3 on r2 or the server s behind h2 and h3"
 	exit 1
 fi
@@ -110,7 +84,7 @@ if echo "$out" | grep -q "nexthop via 10.0.2.2 dev p1 weight 1 up" &&
 else
 	fail "${T}_show_routes_lists_both" "$out"
 fi
-check "${T}_ping_anycast" lab_in "$LAB_H1" ping -n -c 2 -i 0.2 -w 3 10.9.0.1 >/dev/null
+check "${T}_ping_server" lab_ping_quiet "$LAB_H1" 10.9.0.1
 spread_check one_worker
 
 # --- a link cut: the ping flow's link goes down in its host; the flow moves within a second ---
@@ -179,7 +153,7 @@ if ! LAB_QUEUES=2 LAB_CONF_EXTRA="$ECMP_CONF" lab_rxpath_start afpacket --worker
 	fail "${T}_workers_rxpath_start" "$(cat "$LAB_DIR/rxpath.err")"
 	exit 1
 fi
-check "${T}_workers_ping_anycast" lab_in "$LAB_H1" ping -n -c 2 -i 0.2 -w 3 10.9.0.1 >/dev/null
+check "${T}_workers_ping_server" lab_ping_quiet "$LAB_H1" 10.9.0.1
 spread_check two_workers
 lab_rxpath_stop
 check "${T}_workers_clean_exit" test $? -eq 0
