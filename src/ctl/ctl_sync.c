@@ -255,6 +255,19 @@ struct kernel_routes_walk {
 	bool json, first;
 };
 
+/* The kernel interfaces of @r's next hops, each once: "r1" or "r1 r3". */
+static void route_ifnames(const struct rxp_ksync_route_info *r, struct rxp_sbuf *out)
+{
+	for (unsigned i = 0; i < r->n_paths; i++) {
+		unsigned j = 0;
+
+		while (j < i && strcmp(r->paths[j].ifname, r->paths[i].ifname))
+			j++;
+		if (j == i)
+			rxp_sbuf_printf(out, "%s%s", i ? " " : "", r->paths[i].ifname);
+	}
+}
+
 static int kernel_route_one(void *ctx, const struct rxp_ksync_route_info *r)
 {
 	struct kernel_routes_walk *w = ctx;
@@ -268,22 +281,61 @@ static int kernel_route_one(void *ctx, const struct rxp_ksync_route_info *r)
 		rxp_sbuf_printf(w->out, "%s{\"prefix\":\"%s/%u\",", w->first ? "" : ",", p, r->plen);
 		if (r->type)
 			rxp_sbuf_printf(w->out, "\"type\":\"%s\",", r->type);
-		rxp_sbuf_printf(w->out, "\"via\":\"%s\",\"dev\":\"%s\",\"kernel_dev\":\"%s\","
-				"\"metric\":%u,\"state\":\"%s\"", g, r->port, r->ifname, r->metric,
+		rxp_sbuf_printf(w->out, "\"via\":\"%s\",\"dev\":\"%s\",\"kernel_dev\":\"%s\",", g,
+				r->port, r->ifname);
+		if (r->n_paths > 1) {
+			rxp_sbuf_printf(w->out, "\"nexthops\":[");
+			for (unsigned i = 0; i < r->n_paths; i++) {
+				const struct rxp_ksync_path_info *pi = &r->paths[i];
+
+				g[0] = '\0';
+				if (pi->has_gw)
+					inet_ntop(af, pi->gw, g, sizeof(g));
+				rxp_sbuf_printf(w->out, "%s{\"via\":\"%s\",\"dev\":\"%s\",\"kernel_dev\":\"%s\",\"weight\":%u}",
+						i ? "," : "", g, pi->port, pi->ifname, pi->weight);
+			}
+			rxp_sbuf_printf(w->out, "],");
+		}
+		if (r->nhid)
+			rxp_sbuf_printf(w->out, "\"nhid\":%u,", r->nhid);
+		rxp_sbuf_printf(w->out, "\"metric\":%u,\"state\":\"%s\"", r->metric,
 				rxp_ksync_state_name(r->state));
 		if (r->error)
 			rxp_sbuf_printf(w->out, ",\"error\":\"%s\"", strerror(-r->error));
+		if (r->skipped)
+			rxp_sbuf_printf(w->out, ",\"reason\":\"%s\"", r->skipped);
 		rxp_sbuf_printf(w->out, "}");
 	} else {
-		if (r->type)
-			rxp_sbuf_printf(w->out, "%s/%u %s (kernel, metric %u): %s", p, r->plen,
-					r->type, r->metric, rxp_ksync_state_name(r->state));
-		else
-			rxp_sbuf_printf(w->out, "%s/%u%s%s dev %s (kernel %s, metric %u): %s", p,
-					r->plen, r->has_gw ? " via " : "", g, r->port, r->ifname,
-					r->metric, rxp_ksync_state_name(r->state));
+		rxp_sbuf_printf(w->out, "%s/%u", p, r->plen);
+		if (r->type) {
+			rxp_sbuf_printf(w->out, " %s (kernel", r->type);
+		} else if (r->n_paths == 1) {
+			rxp_sbuf_printf(w->out, "%s%s dev %s (kernel %s", r->has_gw ? " via " : "", g,
+					r->port, r->ifname);
+		} else if (r->n_paths) {
+			for (unsigned i = 0; i < r->n_paths; i++) {
+				const struct rxp_ksync_path_info *pi = &r->paths[i];
+
+				rxp_sbuf_printf(w->out, " nexthop");
+				if (pi->has_gw) {
+					inet_ntop(af, pi->gw, g, sizeof(g));
+					rxp_sbuf_printf(w->out, " via %s", g);
+				}
+				rxp_sbuf_printf(w->out, " dev %s weight %u", pi->port, pi->weight);
+			}
+			rxp_sbuf_printf(w->out, " (kernel ");
+			route_ifnames(r, w->out);
+		} else {
+			rxp_sbuf_printf(w->out, " (kernel");
+		}
+		if (r->nhid)
+			rxp_sbuf_printf(w->out, "%snhid %u", r->type || r->n_paths ? ", " : " ", r->nhid);
+		rxp_sbuf_printf(w->out, "%smetric %u): %s", r->type || r->n_paths || r->nhid ? ", " : " ",
+				r->metric, rxp_ksync_state_name(r->state));
 		if (r->error)
 			rxp_sbuf_printf(w->out, " (%s)", strerror(-r->error));
+		if (r->skipped)
+			rxp_sbuf_printf(w->out, " (%s)", r->skipped);
 		rxp_sbuf_printf(w->out, "\n");
 	}
 	w->first = false;
@@ -300,14 +352,19 @@ int ctl_sync_show_routes(struct ctl_server *s, bool json, struct rxp_sbuf *out)
 		return ctl_reply_error(out, json, -EINVAL, "kernel sync is off; turn it on with 'sync kernel [table N]'");
 	rxp_ksync_get_stats(s->ksync, &st);
 	if (json)
-		rxp_sbuf_printf(out, "{\"table\":%u,\"installed\":%llu,\"refused\":%llu,\"routes\":[",
+		rxp_sbuf_printf(out, "{\"table\":%u,\"installed\":%llu,\"refused\":%llu,"
+				"\"multipath\":%llu,\"skipped\":%llu,\"nexthop_objects\":%llu,\"routes\":[",
 				s->sync_table, (unsigned long long)st.routes_installed,
-				(unsigned long long)st.routes_refused);
+				(unsigned long long)st.routes_refused, (unsigned long long)st.routes_multipath,
+				(unsigned long long)st.routes_skipped, (unsigned long long)st.nexthop_objects);
 	else
-		rxp_sbuf_printf(out, "kernel table %u: %llu routes, %llu installed in rxpath, %llu refused; "
+		rxp_sbuf_printf(out, "kernel table %u: %llu routes (%llu multipath), %llu installed in rxpath, "
+				"%llu refused, %llu held but skipped; %llu nexthop objects; "
 				"skipped: %llu on other interfaces, %llu kernel-made, %llu unsupported\n",
 				s->sync_table, (unsigned long long)st.routes,
+				(unsigned long long)st.routes_multipath,
 				(unsigned long long)st.routes_installed, (unsigned long long)st.routes_refused,
+				(unsigned long long)st.routes_skipped, (unsigned long long)st.nexthop_objects,
 				(unsigned long long)st.last_dump.unmapped, (unsigned long long)st.last_dump.kernel,
 				(unsigned long long)st.last_dump.unsupported);
 	rxp_ksync_foreach_route(s->ksync, kernel_route_one, &w);

@@ -4,23 +4,34 @@
  *
  * State: one open-addressing hash table of records, one per kernel route
  * (family, prefix, length, metric) and per neighbour (family, address,
- * port), and a pool of interned nexthops (family, gateway, port) that
- * records point to by id, so a million routes through a few gateways cost
- * 40 bytes each. Records of one prefix (its metrics) hash alike and so sit
- * in one probe cluster, where ks_reconcile() finds them together.
+ * port), and a pool of interned nexthop sets that records point to by id,
+ * so a million routes through a few gateways cost 40 bytes each. A set is
+ * one path (gateway, port) or the paths of a multipath route with their
+ * weights, sorted so that the kernel's order (which differs between dumps
+ * and events) does not matter: an unchanged set is the same id, and
+ * nothing is emitted. Records of one prefix (its metrics) hash alike and
+ * so sit in one probe cluster, where ks_reconcile() finds them together.
  *
  * A record holds what the kernel has (nh, mac) and, on the one record of a
  * prefix that "owns" it, what ksync told rxpath (inst_nh, inst_mac). Every
  * change, whether from an event or a dump, ends in ks_reconcile(), which
  * compares the two and emits the line that makes rxpath match the kernel.
  *
+ * A route may name a kernel nexthop object (ip nexthop, FRR) instead of
+ * its gateways; ksync_nexthop.c keeps the objects and resolves the route
+ * into its set, again when the object changes. Such a route has a record
+ * even while its object gives nothing rxpath can have (nh 0, with why):
+ * the object may change without a word about the route.
+ *
  * Files: ksync_table.c holds the table, ksync_nl.c speaks rtnetlink and
- * feeds every change to ks_reconcile(); this one decides what to emit and
- * holds the API; ksync_priv.h is what the three share.
+ * feeds every change to ks_reconcile(), ksync_nexthop.c the nexthop
+ * objects; this one decides what to emit and holds the API; ksync_priv.h
+ * is what they share.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <net/if.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,23 +97,69 @@ static const char *reject_type(uint16_t port)
 	}
 }
 
+/* Appends to @line (RXP_KSYNC_LINE_MAX bytes) at *@len. Returns false once it does not fit. */
+static bool __attribute__((format(printf, 3, 4)))
+line_put(char *line, size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*len >= RXP_KSYNC_LINE_MAX)
+		return false;
+	va_start(ap, fmt);
+	n = vsnprintf(line + *len, RXP_KSYNC_LINE_MAX - *len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= RXP_KSYNC_LINE_MAX - *len) {
+		*len = RXP_KSYNC_LINE_MAX;
+		return false;
+	}
+	*len += (size_t)n;
+	return true;
+}
+
+/* " via GW dev PORT" or " dev PORT" of @p. */
+static bool put_path(const struct rxp_ksync *k, uint8_t family, const struct ks_path *p,
+		     char *line, size_t *len)
+{
+	char gw[INET6_ADDRSTRLEN];
+
+	if (p->has_gw) {
+		format_addr(family, p->gw, gw, sizeof(gw));
+		if (!line_put(line, len, " via %s", gw))
+			return false;
+	}
+	return line_put(line, len, " dev %s", port_name(k, p->port));
+}
+
+/*
+ * "route add P via GW dev PORT", "route add P blackhole", or a multipath
+ * route's "route add P nexthop via GW dev PORT weight W nexthop ...".
+ * Returns what the apply callback returned, or -E2BIG for a line too long
+ * to give (a cut one would say other next hops).
+ */
 static int emit_route_add(struct rxp_ksync *k, const struct rec *r)
 {
 	const struct nexthop *nh = &k->nhs[r->r.nh];
-	char line[RXP_KSYNC_LINE_MAX], prefix[INET6_ADDRSTRLEN], gw[INET6_ADDRSTRLEN];
-	const char *type = reject_type(nh->port);
+	const struct ks_path *p = ks_nh_paths(nh);
+	char line[RXP_KSYNC_LINE_MAX], prefix[INET6_ADDRSTRLEN];
+	const char *type = reject_type(p->port);
+	size_t len = 0;
+	bool ok;
 
 	format_addr(r->family, r->addr, prefix, sizeof(prefix));
+	ok = line_put(line, &len, "route add %s/%u", prefix, r->plen);
 	if (type) {
-		snprintf(line, sizeof(line), "route add %s/%u %s", prefix, r->plen, type);
-	} else if (nh->has_gw) {
-		format_addr(nh->family, nh->gw, gw, sizeof(gw));
-		snprintf(line, sizeof(line), "route add %s/%u via %s dev %s", prefix, r->plen, gw,
-			 port_name(k, nh->port));
+		ok = ok && line_put(line, &len, " %s", type);
+	} else if (nh->n_paths == 1) {
+		ok = ok && put_path(k, nh->family, p, line, &len);
 	} else {
-		snprintf(line, sizeof(line), "route add %s/%u dev %s", prefix, r->plen,
-			 port_name(k, nh->port));
+		for (unsigned i = 0; ok && i < nh->n_paths; i++)
+			ok = line_put(line, &len, " nexthop") &&
+			     put_path(k, nh->family, &p[i], line, &len) &&
+			     line_put(line, &len, " weight %u", p[i].weight);
 	}
+	if (!ok)
+		return -E2BIG;
 	return emit(k, line, true);
 }
 
@@ -192,14 +249,18 @@ static void route_reconcile(struct rxp_ksync *k, const struct rec *any, bool ret
 			owner = r;
 		if (waits_under_configured(r))
 			under = r;
-		if (!(r->flags & F_DEAD) && (!best || r->metric < best->metric))
+		/* one whose nexthop object gives nothing rxpath can have is no candidate */
+		if (!(r->flags & F_DEAD) && r->r.nh && (!best || r->metric < best->metric))
 			best = r;
 	}
 	if (!best) {
-		if (owner)
+		if (owner) {
 			route_uninstall(k, owner, true);
-		else if (under)
+		} else if (under) {
 			emit_route_del(k, under);	/* rxpath forgets the copy it keeps */
+			under->flags &= (uint8_t)~F_REFUSED;	/* held with nothing to mirror: it waits no more */
+			under->err = 0;
+		}
 		return;
 	}
 	if (owner && owner->r.inst_nh == best->r.nh) {
@@ -281,12 +342,9 @@ void ks_clear_done(struct rxp_ksync *k, const struct key *key)
 		k->slots[i].flags &= (uint8_t)~F_DONE;
 }
 
-/* Reconciles every prefix once, then frees the dead records. */
-static void reconcile_all(struct rxp_ksync *k, bool retry)
+/* Frees the dead records and clears F_DONE on the rest. */
+static void free_dead(struct rxp_ksync *k)
 {
-	for (uint32_t i = 0; i <= k->mask; i++)
-		if (k->slots[i].kind && !(k->slots[i].flags & F_DONE))
-			ks_reconcile(k, &k->slots[i], retry);
 	for (uint32_t i = 0; i <= k->mask;) {
 		struct rec *r = &k->slots[i];
 
@@ -297,6 +355,15 @@ static void reconcile_all(struct rxp_ksync *k, bool retry)
 		r->flags &= (uint8_t)~F_DONE;
 		i++;
 	}
+}
+
+/* Reconciles every prefix once, then frees the dead records. */
+static void reconcile_all(struct rxp_ksync *k, bool retry)
+{
+	for (uint32_t i = 0; i <= k->mask; i++)
+		if (k->slots[i].kind && !(k->slots[i].flags & F_DONE))
+			ks_reconcile(k, &k->slots[i], retry);
+	free_dead(k);
 }
 
 /* An event says @key/@metric is gone (or no longer mirrorable). */
@@ -310,6 +377,14 @@ void ks_rec_forget(struct rxp_ksync *k, const struct key *key, uint32_t metric)
 	ks_reconcile(k, r, false);
 	ks_clear_done(k, key);
 	ks_rec_free(k, r);
+}
+
+void ks_forget_marked(struct rxp_ksync *k)
+{
+	for (uint32_t i = 0; i <= k->mask; i++)
+		if (k->slots[i].kind && (k->slots[i].flags & F_DEAD) && !(k->slots[i].flags & F_DONE))
+			ks_reconcile(k, &k->slots[i], false);
+	free_dead(k);
 }
 
 /* ---- resync, run, withdraw ---- */
@@ -340,6 +415,7 @@ int rxp_ksync_resync(struct rxp_ksync *k, char *err, size_t errlen)
 		if (k->slots[i].kind && !(k->slots[i].flags & F_SEEN))
 			k->slots[i].flags |= F_DEAD;
 	reconcile_all(k, true);
+	ks_kobj_clean(k);	/* every route through a changed object was resolved again */
 	k->st.resyncs++;
 	k->st.last_dump = k->dump_skips;
 	ks_add_skips(&k->st.skipped, &k->dump_skips);
@@ -441,7 +517,7 @@ int rxp_ksync_open(struct rxp_ksync **out, const struct rxp_ksync_config *cfg, c
 	k->nhs = calloc(k->nh_cap, sizeof(*k->nhs));
 	k->nh_index = calloc(NH_INDEX_MIN, sizeof(*k->nh_index));
 	k->nh_index_mask = NH_INDEX_MIN - 1;
-	if (!k->map || !k->slots || !k->nhs || !k->nh_index)
+	if (!k->map || !k->slots || !k->nhs || !k->nh_index || ks_kobj_init(k))
 		goto nomem;
 	for (unsigned i = 0; i < cfg->n_map; i++) {
 		snprintf(k->map[i].ifname, sizeof(k->map[i].ifname), "%s", cfg->map[i].ifname);
@@ -468,6 +544,9 @@ void rxp_ksync_close(struct rxp_ksync *k)
 	if (!k)
 		return;
 	ks_nl_close(k);
+	ks_kobj_free_all(k);
+	if (k->nhs)
+		ks_nh_free_all(k);
 	free(k->nh_index);
 	free(k->nhs);
 	free(k->slots);
@@ -500,8 +579,30 @@ const char *rxp_ksync_state_name(enum rxp_ksync_state state)
 		return "shadowed";
 	case RXP_KSYNC_PENDING:
 		return "pending";
+	case RXP_KSYNC_SKIPPED:
+		return "skipped";
 	}
 	return "?";
+}
+
+/* Why route @r has nothing to mirror, in words. */
+static const char *why_text(uint8_t why)
+{
+	switch (why) {
+	case WHY_UNMAPPED:
+		return "no live nexthop on a mapped interface";
+	case WHY_UNSUPPORTED:
+		return "a nexthop rxpath cannot have (FDB, encapsulation, another family's gateway, "
+		       "a weight above 256, more than 64)";
+	case WHY_DEAD:
+		return "no live nexthop";
+	case WHY_UNKNOWN:
+		return "a nexthop object the kernel has not described";
+	case WHY_FULL:
+		return "out of memory for its nexthops";
+	default:
+		return "nothing to mirror";
+	}
 }
 
 /* Returns true when another live record of @r's prefix has a lower metric. */
@@ -512,7 +613,7 @@ static bool shadowed(const struct rxp_ksync *k, const struct rec *r)
 	for (uint32_t i = ks_key_hash(&key) & k->mask; k->slots[i].kind; i = (i + 1) & k->mask) {
 		const struct rec *o = &k->slots[i];
 
-		if (o != r && ks_rec_in_group(o, &key) && o->metric < r->metric)
+		if (o != r && ks_rec_in_group(o, &key) && o->metric < r->metric && o->r.nh)
 			return true;
 	}
 	return false;
@@ -520,29 +621,48 @@ static bool shadowed(const struct rxp_ksync *k, const struct rec *r)
 
 int rxp_ksync_foreach_route(const struct rxp_ksync *k, rxp_ksync_route_fn fn, void *ctx)
 {
+	struct rxp_ksync_path_info paths[KS_PATHS_MAX];
+
 	for (uint32_t i = 0; i <= k->mask; i++) {
 		const struct rec *r = &k->slots[i];
 		const struct nexthop *nh;
+		const struct ks_path *p;
 		struct rxp_ksync_route_info info = { 0 };
 		int ret;
 
 		if (r->kind != KIND_ROUTE)
 			continue;
 		nh = &k->nhs[r->r.nh];
+		p = ks_nh_paths(nh);
 		info.family = r->family;
 		info.plen = r->plen;
 		memcpy(info.prefix, r->addr, 16);
-		info.has_gw = nh->has_gw;
-		memcpy(info.gw, nh->gw, 16);
-		info.type = reject_type(nh->port);
-		info.port = info.type ? "" : k->map[nh->port].port;
-		info.ifname = info.type ? "" : k->map[nh->port].ifname;
 		info.metric = r->metric;
+		info.nhid = r->r.kid;
+		info.port = info.ifname = "";
+		info.paths = paths;
+		if (!r->r.nh) {
+			info.skipped = why_text(r->why);
+		} else if ((info.type = reject_type(p->port)) == NULL) {
+			info.n_paths = nh->n_paths;
+			for (unsigned j = 0; j < nh->n_paths; j++) {
+				paths[j] = (struct rxp_ksync_path_info){
+					.has_gw = p[j].has_gw, .port = k->map[p[j].port].port,
+					.ifname = k->map[p[j].port].ifname, .weight = p[j].weight };
+				memcpy(paths[j].gw, p[j].gw, 16);
+			}
+			info.has_gw = paths[0].has_gw;
+			memcpy(info.gw, paths[0].gw, 16);
+			info.port = paths[0].port;
+			info.ifname = paths[0].ifname;
+		}
 		if (r->flags & F_REFUSED) {
 			info.state = RXP_KSYNC_REFUSED;
 			info.error = -(int)r->err;
 		} else if ((r->flags & F_INSTALLED) && r->r.inst_nh == r->r.nh) {
 			info.state = RXP_KSYNC_INSTALLED;
+		} else if (!r->r.nh) {
+			info.state = RXP_KSYNC_SKIPPED;
 		} else if (shadowed(k, r)) {
 			info.state = RXP_KSYNC_SHADOWED;
 		} else {
@@ -559,6 +679,7 @@ void rxp_ksync_get_stats(const struct rxp_ksync *k, struct rxp_ksync_stats *st)
 {
 	*st = k->st;
 	st->routes = st->routes_installed = st->routes_refused = 0;
+	st->routes_multipath = st->routes_skipped = 0;
 	st->neighs = st->neighs_installed = st->neighs_refused = 0;
 	for (uint32_t i = 0; i <= k->mask; i++) {
 		const struct rec *r = &k->slots[i];
@@ -567,6 +688,8 @@ void rxp_ksync_get_stats(const struct rxp_ksync *k, struct rxp_ksync_stats *st)
 			st->routes++;
 			st->routes_installed += (r->flags & F_INSTALLED) != 0;
 			st->routes_refused += (r->flags & F_REFUSED) != 0;
+			st->routes_multipath += k->nhs[r->r.nh].n_paths > 1;
+			st->routes_skipped += r->r.nh == 0;
 		} else if (r->kind == KIND_NEIGH) {
 			st->neighs++;
 			st->neighs_installed += (r->flags & F_INSTALLED) != 0;
@@ -574,8 +697,16 @@ void rxp_ksync_get_stats(const struct rxp_ksync *k, struct rxp_ksync_stats *st)
 		}
 	}
 	st->nexthops = k->nh_live;
+	st->nexthop_objects = 0;
 	st->memory_bytes = sizeof(*k) + (size_t)(k->mask + 1) * sizeof(*k->slots) +
-			   (size_t)k->nh_cap * sizeof(*k->nhs) +
+			   (size_t)k->nh_cap * sizeof(*k->nhs) + k->nh_heap_bytes +
 			   (size_t)(k->nh_index_mask + 1) * sizeof(*k->nh_index) +
-			   (size_t)k->n_map * sizeof(*k->map);
+			   (size_t)k->n_map * sizeof(*k->map) +
+			   (size_t)(k->kobj_mask + 1) * sizeof(*k->kobjs);
+	for (uint32_t i = 0; i <= k->kobj_mask; i++) {
+		const struct kobj *o = &k->kobjs[i];
+
+		st->nexthop_objects += o->id && o->kind != KOBJ_NONE;
+		st->memory_bytes += o->id ? o->n_members * sizeof(*o->members) : 0;
+	}
 }

@@ -7,9 +7,15 @@
  *
  *   route add 10.9.0.0/24 via 10.0.2.2 dev p1
  *   route add 2001:db8:9::/48 dev p1
+ *   route add 10.7.0.0/16 nexthop via 10.0.2.2 dev p1 weight 1 nexthop via 10.0.3.2 dev p2 weight 3
  *   route del 10.9.0.0/24
  *   neigh add 10.0.2.2 lladdr 02:00:00:00:00:22 dev p1
  *   neigh del 10.0.2.2 dev p1
+ *
+ * A multipath route (RTA_MULTIPATH, or a kernel nexthop group as FRR
+ * makes them) is one line with its live next hops on mapped interfaces,
+ * each with its weight; a route naming a kernel nexthop object (ip
+ * nexthop) is resolved through it, and follows it when it changes.
  *
  * ksync knows nothing of the datapath. It hands each line to the caller's
  * apply callback, which applies it like `rxpath ctl LINE` and says whether
@@ -45,7 +51,7 @@
 #define RXP_KSYNC_RESYNC_MS_DEFAULT 30000u
 #define RXP_KSYNC_MAX_ENTRIES_DEFAULT (2u << 20)	/* a full IPv4+IPv6 BGP table, with room */
 #define RXP_KSYNC_EVENT_BUFFER_DEFAULT (8u << 20)
-#define RXP_KSYNC_LINE_MAX 192
+#define RXP_KSYNC_LINE_MAX 4096	/* a line and its NUL: the command language's longest */
 
 /* One kernel interface that feeds an rxpath port (the port's afpacket:dev= or afxdp:dev=). */
 struct rxp_ksync_port_map {
@@ -75,10 +81,11 @@ struct rxp_ksync_config {
 
 /* Kernel entries not mirrored, by reason. */
 struct rxp_ksync_skips {
-	uint64_t unmapped;	/* output interface (or neighbour's) not in the port map */
+	uint64_t unmapped;	/* no live nexthop on an interface of the port map (or the neighbour's not) */
 	uint64_t kernel;	/* proto kernel (connected, fe80::/64) and multicast routes */
-	uint64_t unsupported;	/* not unicast (blackhole...), source or TOS routes, IPv4 via IPv6, no interface */
-	uint64_t multipath;	/* multipath routes: mirrored with one nexthop, the lowest live mapped gateway */
+	uint64_t unsupported;	/* other types (throw...), source or TOS routes; no live nexthop rxpath can have
+				 * (IPv4 via IPv6, no interface, FDB, encap, more than 64); an unknown
+				 * nexthop object */
 	uint64_t full;		/* dropped because max_entries was reached */
 };
 
@@ -87,8 +94,11 @@ struct rxp_ksync_stats {
 	uint64_t routes;		/* kernel routes held (every metric of a prefix) */
 	uint64_t routes_installed;	/* prefixes rxpath has from ksync */
 	uint64_t routes_refused;	/* prefixes whose last route add rxpath refused */
+	uint64_t routes_multipath;	/* routes held with more than one next hop to mirror */
+	uint64_t routes_skipped;	/* routes held whose nexthop object gives nothing to mirror */
 	uint64_t neighs, neighs_installed, neighs_refused;
-	uint64_t nexthops;		/* distinct (gateway, port) pairs */
+	uint64_t nexthops;		/* distinct next hop sets (one path, or a multipath route's) */
+	uint64_t nexthop_objects;	/* kernel nexthop objects held (ip nexthop) */
 	size_t memory_bytes;		/* tables held */
 	/* since open */
 	uint64_t lines_add, lines_del;		/* emitted */
@@ -106,6 +116,16 @@ enum rxp_ksync_state {
 	RXP_KSYNC_REFUSED,	/* rxpath refused it (error); retried at the next resync */
 	RXP_KSYNC_SHADOWED,	/* a route of the same prefix with a lower metric is mirrored */
 	RXP_KSYNC_PENDING,	/* not applied yet (a full resync failed midway) */
+	RXP_KSYNC_SKIPPED,	/* its nexthop object gives nothing rxpath can have (see skipped) */
+};
+
+/* One next hop of a route (struct rxp_ksync_route_info). */
+struct rxp_ksync_path_info {
+	bool has_gw;
+	uint8_t gw[16];
+	const char *port;	/* rxpath port */
+	const char *ifname;	/* kernel interface */
+	unsigned weight;	/* 1-256 */
 };
 
 /* One route of the kernel's table as ksync sees it, for `show routes`. */
@@ -113,7 +133,7 @@ struct rxp_ksync_route_info {
 	uint8_t family;		/* 4 or 6 */
 	uint8_t plen;
 	uint8_t prefix[16];	/* network order, host bits cleared */
-	bool has_gw;
+	bool has_gw;		/* has_gw, gw, port, ifname: the first next hop's */
 	uint8_t gw[16];
 	const char *type;	/* NULL, or "blackhole", "unreachable", "prohibit" (no port then) */
 	const char *port;	/* rxpath port (the strings live as long as the object); "" for a type */
@@ -121,6 +141,10 @@ struct rxp_ksync_route_info {
 	uint32_t metric;
 	enum rxp_ksync_state state;
 	int error;		/* -errno of the refusal, or 0 */
+	unsigned n_paths;	/* next hops: 1, more for a multipath route; 0 for a type or skipped */
+	const struct rxp_ksync_path_info *paths;	/* n_paths of them, valid during the call */
+	uint32_t nhid;		/* the kernel nexthop object it names, or 0 */
+	const char *skipped;	/* RXP_KSYNC_SKIPPED: why, in words; else NULL */
 };
 
 /* Called per route; a nonzero return stops the walk and is returned by rxp_ksync_foreach_route. */
@@ -182,7 +206,7 @@ int rxp_ksync_foreach_route(const struct rxp_ksync *k, rxp_ksync_route_fn fn, vo
 /* Fills @st. Walks the tables (milliseconds for a million routes). */
 void rxp_ksync_get_stats(const struct rxp_ksync *k, struct rxp_ksync_stats *st);
 
-/* Returns "installed", "refused", "shadowed" or "pending". */
+/* Returns "installed", "refused", "shadowed", "pending" or "skipped". */
 const char *rxp_ksync_state_name(enum rxp_ksync_state state);
 
 #endif

@@ -2,14 +2,17 @@
 /*
  * Kernel sync's rtnetlink side (ksync_priv.h; the design is told in
  * ksync.c): parses route, neighbour, link and address messages, applies
- * them to the table and hands each change to ks_reconcile(); runs the dumps
- * and reads the event socket.
+ * them to the table and hands each change to ks_reconcile(); passes
+ * nexthop objects to ksync_nexthop.c; runs the dumps and reads the event
+ * socket.
  */
 #include <errno.h>
 #include <libmnl/libmnl.h>
 #include <linux/neighbour.h>
+#include <linux/nexthop.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -59,7 +62,14 @@ static int attr_collect(const struct nlattr *a, void *data)
 	return MNL_CB_OK;
 }
 
-static bool attr_u32(const struct nlattr *a, uint32_t *out)
+bool ks_attrs(const struct nlmsghdr *nlh, size_t hdr_len, const struct nlattr **tb, uint16_t max)
+{
+	struct attr_set set = { tb, max };
+
+	return mnl_attr_parse(nlh, (unsigned)hdr_len, attr_collect, &set) >= 0;
+}
+
+bool ks_attr_u32(const struct nlattr *a, uint32_t *out)
 {
 	if (!a || mnl_attr_get_payload_len(a) < 4)
 		return false;
@@ -68,7 +78,7 @@ static bool attr_u32(const struct nlattr *a, uint32_t *out)
 }
 
 /* Copies an address attribute of @alen bytes into a zeroed 16-byte buffer. */
-static bool attr_addr(const struct nlattr *a, unsigned alen, uint8_t out[16])
+bool ks_attr_addr(const struct nlattr *a, unsigned alen, uint8_t out[16])
 {
 	memset(out, 0, 16);
 	if (!a || mnl_attr_get_payload_len(a) != alen)
@@ -77,8 +87,7 @@ static bool attr_addr(const struct nlattr *a, unsigned alen, uint8_t out[16])
 	return true;
 }
 
-/* Returns the port-map index of kernel interface @ifindex, or -1. */
-static int port_of_ifindex(struct rxp_ksync *k, int ifindex)
+int ks_port_of_ifindex(struct rxp_ksync *k, int ifindex)
 {
 	if (ifindex <= 0)
 		return -1;
@@ -95,84 +104,89 @@ static int port_of_ifindex(struct rxp_ksync *k, int ifindex)
 enum verdict {
 	V_OTHER,	/* not about our table or families: leave everything alone */
 	V_SKIP,		/* a key of ours, but nothing to mirror: counts as a delete of the key */
-	V_MIRROR,
+	V_MIRROR,	/* a record: with paths, or (a nexthop object's route) why it has none */
 };
 
 struct kroute {
 	struct key key;
 	uint32_t metric;
-	uint16_t port;
-	bool has_gw;
-	uint8_t gw[16];
+	uint32_t kid;		/* RTA_NH_ID, or 0 */
+	enum ks_why why;	/* WHY_OK, or why n_paths is 0 */
 	unsigned n_hops;	/* nexthops the message listed */
 	bool multipath;		/* it came as RTA_MULTIPATH */
+	unsigned n_paths;	/* the set rxpath gets, sorted */
+	struct ks_path paths[KS_PATHS_MAX];	/* last: only the head is cleared per message */
 };
 
-/* Why no nexthop could be chosen, for the counters. */
-enum nh_pick { PICK_OK, PICK_UNMAPPED, PICK_UNSUPPORTED };
-
 /*
- * Considers one nexthop for @out: the lowest (gateway, interface) of the live,
- * mapped ones wins. Not "the first": the kernel lists the nexthops of an
- * IPv6 route in one order in dumps and another in events, and the choice
- * must not flip between the two.
+ * One nexthop of a route message into @paths[*@n]. WHY_OK when added; else
+ * why it is left out (a gateway of another family, no interface, an
+ * interface not mapped, a bad gateway).
  */
-static enum nh_pick consider_nexthop(struct rxp_ksync *k, struct kroute *out, bool *chosen,
-				     int *chosen_oif, int oif, const struct nlattr *gw_attr,
-				     bool via, unsigned alen)
+static enum ks_why add_path(struct rxp_ksync *k, struct ks_path *paths, unsigned *n, int oif,
+			    const struct nlattr *gw_attr, bool via, unsigned alen, unsigned weight)
 {
-	uint8_t gw[16];
-	bool has_gw;
+	struct ks_path p = { .has_gw = gw_attr != NULL, .weight = (uint16_t)weight };
 	int port;
 
-	if (via || oif <= 0)	/* a gateway of another family; a nexthop object without compat info */
-		return PICK_UNSUPPORTED;
-	port = port_of_ifindex(k, oif);
+	if (via || oif <= 0)	/* RTA_VIA: IPv4 via IPv6; no interface: nothing rxpath can name */
+		return WHY_UNSUPPORTED;
+	port = ks_port_of_ifindex(k, oif);
 	if (port < 0)
-		return PICK_UNMAPPED;
-	has_gw = attr_addr(gw_attr, alen, gw);
-	if (*chosen) {
-		int order = memcmp(gw, out->gw, 16);
-
-		if (order > 0 || (order == 0 && oif >= *chosen_oif))
-			return PICK_OK;
-	}
-	*chosen = true;
-	*chosen_oif = oif;
-	out->has_gw = has_gw;
-	memcpy(out->gw, gw, 16);
-	out->port = (uint16_t)port;
-	return PICK_OK;
+		return WHY_UNMAPPED;
+	if (gw_attr && !ks_attr_addr(gw_attr, alen, p.gw))
+		return WHY_UNSUPPORTED;
+	if (*n == KS_PATHS_MAX)	/* more than rxpath holds: none rather than some */
+		return WHY_FULL;
+	p.port = (uint16_t)port;
+	paths[(*n)++] = p;
+	return WHY_OK;
 }
 
-/* Chooses among the nexthops of RTA_MULTIPATH (rxpath has one per route). */
-static enum nh_pick pick_multipath(struct rxp_ksync *k, const struct nlattr *mp, unsigned alen,
+/*
+ * The live, mapped nexthops of RTA_MULTIPATH, weight rtnh_hops + 1. Returns
+ * WHY_OK when some are left, else why none: an unmapped one is the reason
+ * first, then one rxpath has no words for, then none alive.
+ */
+static enum ks_why multipath_paths(struct rxp_ksync *k, const struct nlattr *mp, unsigned alen,
 				   struct kroute *out)
 {
 	const struct rtnexthop *nh = mnl_attr_get_payload(mp);
-	int left = mnl_attr_get_payload_len(mp), chosen_oif = 0;
-	enum nh_pick why = PICK_UNSUPPORTED;
-	bool chosen = false;
+	int left = mnl_attr_get_payload_len(mp);
+	bool unmapped = false, unsupported = false;
 
 	while (left >= (int)sizeof(*nh) && nh->rtnh_len >= sizeof(*nh) && nh->rtnh_len <= left) {
 		const struct nlattr *tb[RTA_MAX + 1] = { 0 };
 		struct attr_set set = { tb, RTA_MAX };
 
 		out->n_hops++;
-		if (!(nh->rtnh_flags & RTNH_F_DEAD) &&
-		    mnl_attr_parse_payload(RTNH_DATA(nh), nh->rtnh_len - RTNH_LENGTH(0),
-					   attr_collect, &set) >= 0) {
-			enum nh_pick p = consider_nexthop(k, out, &chosen, &chosen_oif,
-							  nh->rtnh_ifindex, tb[RTA_GATEWAY],
-							  tb[RTA_VIA] != NULL, alen);
+		if (!(nh->rtnh_flags & RTNH_F_DEAD)) {
+			enum ks_why why = WHY_UNSUPPORTED;
 
-			if (p == PICK_UNMAPPED)
-				why = p;
+			if (mnl_attr_parse_payload(RTNH_DATA(nh), nh->rtnh_len - RTNH_LENGTH(0),
+						   attr_collect, &set) >= 0)
+				why = add_path(k, out->paths, &out->n_paths, nh->rtnh_ifindex,
+					       tb[RTA_GATEWAY], tb[RTA_VIA] != NULL, alen,
+					       nh->rtnh_hops + 1u);
+			if (why == WHY_FULL)
+				return WHY_UNSUPPORTED;
+			unmapped |= why == WHY_UNMAPPED;
+			unsupported |= why == WHY_UNSUPPORTED;
 		}
 		left -= RTNH_ALIGN(nh->rtnh_len);
 		nh = RTNH_NEXT(nh);
 	}
-	return chosen ? PICK_OK : why;
+	if (out->n_paths)
+		return WHY_OK;
+	return unmapped ? WHY_UNMAPPED : unsupported ? WHY_UNSUPPORTED : WHY_DEAD;
+}
+
+void ks_count_why(struct rxp_ksync_skips *skips, enum ks_why why)
+{
+	if (why == WHY_UNMAPPED)
+		skips->unmapped++;
+	else if (why != WHY_OK && why != WHY_FULL)	/* "full" is counted where it happens */
+		skips->unsupported++;
 }
 
 /*
@@ -184,10 +198,9 @@ static enum verdict route_parse(struct rxp_ksync *k, const struct nlmsghdr *nlh,
 {
 	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
 	const struct nlattr *tb[RTA_MAX + 1] = { 0 };
-	struct attr_set set = { tb, RTA_MAX };
 	struct rxp_ksync_skips none = { 0 };
-	enum nh_pick pick;
 	uint32_t table, u32;
+	enum ks_why why;
 	unsigned alen;
 
 	if (!skips)
@@ -196,23 +209,23 @@ static enum verdict route_parse(struct rxp_ksync *k, const struct nlmsghdr *nlh,
 	    (rtm->rtm_family != AF_INET && rtm->rtm_family != AF_INET6))
 		return V_OTHER;
 	alen = rtm->rtm_family == AF_INET ? 4 : 16;
-	if (rtm->rtm_dst_len > alen * 8 || mnl_attr_parse(nlh, sizeof(*rtm), attr_collect, &set) < 0)
+	if (rtm->rtm_dst_len > alen * 8 || !ks_attrs(nlh, sizeof(*rtm), tb, RTA_MAX))
 		return V_OTHER;
 	table = rtm->rtm_table;
-	if (attr_u32(tb[RTA_TABLE], &u32))	/* tables above 255 only say so here */
+	if (ks_attr_u32(tb[RTA_TABLE], &u32))	/* tables above 255 only say so here */
 		table = u32;
 	/* a cloned (cache) entry is no FIB route: it neither adds nor replaces one */
 	if (table != k->table || (rtm->rtm_flags & RTM_F_CLONED))
 		return V_OTHER;
 
-	memset(out, 0, sizeof(*out));
+	memset(out, 0, offsetof(struct kroute, paths));
 	out->key.kind = KIND_ROUTE;
 	out->key.family = alen == 4 ? 4 : 6;
 	out->key.plen = rtm->rtm_dst_len;
-	if (tb[RTA_DST] && !attr_addr(tb[RTA_DST], alen, out->key.addr))
+	if (tb[RTA_DST] && !ks_attr_addr(tb[RTA_DST], alen, out->key.addr))
 		return V_OTHER;
 	mask_prefix(out->key.addr, out->key.plen);
-	if (!attr_u32(tb[RTA_PRIORITY], &out->metric))
+	if (!ks_attr_u32(tb[RTA_PRIORITY], &out->metric))
 		out->metric = 0;
 
 	/* rxpath makes its own connected, local and link-local routes from its addresses */
@@ -222,16 +235,33 @@ static enum verdict route_parse(struct rxp_ksync *k, const struct nlmsghdr *nlh,
 		skips->kernel++;
 		return V_SKIP;
 	}
+	/*
+	 * A nexthop object decides (the compat RTA_GATEWAY/RTA_MULTIPATH may be
+	 * missing): the route is held even when the object gives nothing to
+	 * mirror, since the object can change without a word about the route.
+	 * The kernel types a route through a blackhole object blackhole.
+	 */
+	if (ks_attr_u32(tb[RTA_NH_ID], &out->kid) && out->kid &&
+	    (rtm->rtm_type == RTN_UNICAST || rtm->rtm_type == RTN_BLACKHOLE) &&
+	    !rtm->rtm_src_len && !rtm->rtm_tos) {
+		out->n_hops = 1;
+		out->why = ks_kobj_resolve(k, out->kid, out->key.family, out->paths, &out->n_paths);
+		ks_count_why(skips, out->why);
+		return V_MIRROR;
+	}
+	out->kid = 0;
 	/* the types that lead nowhere have no nexthop: rxpath has the same three */
 	if ((rtm->rtm_type == RTN_BLACKHOLE || rtm->rtm_type == RTN_UNREACHABLE ||
 	     rtm->rtm_type == RTN_PROHIBIT) && !rtm->rtm_src_len && !rtm->rtm_tos) {
-		out->n_hops = 1;
-		out->has_gw = false;
-		memset(out->gw, 0, sizeof(out->gw));
-		out->port = (uint16_t)(NH_PORT_REJECT |
-				       (rtm->rtm_type == RTN_BLACKHOLE ? REJECT_BLACKHOLE :
-					rtm->rtm_type == RTN_UNREACHABLE ? REJECT_UNREACHABLE :
-					REJECT_PROHIBIT));
+		struct ks_path *p = &out->paths[0];
+
+		memset(p, 0, sizeof(*p));
+		p->port = (uint16_t)(NH_PORT_REJECT |
+				     (rtm->rtm_type == RTN_BLACKHOLE ? REJECT_BLACKHOLE :
+				      rtm->rtm_type == RTN_UNREACHABLE ? REJECT_UNREACHABLE :
+				      REJECT_PROHIBIT));
+		p->weight = 1;
+		out->n_hops = out->n_paths = 1;
 		return V_MIRROR;
 	}
 	if (rtm->rtm_type != RTN_UNICAST || rtm->rtm_src_len || rtm->rtm_tos ||
@@ -241,24 +271,19 @@ static enum verdict route_parse(struct rxp_ksync *k, const struct nlmsghdr *nlh,
 	}
 	if (tb[RTA_MULTIPATH]) {
 		out->multipath = true;
-		pick = pick_multipath(k, tb[RTA_MULTIPATH], alen, out);
+		why = multipath_paths(k, tb[RTA_MULTIPATH], alen, out);
+		/* the kernel lists IPv6 nexthops in one order in dumps, another in events */
+		ks_paths_sort(out->paths, out->n_paths);
 	} else {
-		bool chosen = false;
-		int chosen_oif = 0;
-
 		out->n_hops = 1;
-		pick = consider_nexthop(k, out, &chosen, &chosen_oif,
-					attr_u32(tb[RTA_OIF], &u32) ? (int)u32 : 0, tb[RTA_GATEWAY],
-					tb[RTA_VIA] != NULL, alen);
+		why = add_path(k, out->paths, &out->n_paths,
+			       ks_attr_u32(tb[RTA_OIF], &u32) ? (int)u32 : 0, tb[RTA_GATEWAY],
+			       tb[RTA_VIA] != NULL, alen, 1);
 	}
-	if (pick != PICK_OK) {
-		if (pick == PICK_UNMAPPED)
-			skips->unmapped++;
-		else
-			skips->unsupported++;
+	if (why != WHY_OK) {
+		ks_count_why(skips, why);
 		return V_SKIP;
 	}
-	skips->multipath += out->n_hops > 1;
 	return V_MIRROR;
 }
 
@@ -273,7 +298,6 @@ static enum verdict neigh_parse(struct rxp_ksync *k, const struct nlmsghdr *nlh,
 	const uint16_t resolved = NUD_REACHABLE | NUD_STALE | NUD_DELAY | NUD_PROBE | NUD_PERMANENT;
 	const struct ndmsg *ndm = mnl_nlmsg_get_payload(nlh);
 	const struct nlattr *tb[NDA_MAX + 1] = { 0 };
-	struct attr_set set = { tb, NDA_MAX };
 	const uint8_t *mac;
 	bool mirrorable;
 	unsigned alen;
@@ -284,10 +308,10 @@ static enum verdict neigh_parse(struct rxp_ksync *k, const struct nlmsghdr *nlh,
 	    (ndm->ndm_flags & NTF_PROXY))
 		return V_OTHER;
 	alen = ndm->ndm_family == AF_INET ? 4 : 16;
-	if (mnl_attr_parse(nlh, sizeof(*ndm), attr_collect, &set) < 0)
+	if (!ks_attrs(nlh, sizeof(*ndm), tb, NDA_MAX))
 		return V_OTHER;
 	memset(out, 0, sizeof(*out));
-	if (!attr_addr(tb[NDA_DST], alen, out->key.addr))
+	if (!ks_attr_addr(tb[NDA_DST], alen, out->key.addr))
 		return V_OTHER;
 	mirrorable = (ndm->ndm_state & resolved) && tb[NDA_LLADDR] &&
 		     mnl_attr_get_payload_len(tb[NDA_LLADDR]) == 6;
@@ -296,7 +320,7 @@ static enum verdict neigh_parse(struct rxp_ksync *k, const struct nlmsghdr *nlh,
 		mirrorable = rxp_eth_is_unicast(mac);
 		memcpy(out->mac, mac, 6);
 	}
-	port = port_of_ifindex(k, ndm->ndm_ifindex);
+	port = ks_port_of_ifindex(k, ndm->ndm_ifindex);
 	if (port < 0 || k->map[port].routes_only) {
 		if (skips && mirrorable)
 			skips->unmapped++;
@@ -314,11 +338,14 @@ static enum verdict neigh_parse(struct rxp_ksync *k, const struct nlmsghdr *nlh,
 /* Records a mirrorable route. @from_dump marks it seen. Returns the record, or NULL when full. */
 static struct rec *route_upsert(struct rxp_ksync *k, const struct kroute *kr, bool from_dump)
 {
-	uint32_t nh = ks_nh_get(k, kr->key.family, kr->has_gw, kr->port, kr->gw);
+	uint32_t nh = 0;
 	struct rec *r;
 
-	if (!nh)
-		goto full;
+	if (kr->n_paths) {
+		nh = ks_nh_get(k, kr->key.family, kr->paths, kr->n_paths);
+		if (!nh)
+			goto full;
+	}
 	r = ks_rec_find(k, &kr->key, kr->metric);
 	if (r) {
 		/* IPv4 keeps appended duplicates of a key; the first one dumped is the one used */
@@ -327,22 +354,32 @@ static struct rec *route_upsert(struct rxp_ksync *k, const struct kroute *kr, bo
 			r->flags |= F_DUP;
 			return r;
 		}
-		if (r->r.nh != nh) {
-			ks_nh_put(k, r->r.nh);
-			r->r.nh = nh;
-			r->flags &= (uint8_t)~F_REFUSED;	/* new content: worth a try */
-			r->err = 0;
-		} else {
-			ks_nh_put(k, nh);
+		if (r->r.kid != kr->kid) {
+			if (kr->kid && ks_kobj_route_ref(k, kr->kid)) {
+				ks_nh_put(k, nh);
+				goto full;
+			}
+			if (r->r.kid)
+				ks_kobj_route_put(k, r->r.kid);
+			r->r.kid = kr->kid;
 		}
+		ks_route_set_nh(k, r, nh, kr->why);
 		r->flags &= (uint8_t)~F_DEAD;
 	} else {
-		r = ks_rec_insert(k, &kr->key, kr->metric);
-		if (!r) {
+		if (kr->kid && ks_kobj_route_ref(k, kr->kid)) {
 			ks_nh_put(k, nh);
 			goto full;
 		}
+		r = ks_rec_insert(k, &kr->key, kr->metric);
+		if (!r) {
+			ks_nh_put(k, nh);
+			if (kr->kid)
+				ks_kobj_route_put(k, kr->kid);
+			goto full;
+		}
 		r->r.nh = nh;
+		r->r.kid = kr->kid;
+		r->why = nh ? WHY_OK : (uint8_t)kr->why;
 	}
 	r->flags = (uint8_t)((r->flags & ~F_MULTI) | (kr->n_hops > 1 ? F_MULTI : 0));
 	if (from_dump)
@@ -384,16 +421,53 @@ void ks_add_skips(struct rxp_ksync_skips *to, const struct rxp_ksync_skips *from
 	to->unmapped += from->unmapped;
 	to->kernel += from->kernel;
 	to->unsupported += from->unsupported;
-	to->multipath += from->multipath;
 }
 
-/* Returns true when nexthop @id is the one @kr chose. */
-static bool nh_is(const struct rxp_ksync *k, uint32_t id, const struct kroute *kr)
+/* Reconciles @r's prefix after a change from an event. */
+static void route_changed(struct rxp_ksync *k, struct rec *r)
 {
-	const struct nexthop *nh = &k->nhs[id];
+	struct key key = ks_key_of(r);
 
-	return nh->family == kr->key.family && nh->has_gw == kr->has_gw && nh->port == kr->port &&
-	       !memcmp(nh->gw, kr->gw, 16);
+	ks_reconcile(k, r, false);
+	ks_clear_done(k, &key);
+}
+
+/*
+ * One nexthop (@gone, its weight unsaid) of IPv6 multipath route @r went:
+ * the kernel announces the one, not the rest; the rest is what @r has
+ * without it. One rxpath did not have (unmapped, dead) changes nothing.
+ */
+static void route_drop_path(struct rxp_ksync *k, struct rec *r, const struct ks_path *gone)
+{
+	struct ks_path paths[KS_PATHS_MAX];
+	const struct nexthop *set = &k->nhs[r->r.nh];
+	const struct ks_path *p = ks_nh_paths(set);
+	unsigned n = 0, n_set = set->n_paths;
+	bool found = false;
+	uint32_t nh;
+
+	for (unsigned i = 0; i < n_set; i++) {
+		if (!found && p[i].port == gone->port && p[i].has_gw == gone->has_gw &&
+		    !memcmp(p[i].gw, gone->gw, 16))
+			found = true;
+		else
+			paths[n++] = p[i];
+	}
+	if (!found)
+		return;
+	if (!n) {
+		struct key key = ks_key_of(r);
+
+		ks_rec_forget(k, &key, r->metric);
+		return;
+	}
+	nh = ks_nh_get(k, r->family, paths, n);	/* a sorted set less one is sorted */
+	if (!nh) {
+		resync_soon(k);
+		return;
+	}
+	if (ks_route_set_nh(k, r, nh, WHY_OK))
+		route_changed(k, r);
 }
 
 /* An event about a route. */
@@ -410,14 +484,23 @@ static void route_event(struct rxp_ksync *k, const struct nlmsghdr *nlh)
 	if (v == V_OTHER)
 		return;
 	r = ks_rec_find(k, &kr.key, kr.metric);
-	if (r && !is_new && !kr.multipath && (r->flags & F_MULTI)) {
-		/*
-		 * One nexthop of an IPv6 multipath route went, and the kernel does
-		 * not say which remain. Only when it was rxpath's one does that matter.
-		 */
-		if (v == V_MIRROR && nh_is(k, r->r.nh, &kr))
+	/*
+	 * IPv6 adds and deletes the nexthops of a multipath route one at a
+	 * time. An addition is announced with the whole set (RTA_MULTIPATH)
+	 * since Linux 4.16 and is applied as it comes; a deletion names the
+	 * one that went, and a single appended one (older kernels) says
+	 * nothing of the rest: a dump does.
+	 */
+	if (r && kr.key.family == 6 && !kr.multipath && !kr.kid && !r->r.kid) {
+		if (!is_new && (r->flags & F_MULTI)) {
+			if (v == V_MIRROR && r->r.nh)
+				route_drop_path(k, r, &kr.paths[0]);
+			return;
+		}
+		if (is_new && (nlh->nlmsg_flags & NLM_F_APPEND)) {
 			resync_soon(k);
-		return;
+			return;
+		}
 	}
 	if (r && kr.key.family == 4 && !is_new && (r->flags & F_DUP)) {
 		resync_soon(k);	/* which of the appended routes is used now, only a dump says */
@@ -432,10 +515,8 @@ static void route_event(struct rxp_ksync *k, const struct nlmsghdr *nlh)
 		return;
 	}
 	r = route_upsert(k, &kr, false);
-	if (r) {
-		ks_reconcile(k, r, false);
-		ks_clear_done(k, &kr.key);
-	}
+	if (r)
+		route_changed(k, r);
 }
 
 static void neigh_event(struct rxp_ksync *k, const struct nlmsghdr *nlh)
@@ -464,18 +545,17 @@ static void neigh_event(struct rxp_ksync *k, const struct nlmsghdr *nlh)
 /*
  * A link appeared, changed or went away: keep the port map's ifindexes. A
  * mapped link going down or away, or renumbered, loses IPv4 routes without
- * a word from the kernel: resync soon.
+ * a word from the kernel, and its nexthop objects (the routes through them
+ * with them) when it loses its carrier too: resync soon.
  */
 static void link_msg(struct rxp_ksync *k, const struct nlmsghdr *nlh)
 {
 	const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
 	const struct nlattr *tb[IFLA_MAX + 1] = { 0 };
-	struct attr_set set = { tb, IFLA_MAX };
 	const char *name = NULL;
 	bool gone = nlh->nlmsg_type == RTM_DELLINK;
 
-	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*ifi) ||
-	    mnl_attr_parse(nlh, sizeof(*ifi), attr_collect, &set) < 0)
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*ifi) || !ks_attrs(nlh, sizeof(*ifi), tb, IFLA_MAX))
 		return;
 	if (tb[IFLA_IFNAME] && mnl_attr_validate(tb[IFLA_IFNAME], MNL_TYPE_NUL_STRING) == 0)
 		name = mnl_attr_get_str(tb[IFLA_IFNAME]);
@@ -484,17 +564,22 @@ static void link_msg(struct rxp_ksync *k, const struct nlmsghdr *nlh)
 		bool named = !gone && name && !strcmp(name, m->ifname);
 
 		if (named) {
-			bool up = ifi->ifi_flags & IFF_UP;
+			bool up = ifi->ifi_flags & IFF_UP, running = ifi->ifi_flags & IFF_RUNNING;
+			bool same = m->ifindex == ifi->ifi_index;
 
-			if (m->ifindex && m->ifindex != ifi->ifi_index)
+			if (m->ifindex && !same)
 				resync_soon(k);
-			if (m->up && !up)
+			/* up again, its dead IPv4 multipath nexthops revive as silently */
+			if (same && m->up != up)
+				resync_soon(k);
+			if (same && m->running && !running && k->n_kobjs)
 				resync_soon(k);
 			m->ifindex = ifi->ifi_index;
 			m->up = up;
+			m->running = running;
 		} else if (m->ifindex == ifi->ifi_index) {	/* deleted or renamed away */
 			m->ifindex = 0;
-			m->up = false;
+			m->up = m->running = false;
 			resync_soon(k);
 		}
 	}
@@ -506,7 +591,7 @@ static void addr_event(struct rxp_ksync *k, const struct nlmsghdr *nlh)
 	const struct ifaddrmsg *ifa = mnl_nlmsg_get_payload(nlh);
 
 	if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(*ifa) && ifa->ifa_family == AF_INET &&
-	    port_of_ifindex(k, (int)ifa->ifa_index) >= 0)
+	    ks_port_of_ifindex(k, (int)ifa->ifa_index) >= 0)
 		resync_soon(k);
 }
 
@@ -530,6 +615,10 @@ static int event_cb(const struct nlmsghdr *nlh, void *data)
 		break;
 	case RTM_DELADDR:
 		addr_event(k, nlh);
+		break;
+	case RTM_NEWNEXTHOP:
+	case RTM_DELNEXTHOP:
+		ks_kobj_msg(k, nlh, false);
 		break;
 	default:
 		break;
@@ -556,6 +645,9 @@ static int dump_cb(const struct nlmsghdr *nlh, void *data)
 		break;
 	case RTM_NEWLINK:
 		link_msg(k, nlh);
+		break;
+	case RTM_NEWNEXTHOP:
+		ks_kobj_msg(k, nlh, true);
 		break;
 	default:
 		break;
@@ -605,6 +697,10 @@ static int dump(struct rxp_ksync *k, uint16_t type, uint8_t family, const char *
 		struct ndmsg *ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
 
 		ndm->ndm_family = family;
+	} else if (type == RTM_GETNEXTHOP) {
+		struct nhmsg *nhm = mnl_nlmsg_put_extra_header(nlh, sizeof(*nhm));
+
+		nhm->nh_family = family;	/* the rest zero, as strict checking wants */
 	} else {
 		struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
 
@@ -639,6 +735,9 @@ static int dump(struct rxp_ksync *k, uint16_t type, uint8_t family, const char *
 			/* a table that does not exist (yet) is an empty one */
 			if (type == RTM_GETROUTE && ret == -ENOENT)
 				return 0;
+			/* a kernel before 5.3 has no nexthop objects, so no route names one */
+			if (type == RTM_GETNEXTHOP && ret == -EOPNOTSUPP)
+				return 0;
 			snprintf(err, errlen, "netlink: the kernel's %s dump failed: %s", what,
 				 strerror(-ret));
 			return ret;
@@ -659,10 +758,17 @@ int ks_dump_all(struct rxp_ksync *k, char *err, size_t errlen)
 	}
 	for (unsigned i = 0; i < k->n_map; i++) {
 		k->map[i].ifindex = 0;
-		k->map[i].up = false;
+		k->map[i].up = k->map[i].running = false;
 	}
 	k->last_map_hit = 0;
 	ret = dump(k, RTM_GETLINK, AF_UNSPEC, "link", err, errlen);
+	/* the objects before the routes that name them */
+	if (!ret) {
+		ks_kobj_dump_begin(k);
+		ret = dump(k, RTM_GETNEXTHOP, AF_UNSPEC, "nexthop", err, errlen);
+		if (!ret)
+			ks_kobj_dump_end(k);
+	}
 	if (!ret)
 		ret = dump(k, RTM_GETROUTE, AF_INET, "IPv4 route", err, errlen);
 	if (!ret)
@@ -713,7 +819,7 @@ static int events_open(struct rxp_ksync *k, uint32_t buffer_bytes, char *err, si
 {
 	const unsigned groups = RTMGRP_LINK | RTMGRP_NEIGH | RTMGRP_IPV4_IFADDR |
 				RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE;
-	int fd, size = (int)ks_count_int(buffer_bytes), ret;
+	int fd, size = (int)ks_count_int(buffer_bytes), ret, group;
 
 	k->events = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (!k->events) {
@@ -727,6 +833,14 @@ static int events_open(struct rxp_ksync *k, uint32_t buffer_bytes, char *err, si
 		snprintf(err, errlen, "netlink: cannot subscribe to route and neighbour changes: %s%s",
 			 strerror(-ret),
 			 ret == -EPERM || ret == -EACCES ? " (a security policy forbids it; run as root)" : "");
+		goto fail;
+	}
+	/* nexthop objects (FRR's): no RTMGRP_ bit names their group, joined by number */
+	group = RTNLGRP_NEXTHOP;
+	if (mnl_socket_setsockopt(k->events, NETLINK_ADD_MEMBERSHIP, &group, sizeof(group)) &&
+	    errno != EINVAL) {	/* EINVAL: a kernel before 5.3, without them */
+		ret = -errno;
+		snprintf(err, errlen, "netlink: cannot subscribe to nexthop changes: %s", strerror(-ret));
 		goto fail;
 	}
 	/* a routing daemon can push a million routes at once: room, so overruns stay rare */
@@ -805,5 +919,12 @@ int ks_events_read(struct rxp_ksync *k, char *err, size_t errlen)
 		}
 		mnl_cb_run(k->buf, (size_t)n, 0, 0, event_cb, k);
 	}
+	ks_kobj_refresh(k);	/* once per batch: a storm of nexthop changes costs one scan */
 	return 0;
+}
+
+void ks_nl_feed(struct rxp_ksync *k, const void *buf, size_t len)
+{
+	mnl_cb_run(buf, len, 0, 0, event_cb, k);
+	ks_kobj_refresh(k);
 }

@@ -2,7 +2,8 @@
 /*
  * Kernel sync's mirrored table (ksync_priv.h; the design is told in
  * ksync.c): the open-addressing hash table of records and the pool of
- * interned nexthops they point to by id.
+ * interned nexthop sets (one path, or the paths of a multipath route)
+ * they point to by id.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -54,59 +55,108 @@ struct key ks_key_of(const struct rec *r)
 	return key;
 }
 
-/* ---- nexthop pool ---- */
+/* ---- nexthop pool: interned sets of paths ---- */
 
-static uint32_t nh_hash(uint8_t family, bool has_gw, uint16_t port, const uint8_t *gw)
+static int path_cmp(const struct ks_path *a, const struct ks_path *b)
 {
-	return hash_fields(has_gw, family, 0, port, gw);
+	int c = memcmp(a->gw, b->gw, 16);
+
+	if (c)
+		return c;
+	if (a->port != b->port)
+		return a->port < b->port ? -1 : 1;
+	if (a->has_gw != b->has_gw)
+		return a->has_gw < b->has_gw ? -1 : 1;
+	return a->weight < b->weight ? -1 : a->weight > b->weight;
 }
 
-/* Returns the id of the nexthop or 0; *@slot is where it is or would go in the index. */
-static uint32_t nh_lookup(const struct rxp_ksync *k, uint8_t family, bool has_gw, uint16_t port,
-			  const uint8_t *gw, uint32_t *slot)
+/* Insertion sort: sets are short, and most have one path. */
+void ks_paths_sort(struct ks_path *paths, unsigned n)
 {
-	uint32_t i = nh_hash(family, has_gw, port, gw) & k->nh_index_mask;
+	for (unsigned i = 1; i < n; i++) {
+		struct ks_path p = paths[i];
+		unsigned j = i;
+
+		for (; j && path_cmp(&paths[j - 1], &p) > 0; j--)
+			paths[j] = paths[j - 1];
+		paths[j] = p;
+	}
+}
+
+static uint32_t set_hash(uint8_t family, const struct ks_path *paths, unsigned n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)family << 8 | n);
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct ks_path *p = &paths[i];
+		uint64_t a, b;
+
+		memcpy(&a, p->gw, 8);
+		memcpy(&b, p->gw + 8, 8);
+		h = mix64(h ^ a);
+		h = mix64(h ^ b ^ ((uint64_t)p->port << 32 | (uint64_t)p->weight << 16 | p->has_gw));
+	}
+	return (uint32_t)h;
+}
+
+static bool set_is(const struct nexthop *nh, uint32_t hash, uint8_t family,
+		   const struct ks_path *paths, unsigned n)
+{
+	return nh->hash == hash && nh->family == family && nh->n_paths == n &&
+	       !memcmp(ks_nh_paths(nh), paths, n * sizeof(*paths));
+}
+
+/* Returns the id of the set or 0; *@slot is where it is or would go in the index. */
+static uint32_t nh_lookup(const struct rxp_ksync *k, uint32_t hash, uint8_t family,
+			  const struct ks_path *paths, unsigned n, uint32_t *slot)
+{
+	uint32_t i = hash & k->nh_index_mask;
 
 	for (;; i = (i + 1) & k->nh_index_mask) {
 		uint32_t id = k->nh_index[i];
-		const struct nexthop *nh = &k->nhs[id];
 
-		if (!id || (nh->family == family && nh->has_gw == has_gw && nh->port == port &&
-			    !memcmp(nh->gw, gw, 16))) {
+		if (!id || set_is(&k->nhs[id], hash, family, paths, n)) {
 			*slot = i;
 			return id;
 		}
 	}
 }
 
+/* Returns the first free slot of @hash's probe sequence (live entries are all distinct). */
+static uint32_t nh_free_slot(const struct rxp_ksync *k, uint32_t hash)
+{
+	uint32_t i = hash & k->nh_index_mask;
+
+	while (k->nh_index[i])
+		i = (i + 1) & k->nh_index_mask;
+	return i;
+}
+
 static int nh_index_resize(struct rxp_ksync *k, uint32_t size)
 {
 	uint32_t *index = calloc(size, sizeof(*index));
-	uint32_t slot;
 
 	if (!index)
 		return -ENOMEM;
 	free(k->nh_index);
 	k->nh_index = index;
 	k->nh_index_mask = size - 1;
-	for (uint32_t id = 1; id < k->nh_used; id++) {
-		const struct nexthop *nh = &k->nhs[id];
-
-		if (!nh->refs)
-			continue;
-		nh_lookup(k, nh->family, nh->has_gw, nh->port, nh->gw, &slot);
-		k->nh_index[slot] = id;
-	}
+	for (uint32_t id = 1; id < k->nh_used; id++)
+		if (k->nhs[id].refs)
+			k->nh_index[nh_free_slot(k, k->nhs[id].hash)] = id;
 	return 0;
 }
 
-/* Returns the id of the nexthop with one more reference, or 0 when out of memory. */
-uint32_t ks_nh_get(struct rxp_ksync *k, uint8_t family, bool has_gw, uint16_t port,
-		   const uint8_t *gw)
+/* Returns the id of the set with one more reference, or 0 when out of memory. */
+uint32_t ks_nh_get(struct rxp_ksync *k, uint8_t family, const struct ks_path *paths, unsigned n)
 {
-	uint32_t slot, id = nh_lookup(k, family, has_gw, port, gw, &slot);
+	uint32_t hash = set_hash(family, paths, n), slot, id;
+	struct ks_path *many = NULL;
 	struct nexthop *nh;
 
+	if (!n || n > KS_PATHS_MAX)
+		return 0;
+	id = nh_lookup(k, hash, family, paths, n, &slot);
 	if (id) {
 		k->nhs[id].refs++;
 		return id;
@@ -114,7 +164,13 @@ uint32_t ks_nh_get(struct rxp_ksync *k, uint8_t family, bool has_gw, uint16_t po
 	if ((k->nh_live + 1) * 2 > k->nh_index_mask + 1) {
 		if (nh_index_resize(k, (k->nh_index_mask + 1) * 2))
 			return 0;
-		nh_lookup(k, family, has_gw, port, gw, &slot);
+		slot = nh_free_slot(k, hash);
+	}
+	if (n > 1) {
+		many = malloc(n * sizeof(*many));
+		if (!many)
+			return 0;
+		memcpy(many, paths, n * sizeof(*many));
 	}
 	if (k->nh_free) {
 		id = k->nh_free;
@@ -124,20 +180,27 @@ uint32_t ks_nh_get(struct rxp_ksync *k, uint8_t family, bool has_gw, uint16_t po
 			uint32_t cap = k->nh_cap * 2;
 			struct nexthop *nhs = realloc(k->nhs, cap * sizeof(*nhs));
 
-			if (!nhs)
+			if (!nhs) {
+				free(many);
 				return 0;
+			}
 			k->nhs = nhs;
 			k->nh_cap = cap;
 		}
 		id = k->nh_used++;
 	}
 	nh = &k->nhs[id];
+	memset(nh, 0, sizeof(*nh));
 	nh->family = family;
-	nh->has_gw = has_gw;
-	nh->port = port;
+	nh->n_paths = (uint8_t)n;
 	nh->refs = 1;
-	nh->next_free = 0;
-	memcpy(nh->gw, gw, 16);
+	nh->hash = hash;
+	if (many) {
+		nh->many = many;
+		k->nh_heap_bytes += n * sizeof(*many);
+	} else {
+		nh->one = paths[0];
+	}
 	k->nh_index[slot] = id;
 	k->nh_live++;
 	return id;
@@ -148,7 +211,7 @@ void ks_nh_ref(struct rxp_ksync *k, uint32_t id)
 	k->nhs[id].refs++;
 }
 
-/* Drops a reference; the last one frees the id and takes it out of the index. */
+/* Drops a reference; the last one frees the id (and its paths) and takes it out of the index. */
 void ks_nh_put(struct rxp_ksync *k, uint32_t id)
 {
 	struct nexthop *nh = &k->nhs[id];
@@ -156,12 +219,12 @@ void ks_nh_put(struct rxp_ksync *k, uint32_t id)
 
 	if (!id || --nh->refs)
 		return;
-	nh_lookup(k, nh->family, nh->has_gw, nh->port, nh->gw, &i);
+	for (i = nh->hash & mask; k->nh_index[i] != id; i = (i + 1) & mask)
+		;
 	k->nh_index[i] = 0;
 	/* backward-shift deletion: pull later members of the cluster into the hole */
 	for (j = (i + 1) & mask; k->nh_index[j]; j = (j + 1) & mask) {
-		const struct nexthop *o = &k->nhs[k->nh_index[j]];
-		uint32_t home = nh_hash(o->family, o->has_gw, o->port, o->gw) & mask;
+		uint32_t home = k->nhs[k->nh_index[j]].hash & mask;
 
 		if (j > i ? (home <= i || home > j) : (home <= i && home > j)) {
 			k->nh_index[i] = k->nh_index[j];
@@ -169,9 +232,23 @@ void ks_nh_put(struct rxp_ksync *k, uint32_t id)
 			i = j;
 		}
 	}
+	if (nh->n_paths > 1) {
+		k->nh_heap_bytes -= nh->n_paths * sizeof(*nh->many);
+		free(nh->many);
+	}
+	nh->many = NULL;
+	nh->n_paths = 0;
 	nh->next_free = k->nh_free;
 	k->nh_free = id;
 	k->nh_live--;
+}
+
+void ks_nh_free_all(struct rxp_ksync *k)
+{
+	for (uint32_t id = 1; id < k->nh_used; id++)
+		if (k->nhs[id].refs && k->nhs[id].n_paths > 1)
+			free(k->nhs[id].many);
+	k->nh_heap_bytes = 0;
 }
 
 /* ---- record table ---- */
@@ -242,6 +319,8 @@ void ks_rec_free(struct rxp_ksync *k, struct rec *r)
 		ks_nh_put(k, r->r.nh);
 		if (r->flags & F_INSTALLED)
 			ks_nh_put(k, r->r.inst_nh);
+		if (r->r.kid)
+			ks_kobj_route_put(k, r->r.kid);
 	}
 	r->kind = KIND_FREE;
 	for (j = (i + 1) & mask; k->slots[j].kind; j = (j + 1) & mask) {
@@ -254,4 +333,24 @@ void ks_rec_free(struct rxp_ksync *k, struct rec *r)
 		}
 	}
 	k->n_recs--;
+}
+
+bool ks_route_set_nh(struct rxp_ksync *k, struct rec *r, uint32_t nh, enum ks_why why)
+{
+	if (r->r.nh == nh && (nh || r->why == why)) {
+		ks_nh_put(k, nh);	/* the same set: the record has its reference already */
+		return false;
+	}
+	ks_nh_put(k, r->r.nh);
+	r->r.nh = nh;
+	r->why = nh ? WHY_OK : (uint8_t)why;
+	/*
+	 * new content: worth a try. Nothing to mirror keeps a wait under a
+	 * configured route, for the reconcile to take rxpath's copy back.
+	 */
+	if (nh || !(r->flags & F_REFUSED) || r->err != EEXIST) {
+		r->flags &= (uint8_t)~F_REFUSED;
+		r->err = 0;
+	}
+	return true;
 }

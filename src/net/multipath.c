@@ -145,7 +145,9 @@ uint32_t rxp_mp_peek(const struct rxp_router *r, const struct rxp_pkt *pkt, uint
 void rxp_mp_resolve4(struct rxp_stack *st, struct rxp_pkt **pkts, uint32_t *nh, unsigned n)
 {
 	const struct rxp_router *r = st->router;
-	uint64_t *count = r->path_pkts + (size_t)st->worker * RXP_NH_GROUP_MAX * RXP_NH_PATHS_MAX;
+	/* no groups, no counters: the vector had packets with no route (which look alike to rxp_mp_any) */
+	uint64_t *count = r->path_pkts ? r->path_pkts + (size_t)st->worker * RXP_NH_GROUP_MAX *
+							 RXP_NH_PATHS_MAX : NULL;
 	uint64_t seed = r->mp_seed;
 
 	for (unsigned i = 0; i < n; i++) {

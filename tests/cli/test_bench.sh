@@ -53,7 +53,7 @@ check bench_l3fwd_exit_0 [ "$rc" -eq 0 ]
 check bench_l3fwd_json python3 - "$TMP/l3.json" <<'PY'
 import json, sys
 rows = json.load(open(sys.argv[1]))
-assert [r["case"] for r in rows] == ["ipv4", "ipv6", "ipv4-1m-routes", "ipv4-filter-10",
+assert [r["case"] for r in rows] == ["ipv4", "ipv6", "ipv4-1m-routes", "ipv4-ecmp", "ipv4-filter-10",
                                      "ipv4-filter-10k", "ipv4-1m-flows", "ipv4-ct-1m", "ipv4-ct-new",
                                      "ipv4-nat", "ipv4-nat-new"], rows
 for r in rows:
@@ -63,6 +63,8 @@ for r in rows:
 assert rows[2]["routes"] >= 1000000, rows[2]
 # each case's own family's FIB: the 16 routes, two connected subnets and two local addresses
 assert rows[0]["routes"] == 20 and rows[1]["routes"] == 20, rows[:2]
+# ipv4-ecmp: the same 16 routes, each a group of 4 next hops
+assert rows[3]["routes"] == 20 and rows[3]["mpps"] > 0, rows[3]
 PY
 # --cases picks some, in the table's order; an unknown name is refused
 "$RXPATH" bench l3fwd --duration 0.02 --reps 1 --cases ipv4-filter-10,ipv4 --json >"$TMP/l3c.json" 2>/dev/null

@@ -261,6 +261,44 @@ lab_ecmp_up() {
 	ip -n "$LAB_S" route add default via 10.0.5.1
 }
 
+# lab_ecmp_path_pkts SOCK GW : packets rxpath (ctl socket SOCK) sent to 10.9.0.0/24 by next hop GW
+lab_ecmp_path_pkts() {
+	"$RXPATH" ctl --socket "$1" --json show routes 10.9.0.0/24 2>/dev/null |
+		lab_json "sum(n['packets'] for r in j['routes'] for n in r.get('nexthops', []) if n.get('via') == '$2')"
+}
+
+# bytes router $1 (h2 or h3) forwarded to s
+lab_ecmp_fwd_bytes() { ip -n "$1" -s -j link show s0 | lab_json 'j[0]["stats64"]["tx"]["bytes"]'; }
+
+# lab_ecmp_spread NAME SOCK [DETAIL-CMD] : iperf3 -P 16 (TCP) from h1 to s; PASS NAME when the
+# streams went both ways, by h2 (10.0.2.2) and h3 (10.0.4.2), as the routers' counters and
+# rxpath's per next hop packets say; DETAIL-CMD's output joins a failure's lines
+lab_ecmp_spread() {
+	local name=$1 sock=$2 detail=${3:-} b2 b3 a2 a3 p2 p3 bps why
+	lab_bg "$LAB_S" iperf3 -s -1 -B 10.9.0.1 >/dev/null 2>&1
+	for _ in $(seq 50); do
+		lab_in "$LAB_S" ss -Hltn 'sport = :5201' | grep -q . && break
+		sleep 0.05
+	done
+	b2=$(lab_ecmp_fwd_bytes "$LAB_H2") b3=$(lab_ecmp_fwd_bytes "$LAB_H3")
+	p2=$(lab_ecmp_path_pkts "$sock" 10.0.2.2) p3=$(lab_ecmp_path_pkts "$sock" 10.0.4.2)
+	lab_in "$LAB_H1" timeout 15 iperf3 -c 10.9.0.1 -P 16 -t 2 -J >"$LAB_DIR/$name.json" 2>&1
+	a2=$(lab_ecmp_fwd_bytes "$LAB_H2") a3=$(lab_ecmp_fwd_bytes "$LAB_H3")
+	p2=$(($(lab_ecmp_path_pkts "$sock" 10.0.2.2) - p2)) p3=$(($(lab_ecmp_path_pkts "$sock" 10.0.4.2) - p3))
+	bps=$(lab_json 'int(j["end"]["sum_received"]["bits_per_second"])' <"$LAB_DIR/$name.json" 2>/dev/null)
+	echo "  observed: $name: iperf3 -P 16 $((${bps:-0} / 1000000)) Mbit/s; via h2 $(((a2 - b2) / 1000000)) MB," \
+		"via h3 $(((a3 - b3) / 1000000)) MB; show routes: $p2 and $p3 packets"
+	if [ "${bps:-0}" -gt 0 ] && [ $((a2 - b2)) -gt 1000000 ] && [ $((a3 - b3)) -gt 1000000 ] &&
+	   [ "$p2" -gt 1000 ] && [ "$p3" -gt 1000 ]; then
+		pass "$name"
+		return 0
+	fi
+	why="$([ -n "$detail" ] && $detail)"
+	fail "$name" "via h2 +$((a2 - b2)) bytes, via h3 +$((a3 - b3)) bytes, next hops $p2/$p3 packets" \
+		${why:+"$why"} "$(tail -n 5 "$LAB_DIR/$name.json")"
+	return 1
+}
+
 lab_g_up() {
 	ip netns add "$LAB_G" && LAB_G_UP=1 &&
 	ip -n "$LAB_H2" link add gw0 type veth peer name eth0 netns "$LAB_G" &&

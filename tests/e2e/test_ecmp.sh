@@ -40,38 +40,6 @@ ECMP_CONF="port add p2 afpacket:dev=r2,queues=2
 addr add 10.0.4.1/24 dev p2
 route add 10.9.0.0/24 nexthop via 10.0.2.2 nexthop via 10.0.4.2"
 
-# the packets next hop $1 (10.0.2.2 or 10.0.4.2) carried, from show routes --json
-path_pkts() {
-	ctl --json show routes 10.9.0.0/24 |
-		lab_json "sum(n['packets'] for r in j['routes'] for n in r.get('nexthops', []) if n.get('via') == '$1')"
-}
-# bytes the routers h2 and h3 forwarded to s
-fwd_bytes() { ip -n "$1" -s -j link show s0 | lab_json 'j[0]["stats64"]["tx"]["bytes"]'; }
-
-# iperf3 -P 16 TCP to s: the streams spread over both links
-spread_check() {
-	local W=$1 b2 b3 a2 a3 p2 p3 bps
-	lab_bg "$LAB_S" iperf3 -s -1 -B 10.9.0.1 >/dev/null 2>&1
-	for _ in $(seq 50); do
-		lab_in "$LAB_S" ss -Hltn 'sport = :5201' | grep -q . && break
-		sleep 0.05
-	done
-	b2=$(fwd_bytes "$LAB_H2") b3=$(fwd_bytes "$LAB_H3")
-	p2=$(path_pkts 10.0.2.2) p3=$(path_pkts 10.0.4.2)
-	lab_in "$LAB_H1" timeout 15 iperf3 -c 10.9.0.1 -P 16 -t 2 -J >"$LAB_DIR/$W.json" 2>&1
-	a2=$(fwd_bytes "$LAB_H2") a3=$(fwd_bytes "$LAB_H3")
-	p2=$(($(path_pkts 10.0.2.2) - p2)) p3=$(($(path_pkts 10.0.4.2) - p3))
-	bps=$(lab_json 'int(j["end"]["sum_received"]["bits_per_second"])' <"$LAB_DIR/$W.json" 2>/dev/null)
-	echo "  observed: $W: iperf3 -P 16 $((${bps:-0} / 1000000)) Mbit/s; via h2 $(((a2 - b2) / 1000000)) MB," \
-		"via h3 $(((a3 - b3) / 1000000)) MB; show routes: $p2 and $p3 packets"
-	if [ "${bps:-0}" -gt 0 ] && [ $((a2 - b2)) -gt 1000000 ] && [ $((a3 - b3)) -gt 1000000 ] &&
-	   [ "$p2" -gt 1000 ] && [ "$p3" -gt 1000 ]; then
-		pass "${T}_${W}_iperf3_uses_both_links"
-	else
-		fail "${T}_${W}_iperf3_uses_both_links" "via h2 +$((a2 - b2)) bytes, via h3 +$((a3 - b3)) bytes, next hops $p2/$p3 packets" \
-			"$(tail -n 5 "$LAB_DIR/$W.json")"
-	fi
-}
 
 if ! LAB_QUEUES='' LAB_CONF_EXTRA="$ECMP_CONF" lab_rxpath_start afpacket --ctl "$SOCK"; then
 	fail "${T}_rxpath_start" "$(cat "$LAB_DIR/rxpath.err")"
@@ -85,13 +53,13 @@ else
 	fail "${T}_show_routes_lists_both" "$out"
 fi
 check "${T}_ping_server" lab_ping_quiet "$LAB_H1" 10.9.0.1
-spread_check one_worker
+lab_ecmp_spread "${T}_one_worker_iperf3_uses_both_links" "$SOCK"
 
 # --- a link cut: the ping flow's link goes down in its host; the flow moves within a second ---
 # which next hop carries h1's pings (ICMP echo: one flow, by its addresses)
-b2=$(path_pkts 10.0.2.2) b3=$(path_pkts 10.0.4.2)
+b2=$(lab_ecmp_path_pkts "$SOCK" 10.0.2.2) b3=$(lab_ecmp_path_pkts "$SOCK" 10.0.4.2)
 lab_in "$LAB_H1" ping -n -c 5 -i 0.05 10.9.0.1 >/dev/null 2>&1
-a2=$(path_pkts 10.0.2.2) a3=$(path_pkts 10.0.4.2)
+a2=$(lab_ecmp_path_pkts "$SOCK" 10.0.2.2) a3=$(lab_ecmp_path_pkts "$SOCK" 10.0.4.2)
 if [ $((a2 - b2)) -ge 5 ]; then
 	used=$LAB_H2 usedgw=10.0.2.2 other=10.0.4.2 back=10.0.6.1
 else
@@ -132,9 +100,9 @@ for _ in $(seq 40); do
 	ctl show routes 10.9.0.0/24 | grep -q "via $usedgw dev p[12] weight 1 up" && break
 	sleep 0.05
 done
-b=$(path_pkts "$usedgw")
+b=$(lab_ecmp_path_pkts "$SOCK" "$usedgw")
 lab_in "$LAB_H1" ping -n -c 5 -i 0.05 -w 3 10.9.0.1 >/dev/null 2>&1
-a=$(path_pkts "$usedgw")
+a=$(lab_ecmp_path_pkts "$SOCK" "$usedgw")
 if [ $((a - b)) -ge 5 ]; then
 	pass "${T}_link_back_flow_returns"
 else
@@ -154,6 +122,6 @@ if ! LAB_QUEUES=2 LAB_CONF_EXTRA="$ECMP_CONF" lab_rxpath_start afpacket --worker
 	exit 1
 fi
 check "${T}_workers_ping_server" lab_ping_quiet "$LAB_H1" 10.9.0.1
-spread_check two_workers
+lab_ecmp_spread "${T}_two_workers_iperf3_uses_both_links" "$SOCK"
 lab_rxpath_stop
 check "${T}_workers_clean_exit" test $? -eq 0

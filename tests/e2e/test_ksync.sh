@@ -55,6 +55,51 @@ else
 	pass "${T}_route4_gone_unreachable"
 fi
 
+# A multipath route is one in rxpath, each next hop with its weight. (IPv6 multipath,
+# and the kernel's ways of announcing it, are in tests/unit/test_ksync.c: the kernel
+# here has IPv6 off on rxpath's interfaces.)
+# has_lines ADDRESS LINE... : show routes ADDRESS has every LINE (patterns, tabs as \t)
+has_lines() {
+	local out l; out=$(ctl show routes "$1" 2>/dev/null); shift
+	for l in "$@"; do grep -qP "$l" <<<"$out" || return 1; done
+}
+kernel_has() { ctl show routes kernel 2>/dev/null | grep -q "$1"; }
+lab_in "$LAB_R" ip route add 10.70.0.0/24 nexthop via 10.0.2.2 dev r1 onlink weight 1 nexthop via 10.0.1.2 dev r0 onlink weight 3
+check "${T}_multipath_mirrored" within_1s has_lines 10.70.0.1 '^10.70.0.0/24 multipath proto kernel$' \
+	'^\tnexthop via 10.0.1.2 dev p0 weight 3 ' '^\tnexthop via 10.0.2.2 dev p1 weight 1 '
+check "${T}_multipath_show_kernel" kernel_has \
+	'^10.70.0.0/24 nexthop via 10.0.1.2 dev p0 weight 3 nexthop via 10.0.2.2 dev p1 weight 1 (kernel r0 r1, metric 0): installed'
+lab_in "$LAB_R" ip route replace 10.70.0.0/24 nexthop via 10.0.2.2 dev r1 onlink weight 2 nexthop via 10.0.1.2 dev r0 onlink weight 3
+check "${T}_multipath_weight_followed" within_1s has_lines 10.70.0.1 '^\tnexthop via 10.0.2.2 dev p1 weight 2 '
+lab_in "$LAB_R" ip route del 10.70.0.0/24
+check "${T}_multipath_deleted" within_1s no_route 10.70.0.1
+
+# Kernel nexthop objects (ip nexthop, FRR's way): a route through a group is the group's
+# members, and follows the objects when they are replaced and deleted.
+lab_in "$LAB_R" ip nexthop add id 10 via 10.0.2.2 dev r1 onlink
+lab_in "$LAB_R" ip nexthop add id 11 via 10.0.1.2 dev r0 onlink
+lab_in "$LAB_R" ip nexthop add id 20 group 10/11
+lab_in "$LAB_R" ip route add 10.71.0.0/24 nhid 20
+check "${T}_nhid_group_mirrored" within_1s has_lines 10.71.0.1 '^10.71.0.0/24 multipath proto kernel$' \
+	'^\tnexthop via 10.0.1.2 dev p0 weight 1 ' '^\tnexthop via 10.0.2.2 dev p1 weight 1 '
+check "${T}_nhid_show_kernel" kernel_has '^10.71.0.0/24 nexthop .*(kernel r0 r1, nhid 20, metric 0): installed'
+kernel_json() { [ "$(ctl --json show routes kernel 2>/dev/null | lab_json "$1" 2>/dev/null)" = True ]; }
+check "${T}_nhid_show_kernel_json" kernel_json \
+	'[(r["nhid"], [(n["via"], n["dev"], n["weight"]) for n in r["nexthops"]]) for r in j["routes"]
+	  if r["prefix"] == "10.71.0.0/24"] == [(20, [("10.0.1.2", "p0", 1), ("10.0.2.2", "p1", 1)])]'
+lab_in "$LAB_R" ip nexthop replace id 11 via 10.0.1.3 dev r0 onlink
+check "${T}_nhid_replace_followed" within_1s has_lines 10.71.0.1 \
+	'^\tnexthop via 10.0.1.3 dev p0 weight 1 ' '^\tnexthop via 10.0.2.2 dev p1 weight 1 '
+lab_in "$LAB_R" ip nexthop del id 20
+check "${T}_nhid_group_deleted" within_1s no_route 10.71.0.1
+# ... and the traffic goes where the object says
+lab_in "$LAB_R" ip route add 10.9.0.0/24 nhid 10
+h1_pings() { lab_in "$LAB_H1" ping -n -c 1 -w 1 "$1" >/dev/null 2>&1; }
+check "${T}_nhid_route_used" within_1s h1_pings 10.9.0.2
+lab_in "$LAB_R" ip nexthop del id 10
+check "${T}_nhid_route_gone_with_object" within_1s no_route 10.9.0.7
+lab_in "$LAB_R" ip nexthop flush >/dev/null
+
 # A configured route wins over the kernel's for the same prefix, and stays when the kernel's goes.
 ctl route add 10.7.0.0/24 via 10.0.2.9 >/dev/null
 lab_in "$LAB_R" ip route add 10.7.0.0/24 via 10.0.2.2 dev r1 onlink

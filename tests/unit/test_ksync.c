@@ -4,9 +4,15 @@
  * program moves into a fresh network namespace, makes interfaces there and
  * changes routes and neighbours with `ip`, then checks the command-language
  * lines ksync hands to its apply callback. Needs root; otherwise it prints
- * a SKIP line saying why.
+ * a SKIP line saying why. What no kernel sends (a hostile or broken one's
+ * messages) is crafted here and fed to ksync as events (ks_nl_feed).
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <libmnl/libmnl.h>
+#include <linux/nexthop.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -16,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "ctl/ksync.h"
+#include "ctl/ksync_priv.h"
 #include "check.h"
 
 #define MAX_LINES 4096
@@ -27,13 +34,25 @@ struct capture {
 	unsigned n;		/* kept (at most MAX_LINES) */
 	uint64_t total;		/* seen */
 	const char *refuse;	/* lines containing this are refused */
+	int refuse_err;		/* with this -errno; 0: -ENETUNREACH */
 	unsigned n_refused;
 };
 
-static struct capture cap_main, cap_other;
-static struct rxp_ksync *km;	/* main table, ports r1 -> p1 (r2 is not mapped) */
+/* The tests below need the sync object the first one made; without it each fails at once. */
+#define NEED_KM() do { \
+	if (!km) { \
+		CHECK(km); \
+		return; \
+	} \
+} while (0)
 
-static const struct rxp_ksync_port_map port_map[] = { { .ifname = "r1", .port = "p1" } };
+static struct capture cap_main, cap_other;
+static struct rxp_ksync *km;	/* main table, ports r1 -> p1 and r3 -> p2 (r2 is not mapped) */
+
+static const struct rxp_ksync_port_map port_map[] = {
+	{ .ifname = "r1", .port = "p1" }, { .ifname = "r3", .port = "p2" },
+};
+#define N_MAP (sizeof(port_map) / sizeof(port_map[0]))
 
 static int capture_apply(void *ctx, const char *line)
 {
@@ -44,7 +63,7 @@ static int capture_apply(void *ctx, const char *line)
 		snprintf(c->lines[c->n++], RXP_KSYNC_LINE_MAX, "%s", line);
 	if (c->refuse && strstr(line, c->refuse)) {
 		c->n_refused++;
-		return -ENETUNREACH;
+		return c->refuse_err ? c->refuse_err : -ENETUNREACH;
 	}
 	return 0;
 }
@@ -166,7 +185,7 @@ static struct rxp_ksync *open_ksync(uint32_t table, struct capture *c, uint32_t 
 		.resync_interval_ms = FOREVER_MS,
 		.event_buffer_bytes = buffer,
 		.map = port_map,
-		.n_map = 1,
+		.n_map = N_MAP,
 		.apply = capture_apply,
 		.ctx = c,
 	};
@@ -197,12 +216,12 @@ static int resync(struct rxp_ksync *k)
 	return ret;
 }
 
-/* The interfaces: r1 (mapped to p1) and r2 (not mapped), each with a peer so they have carrier. */
+/* The interfaces: r1 and r3 (mapped to p1, p2) and r2 (not mapped), each with a peer so they have carrier. */
 static int make_interfaces(void)
 {
 	if (system("ip link set lo up"))
 		return -1;
-	for (int i = 1; i <= 2; i++) {
+	for (int i = 1; i <= 3; i++) {
 		char cmd[256];
 
 		snprintf(cmd, sizeof(cmd),
@@ -213,7 +232,8 @@ static int make_interfaces(void)
 			return -1;
 	}
 	return system("ip addr add 10.0.2.1/24 dev r1 && ip -6 addr add 2001:db8:2::1/64 dev r1 nodad && "
-		      "ip addr add 10.0.3.1/24 dev r2 && ip -6 addr add 2001:db8:3::1/64 dev r2 nodad");
+		      "ip addr add 10.0.3.1/24 dev r2 && ip -6 addr add 2001:db8:3::1/64 dev r2 nodad && "
+		      "ip addr add 10.0.4.1/24 dev r3 && ip -6 addr add 2001:db8:4::1/64 dev r3 nodad");
 }
 
 /* ---- the cases ---- */
@@ -225,10 +245,7 @@ static void test_initial_sync(void)
 
 	CHECK_EQ(sh("ip route add 10.4.0.0/24 via 10.0.2.2"), 0);
 	km = open_ksync(0, &cap_main, 0);
-	if (!km) {
-		CHECK(km);
-		return;
-	}
+	NEED_KM();
 	CHECK_EQ(rxp_ksync_timeout_ms(km), 0);	/* the first run syncs */
 	pump(km, 100);
 	CHECK_EQ(count_line(&cap_main, "route add 10.4.0.0/24 via 10.0.2.2 dev p1"), 1);
@@ -250,10 +267,7 @@ static void test_route_add_del(void)
 	uint64_t resyncs;
 	double ms;
 
-	if (!km) {
-		CHECK(km);
-		return;
-	}
+	NEED_KM();
 	resyncs = stats(km).resyncs;
 	CHECK_EQ(sh("ip route add 10.9.0.0/24 via 10.0.2.2"), 0);
 	ms = wait_line(km, &cap_main, "route add 10.9.0.0/24 via 10.0.2.2 dev p1", 1000);
@@ -289,10 +303,7 @@ static void test_route_add_del(void)
 /* `ip route replace` with another gateway is one "route add" (rxpath's add replaces). */
 static void test_route_replace(void)
 {
-	if (!km) {
-		CHECK(km);
-		return;
-	}
+	NEED_KM();
 	CHECK_EQ(sh("ip route add 10.9.0.0/24 via 10.0.2.2"), 0);
 	CHECK_ONLY_LINE(km, &cap_main, "route add 10.9.0.0/24 via 10.0.2.2 dev p1");
 	CHECK_EQ(sh("ip route replace 10.9.0.0/24 via 10.0.2.3"), 0);
@@ -313,10 +324,7 @@ static void test_route_ignored(void)
 {
 	struct rxp_ksync_stats before, after;
 
-	if (!km) {
-		CHECK(km);
-		return;
-	}
+	NEED_KM();
 	before = stats(km);
 	CHECK_EQ(sh("ip route add 10.8.0.0/24 via 10.0.3.2"), 0);		/* r2: not mapped */
 	CHECK_EQ(sh("ip -6 route add 2001:db8:7::/48 via 2001:db8:3::2"), 0);
@@ -342,10 +350,7 @@ static void test_route_ignored(void)
 /* The route types that lead nowhere have the same names in rxpath, and no port. */
 static void test_route_reject_types(void)
 {
-	if (!km) {
-		CHECK(km);
-		return;
-	}
+	NEED_KM();
 	CHECK_EQ(sh("ip route add blackhole 10.1.0.0/24"), 0);
 	CHECK_ONLY_LINE(km, &cap_main, "route add 10.1.0.0/24 blackhole");
 	CHECK_EQ(sh("ip route add unreachable 10.1.2.0/24"), 0);
@@ -372,10 +377,7 @@ static void test_other_table(void)
 {
 	struct rxp_ksync *kt;
 
-	if (!km) {
-		CHECK(km);
-		return;
-	}
+	NEED_KM();
 	CHECK_EQ(sh("ip route add 10.9.0.0/24 via 10.0.2.2"), 0);
 	CHECK_ONLY_LINE(km, &cap_main, "route add 10.9.0.0/24 via 10.0.2.2 dev p1");
 	kt = open_ksync(100, &cap_other, 0);
@@ -428,10 +430,7 @@ static void test_other_table(void)
 /* Of two metrics for one prefix the lower wins, as in the kernel; deleting it falls back. */
 static void test_route_metrics(void)
 {
-	if (!km) {
-		CHECK(km);
-		return;
-	}
+	NEED_KM();
 	CHECK_EQ(sh("ip route add 10.7.0.0/24 via 10.0.2.3 metric 20"), 0);
 	CHECK_ONLY_LINE(km, &cap_main, "route add 10.7.0.0/24 via 10.0.2.3 dev p1");
 	CHECK_EQ(sh("ip route add 10.7.0.0/24 via 10.0.2.2 metric 10"), 0);
@@ -462,52 +461,709 @@ static void test_route_metrics(void)
 }
 
 /*
- * A multipath route is mirrored through one nexthop, the lowest mapped
- * gateway (the same whichever order the kernel lists them in), and counted.
+ * A multipath route is one line with its live nexthops on mapped
+ * interfaces, each with its weight (rtnh_hops + 1), in one order whichever
+ * the kernel lists them in: the same set said again is no new line.
  */
 static void test_route_multipath(void)
 {
-	uint64_t before;
+	uint64_t unmapped;
 
-	if (!km) {
-		CHECK(km);
-		return;
-	}
-	before = stats(km).skipped.multipath;
-	CHECK_EQ(sh("ip route add 10.6.0.0/24 nexthop via 10.0.2.3 nexthop via 10.0.2.2"), 0);
-	CHECK_ONLY_LINE(km, &cap_main, "route add 10.6.0.0/24 via 10.0.2.2 dev p1");
-	CHECK_EQ(stats(km).skipped.multipath - before, 1);
+	NEED_KM();
+	CHECK_EQ(sh("ip route add 10.6.0.0/24 nexthop via 10.0.4.2 dev r3 weight 3 nexthop via 10.0.2.3 dev r1"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route add 10.6.0.0/24 nexthop via 10.0.2.3 dev p1 weight 1 "
+				       "nexthop via 10.0.4.2 dev p2 weight 3");
+	CHECK_EQ(stats(km).routes_multipath, 1);
+	/* the same set in another order: nothing to tell rxpath */
+	CHECK_EQ(sh("ip route replace 10.6.0.0/24 nexthop via 10.0.2.3 dev r1 nexthop via 10.0.4.2 dev r3 weight 3"), 0);
+	CHECK_NO_LINE(km, &cap_main);
+	/* a weight changed is a new set */
+	CHECK_EQ(sh("ip route replace 10.6.0.0/24 nexthop via 10.0.2.3 dev r1 weight 2 nexthop via 10.0.4.2 dev r3 weight 3"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route add 10.6.0.0/24 nexthop via 10.0.2.3 dev p1 weight 2 "
+				       "nexthop via 10.0.4.2 dev p2 weight 3");
+	/* on-link nexthops (no gateway) sort first */
+	CHECK_EQ(sh("ip route add 10.6.5.0/24 nexthop via 10.0.4.2 dev r3 nexthop dev r1"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route add 10.6.5.0/24 nexthop dev p1 weight 1 nexthop via 10.0.4.2 dev p2 weight 1");
+
+	/* a nexthop on an interface rxpath does not have is left out */
+	unmapped = stats(km).skipped.unmapped;
+	CHECK_EQ(sh("ip route add 10.6.2.0/24 nexthop via 10.0.3.2 nexthop via 10.0.4.5 nexthop via 10.0.2.5"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route add 10.6.2.0/24 nexthop via 10.0.2.5 dev p1 weight 1 "
+				       "nexthop via 10.0.4.5 dev p2 weight 1");
+	/* ... and when one is left, it is an ordinary route */
 	CHECK_EQ(sh("ip route add 10.6.1.0/24 nexthop via 10.0.3.2 nexthop via 10.0.2.5"), 0);
 	CHECK_ONLY_LINE(km, &cap_main, "route add 10.6.1.0/24 via 10.0.2.5 dev p1");
-	CHECK_EQ(sh("ip route del 10.6.0.0/24 && ip route del 10.6.1.0/24"), 0);
+	/* ... and when none is, the route is skipped as unmapped */
+	CHECK_EQ(sh("ip route add 10.6.3.0/24 nexthop via 10.0.3.2 nexthop via 10.0.3.3"), 0);
+	CHECK_NO_LINE(km, &cap_main);
+	CHECK_EQ(stats(km).skipped.unmapped - unmapped, 1);
+	CHECK_EQ(stats(km).routes_multipath, 3);
+	/* a dump agrees with the events, whatever order it lists the nexthops in */
+	CHECK_EQ(resync(km), 0);
+	CHECK_EQ(stats(km).last_dump.unmapped, 1);
+	CHECK_EQ(sh("ip route del 10.6.0.0/24 && ip route del 10.6.1.0/24 && ip route del 10.6.2.0/24 && "
+		    "ip route del 10.6.3.0/24 && ip route del 10.6.5.0/24"), 0);
 	pump(km, 200);
 	CHECK_EQ(count_line(&cap_main, "route del 10.6.0.0/24"), 1);
 	CHECK_EQ(count_line(&cap_main, "route del 10.6.1.0/24"), 1);
-	CHECK_EQ(cap_main.n, 2);
+	CHECK_EQ(count_line(&cap_main, "route del 10.6.2.0/24"), 1);
+	CHECK_EQ(count_line(&cap_main, "route del 10.6.5.0/24"), 1);
+	CHECK_EQ(cap_main.n, 4);
 	capture_clear(&cap_main);
+	CHECK_EQ(stats(km).routes, 0);
+	CHECK_EQ(stats(km).nexthops, 0);
+}
 
-	/* IPv6: nexthops come and go one at a time */
-	CHECK_EQ(sh("ip -6 route add 2001:db8:6::/48 nexthop via 2001:db8:2::3 nexthop via 2001:db8:2::2"), 0);
-	CHECK_ONLY_LINE(km, &cap_main, "route add 2001:db8:6::/48 via 2001:db8:2::2 dev p1");
-	CHECK_EQ(sh("ip -6 route append 2001:db8:6::/48 via 2001:db8:2::4"), 0);
+/*
+ * A nexthop whose link goes down is dead (the kernel says nothing of the
+ * route): the link event brings a resync, which leaves it out; the link
+ * coming up revives it, silently too.
+ */
+static void test_route_multipath_dead(void)
+{
+	NEED_KM();
+	CHECK_EQ(sh("ip route add 10.6.0.0/24 nexthop via 10.0.2.3 dev r1 nexthop via 10.0.4.2 dev r3 weight 3"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route add 10.6.0.0/24 nexthop via 10.0.2.3 dev p1 weight 1 "
+				       "nexthop via 10.0.4.2 dev p2 weight 3");
+	CHECK_EQ(sh("ip link set r3 down"), 0);
+	CHECK(wait_line(km, &cap_main, "route add 10.6.0.0/24 via 10.0.2.3 dev p1", 3000) >= 0);
+	capture_clear(&cap_main);
+	CHECK_EQ(sh("ip link set r3 up"), 0);
+	CHECK(wait_line(km, &cap_main, "route add 10.6.0.0/24 nexthop via 10.0.2.3 dev p1 weight 1 "
+				       "nexthop via 10.0.4.2 dev p2 weight 3", 3000) >= 0);
+	pump(km, 100);
+	capture_clear(&cap_main);
+	CHECK_EQ(sh("ip route del 10.6.0.0/24"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route del 10.6.0.0/24");
+	/* the link's IPv6 address went with it (keep_addr_on_down is off) */
+	CHECK_EQ(sh("ip -6 addr show dev r3 | grep -q 2001:db8:4::1 || ip -6 addr add 2001:db8:4::1/64 dev r3 nodad"), 0);
+	CHECK_EQ(stats(km).routes, 0);
+}
+
+/*
+ * IPv6 adds the nexthops of a multipath route one at a time, announcing the
+ * whole set each time in its own order; a deletion names only the nexthop
+ * that went, and ksync takes it out of the set it has (no dump needed).
+ */
+static void test_route_multipath6(void)
+{
+	uint64_t resyncs;
+
+	NEED_KM();
+	resyncs = stats(km).resyncs;
+	CHECK_EQ(sh("ip -6 route add 2001:db8:6::/48 nexthop via 2001:db8:4::2 dev r3 nexthop via 2001:db8:2::3 dev r1 weight 2"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route add 2001:db8:6::/48 nexthop via 2001:db8:2::3 dev p1 weight 2 "
+				       "nexthop via 2001:db8:4::2 dev p2 weight 1");
+	CHECK_EQ(sh("ip -6 route append 2001:db8:6::/48 via 2001:db8:2::4 dev r1"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route add 2001:db8:6::/48 nexthop via 2001:db8:2::3 dev p1 weight 2 "
+				       "nexthop via 2001:db8:2::4 dev p1 weight 1 nexthop via 2001:db8:4::2 dev p2 weight 1");
+	CHECK_EQ(resync(km), 0);	/* the dump's order is another: the same set */
+	resyncs++;
+	/* one on an unmapped interface comes and goes: rxpath's set stays */
+	CHECK_EQ(sh("ip -6 route append 2001:db8:6::/48 via 2001:db8:3::2 dev r2"), 0);
 	CHECK_NO_LINE(km, &cap_main);
-	CHECK_EQ(sh("ip -6 route del 2001:db8:6::/48 via 2001:db8:2::3"), 0);	/* not rxpath's */
+	CHECK_EQ(sh("ip -6 route del 2001:db8:6::/48 via 2001:db8:3::2 dev r2"), 0);
 	CHECK_NO_LINE(km, &cap_main);
-	/* rxpath's one: the kernel does not say what is left; a resync finds ::4 */
-	CHECK_EQ(sh("ip -6 route del 2001:db8:6::/48 via 2001:db8:2::2"), 0);
+	CHECK_EQ(sh("ip -6 route del 2001:db8:6::/48 via 2001:db8:2::3 dev r1"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route add 2001:db8:6::/48 nexthop via 2001:db8:2::4 dev p1 weight 1 "
+				       "nexthop via 2001:db8:4::2 dev p2 weight 1");
+	CHECK_EQ(stats(km).resyncs, resyncs);	/* from the events alone */
+	CHECK_EQ(resync(km), 0);		/* ... and right: the kernel agrees */
+	CHECK_EQ(sh("ip -6 route del 2001:db8:6::/48 via 2001:db8:4::2 dev r3"), 0);
 	CHECK_ONLY_LINE(km, &cap_main, "route add 2001:db8:6::/48 via 2001:db8:2::4 dev p1");
 	CHECK_EQ(sh("ip -6 route del 2001:db8:6::/48"), 0);
 	CHECK_ONLY_LINE(km, &cap_main, "route del 2001:db8:6::/48");
+	/* a whole multipath route deleted at once */
+	CHECK_EQ(sh("ip -6 route add 2001:db8:6::/48 nexthop via 2001:db8:2::3 dev r1 nexthop via 2001:db8:4::2 dev r3"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route add 2001:db8:6::/48 nexthop via 2001:db8:2::3 dev p1 weight 1 "
+				       "nexthop via 2001:db8:4::2 dev p2 weight 1");
+	CHECK_EQ(sh("ip -6 route del 2001:db8:6::/48"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route del 2001:db8:6::/48");
 	CHECK_EQ(stats(km).routes, 0);
+	CHECK_EQ(stats(km).nexthops, 0);
+}
+
+struct route_find {
+	const char *prefix;	/* "10.54.0.0/24" */
+	unsigned n;
+	struct rxp_ksync_route_info info;	/* the last one found (its pointers not kept) */
+	char skipped[256];
+};
+
+static int find_route(void *ctx, const struct rxp_ksync_route_info *r)
+{
+	struct route_find *f = ctx;
+	char p[INET6_ADDRSTRLEN + 8];
+
+	inet_ntop(r->family == 4 ? AF_INET : AF_INET6, r->prefix, p, INET6_ADDRSTRLEN);
+	snprintf(p + strlen(p), 8, "/%u", r->plen);
+	if (strcmp(p, f->prefix))
+		return 0;
+	f->n++;
+	f->info = *r;
+	f->info.paths = NULL;
+	snprintf(f->skipped, sizeof(f->skipped), "%s", r->skipped ? r->skipped : "");
+	return 0;
+}
+
+static struct route_find route_of(struct rxp_ksync *k, const char *prefix)
+{
+	struct route_find f = { .prefix = prefix };
+
+	rxp_ksync_foreach_route(k, find_route, &f);
+	return f;
+}
+
+/*
+ * Kernel nexthop objects (ip nexthop, as FRR makes them): a route naming
+ * one is resolved through it, a group into its members with their
+ * weights, and follows it when it is replaced or deleted.
+ */
+static void test_nexthop_objects(void)
+{
+	struct route_find f;
+	uint64_t unmapped, unsupported;
+
+	NEED_KM();
+	CHECK_EQ(sh("ip nexthop add id 10 via 10.0.2.2 dev r1 && ip nexthop add id 11 via 10.0.4.2 dev r3 && "
+		    "ip nexthop add id 20 group 10/11,3 && "
+		    "ip nexthop add id 21 group 10/11 type resilient buckets 8"), 0);
+	CHECK_NO_LINE(km, &cap_main);
+	CHECK_EQ(stats(km).nexthop_objects, 4);
+	CHECK_EQ(sh("ip route add 10.50.0.0/24 nhid 20"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route add 10.50.0.0/24 nexthop via 10.0.2.2 dev p1 weight 1 "
+				       "nexthop via 10.0.4.2 dev p2 weight 3");
+	CHECK_EQ(sh("ip route add 10.51.0.0/24 nhid 10"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route add 10.51.0.0/24 via 10.0.2.2 dev p1");
+	CHECK_EQ(sh("ip route add 10.52.0.0/24 nhid 21"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route add 10.52.0.0/24 nexthop via 10.0.2.2 dev p1 weight 1 "
+				       "nexthop via 10.0.4.2 dev p2 weight 1");
+	f = route_of(km, "10.50.0.0/24");
+	CHECK_EQ(f.n, 1);
+	CHECK_EQ(f.info.nhid, 20);
+	CHECK_EQ(f.info.n_paths, 2);
+	CHECK_EQ(f.info.state, RXP_KSYNC_INSTALLED);
+
+	/* a member replaced: every route through a group that has it, once each */
+	CHECK_EQ(sh("ip nexthop replace id 11 via 10.0.4.3 dev r3"), 0);
+	pump(km, 200);
+	CHECK_EQ(count_line(&cap_main, "route add 10.50.0.0/24 nexthop via 10.0.2.2 dev p1 weight 1 "
+				       "nexthop via 10.0.4.3 dev p2 weight 3"), 1);
+	CHECK_EQ(count_line(&cap_main, "route add 10.52.0.0/24 nexthop via 10.0.2.2 dev p1 weight 1 "
+				       "nexthop via 10.0.4.3 dev p2 weight 1"), 1);
+	CHECK_EQ(cap_main.n, 2);
+	capture_clear(&cap_main);
+	/* a group replaced */
+	CHECK_EQ(sh("ip nexthop replace id 20 group 10"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route add 10.50.0.0/24 via 10.0.2.2 dev p1");
+	CHECK_EQ(resync(km), 0);	/* the dump agrees */
+
+	/* a blackhole object, IPv4 and IPv6; replaced by a gateway */
+	CHECK_EQ(sh("ip nexthop add id 30 blackhole && ip route add 10.53.0.0/24 nhid 30"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route add 10.53.0.0/24 blackhole");
+	CHECK_EQ(sh("ip -6 nexthop add id 31 blackhole && ip -6 route add 2001:db8:53::/48 nhid 31"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route add 2001:db8:53::/48 blackhole");
+	CHECK_EQ(sh("ip nexthop replace id 30 via 10.0.2.9 dev r1"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route add 10.53.0.0/24 via 10.0.2.9 dev p1");
+
+	/*
+	 * A member deleted: the route through it goes (IPv4's without a word),
+	 * the group left empty goes with its route, the other loses it.
+	 */
+	CHECK_EQ(sh("ip nexthop del id 10"), 0);
+	pump(km, 200);
+	CHECK_EQ(count_line(&cap_main, "route del 10.51.0.0/24"), 1);
+	CHECK_EQ(count_line(&cap_main, "route del 10.50.0.0/24"), 1);
+	CHECK_EQ(count_line(&cap_main, "route add 10.52.0.0/24 via 10.0.4.3 dev p2"), 1);
+	CHECK_EQ(cap_main.n, 3);
+	if (cap_main.n != 3)
+		print_lines(&cap_main);
+	capture_clear(&cap_main);
+	CHECK_EQ(sh("ip nexthop del id 21"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route del 10.52.0.0/24");
+
+	/* on an unmapped interface: held, shown skipped, and mirrored once the object moves */
+	unmapped = stats(km).skipped.unmapped;
+	CHECK_EQ(sh("ip nexthop add id 12 via 10.0.3.2 dev r2 && ip route add 10.54.0.0/24 nhid 12"), 0);
+	CHECK_NO_LINE(km, &cap_main);
+	CHECK_EQ(stats(km).skipped.unmapped - unmapped, 1);
+	f = route_of(km, "10.54.0.0/24");
+	CHECK_EQ(f.n, 1);
+	CHECK_EQ(f.info.state, RXP_KSYNC_SKIPPED);
+	CHECK_EQ(f.info.nhid, 12);
+	CHECK_EQ(f.info.n_paths, 0);
+	CHECK(strstr(f.skipped, "mapped") != NULL);
+	CHECK_EQ(stats(km).routes_skipped, 1);
+	CHECK_EQ(sh("ip nexthop replace id 12 via 10.0.2.7 dev r1"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route add 10.54.0.0/24 via 10.0.2.7 dev p1");
+	CHECK_EQ(route_of(km, "10.54.0.0/24").info.state, RXP_KSYNC_INSTALLED);
+	CHECK_EQ(sh("ip nexthop replace id 12 via 10.0.3.2 dev r2"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route del 10.54.0.0/24");
+
+	/* IPv6 groups; an IPv4 route through an IPv6 nexthop is one rxpath cannot have */
+	unsupported = stats(km).skipped.unsupported;
+	CHECK_EQ(sh("ip nexthop add id 40 via 2001:db8:2::2 dev r1 && ip nexthop add id 41 via 2001:db8:4::2 dev r3 && "
+		    "ip nexthop add id 42 group 40,2/41 && ip -6 route add 2001:db8:50::/48 nhid 42"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route add 2001:db8:50::/48 nexthop via 2001:db8:2::2 dev p1 weight 2 "
+				       "nexthop via 2001:db8:4::2 dev p2 weight 1");
+	CHECK_EQ(sh("ip route add 10.55.0.0/24 nhid 40"), 0);
+	CHECK_NO_LINE(km, &cap_main);
+	CHECK_EQ(stats(km).skipped.unsupported - unsupported, 1);
+	CHECK_EQ(route_of(km, "10.55.0.0/24").info.state, RXP_KSYNC_SKIPPED);
+	CHECK_EQ(resync(km), 0);
+	CHECK_EQ(sh("ip nexthop del id 41"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route add 2001:db8:50::/48 via 2001:db8:2::2 dev p1");
+	CHECK_EQ(sh("ip nexthop del id 42"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route del 2001:db8:50::/48");
+
+	CHECK_EQ(sh("ip route del 10.53.0.0/24 && ip -6 route del 2001:db8:53::/48 && "
+		    "ip route del 10.54.0.0/24 && ip route del 10.55.0.0/24 && ip nexthop flush >/dev/null"), 0);
+	pump(km, 200);
+	CHECK_EQ(count_line(&cap_main, "route del 10.53.0.0/24"), 1);
+	CHECK_EQ(count_line(&cap_main, "route del 2001:db8:53::/48"), 1);
+	CHECK_EQ(cap_main.n, 2);
+	capture_clear(&cap_main);
+	CHECK_EQ(stats(km).routes, 0);
+	CHECK_EQ(stats(km).nexthops, 0);
+	CHECK_EQ(stats(km).nexthop_objects, 0);
+}
+
+/*
+ * A link going down takes its nexthop objects, their place in groups and
+ * the routes through them along, all without a word: the link event
+ * brings a resync, which finds it all.
+ */
+static void test_nexthop_link_down(void)
+{
+	uint64_t resyncs;
+
+	NEED_KM();
+	CHECK_EQ(sh("ip nexthop add id 70 via 10.0.2.2 dev r1 && ip nexthop add id 71 via 10.0.4.2 dev r3 && "
+		    "ip nexthop add id 72 group 70/71 && ip route add 10.59.0.0/24 nhid 72 && "
+		    "ip route add 10.59.1.0/24 nhid 71"), 0);
+	pump(km, 200);
+	CHECK_EQ(count_line(&cap_main, "route add 10.59.0.0/24 nexthop via 10.0.2.2 dev p1 weight 1 "
+				       "nexthop via 10.0.4.2 dev p2 weight 1"), 1);
+	CHECK_EQ(count_line(&cap_main, "route add 10.59.1.0/24 via 10.0.4.2 dev p2"), 1);
+	capture_clear(&cap_main);
+	CHECK_EQ(sh("ip link set r3 down"), 0);
+	CHECK(wait_line(km, &cap_main, "route add 10.59.0.0/24 via 10.0.2.2 dev p1", 3000) >= 0);
+	CHECK(wait_line(km, &cap_main, "route del 10.59.1.0/24", 1000) >= 0);
+	pump(km, 100);
+	CHECK_EQ(cap_main.n, 2);
+	capture_clear(&cap_main);
+	CHECK_EQ(stats(km).nexthop_objects, 2);
+	resyncs = stats(km).resyncs;
+	CHECK_EQ(sh("ip link set r3 up && { ip -6 addr show dev r3 | grep -q 2001:db8:4::1 || "
+		    "ip -6 addr add 2001:db8:4::1/64 dev r3 nodad; }"), 0);
+	for (double end = now_ms() + 3000; now_ms() < end && stats(km).resyncs == resyncs;)
+		pump(km, 50);	/* the one the link coming up brings */
+	CHECK(stats(km).resyncs > resyncs);
+	/* the same when it only loses its carrier (the peer goes down) */
+	CHECK_EQ(sh("ip nexthop add id 71 via 10.0.4.2 dev r3 && ip nexthop replace id 72 group 70/71 && "
+		    "ip route add 10.59.1.0/24 nhid 71"), 0);
+	pump(km, 200);
+	CHECK_EQ(count_line(&cap_main, "route add 10.59.0.0/24 nexthop via 10.0.2.2 dev p1 weight 1 "
+				       "nexthop via 10.0.4.2 dev p2 weight 1"), 1);
+	CHECK_EQ(count_line(&cap_main, "route add 10.59.1.0/24 via 10.0.4.2 dev p2"), 1);
+	capture_clear(&cap_main);
+	if (!sh("ip link show r3p >/dev/null 2>&1")) {
+		CHECK_EQ(sh("ip link set r3p down"), 0);
+		CHECK(wait_line(km, &cap_main, "route add 10.59.0.0/24 via 10.0.2.2 dev p1", 3000) >= 0);
+		CHECK(wait_line(km, &cap_main, "route del 10.59.1.0/24", 1000) >= 0);
+		CHECK_EQ(sh("ip link set r3p up"), 0);
+	}
+	CHECK_EQ(sh("ip route del 10.59.0.0/24 && ip route del 10.59.1.0/24 2>/dev/null; ip nexthop flush >/dev/null"), 0);
+	CHECK(wait_line(km, &cap_main, "route del 10.59.0.0/24", 1000) >= 0);
+	pump(km, 100);
+	capture_clear(&cap_main);
+	CHECK_EQ(stats(km).routes, 0);
+	CHECK_EQ(stats(km).nexthop_objects, 0);
+}
+
+/*
+ * A route through an object, refused because a configured route holds the
+ * prefix (rxpath keeps a copy under it): when the object gives nothing to
+ * mirror any more, rxpath is told to forget that copy, once.
+ */
+static void test_nexthop_under_configured(void)
+{
+	NEED_KM();
+	cap_main.refuse = "route add 10.54.0.0/24";
+	cap_main.refuse_err = -EEXIST;
+	CHECK_EQ(sh("ip nexthop add id 12 via 10.0.2.7 dev r1 && ip route add 10.54.0.0/24 nhid 12"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route add 10.54.0.0/24 via 10.0.2.7 dev p1");
+	CHECK_EQ(route_of(km, "10.54.0.0/24").info.state, RXP_KSYNC_REFUSED);
+	CHECK_EQ(sh("ip nexthop replace id 12 via 10.0.3.2 dev r2"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route del 10.54.0.0/24");
+	CHECK_EQ(route_of(km, "10.54.0.0/24").info.state, RXP_KSYNC_SKIPPED);
+	CHECK_EQ(resync(km), 0);
+	cap_main.refuse = NULL;
+	cap_main.refuse_err = 0;
+	CHECK_EQ(sh("ip route del 10.54.0.0/24 && ip nexthop del id 12"), 0);
+	CHECK_NO_LINE(km, &cap_main);
+	CHECK_EQ(stats(km).routes, 0);
+}
+
+/*
+ * With nexthop_compat_mode off the kernel gives a route only its object's
+ * id, and says nothing of the routes when the object is replaced.
+ */
+static void test_nexthop_id_only(void)
+{
+	struct rxp_ksync *k2;
+
+	NEED_KM();
+	if (sh("sysctl -qw net.ipv4.nexthop_compat_mode=0")) {
+		printf("  (no net.ipv4.nexthop_compat_mode: routes carry their gateways too)\n");
+		return;
+	}
+	CHECK_EQ(sh("ip nexthop add id 60 via 10.0.2.2 dev r1 && ip nexthop add id 61 via 10.0.4.2 dev r3 && "
+		    "ip nexthop add id 62 group 60/61,2 && ip route add 10.56.0.0/24 nhid 62 && "
+		    "ip -6 nexthop add id 63 via 2001:db8:2::2 dev r1 && ip -6 route add 2001:db8:56::/48 nhid 63"), 0);
+	pump(km, 200);
+	CHECK_EQ(count_line(&cap_main, "route add 10.56.0.0/24 nexthop via 10.0.2.2 dev p1 weight 1 "
+				       "nexthop via 10.0.4.2 dev p2 weight 2"), 1);
+	CHECK_EQ(count_line(&cap_main, "route add 2001:db8:56::/48 via 2001:db8:2::2 dev p1"), 1);
+	CHECK_EQ(cap_main.n, 2);
+	capture_clear(&cap_main);
+	CHECK_EQ(sh("ip nexthop replace id 61 via 10.0.4.4 dev r3"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route add 10.56.0.0/24 nexthop via 10.0.2.2 dev p1 weight 1 "
+				       "nexthop via 10.0.4.4 dev p2 weight 2");
+	CHECK_EQ(sh("ip -6 nexthop replace id 63 via 2001:db8:4::4 dev r3"), 0);
+	CHECK_ONLY_LINE(km, &cap_main, "route add 2001:db8:56::/48 via 2001:db8:4::4 dev p2");
+	/* a first sync from dumps that carry only the ids */
+	k2 = open_ksync(0, &cap_other, 0);
+	if (k2) {
+		CHECK_EQ(resync(k2), 2);
+		CHECK_EQ(count_line(&cap_other, "route add 10.56.0.0/24 nexthop via 10.0.2.2 dev p1 weight 1 "
+						"nexthop via 10.0.4.4 dev p2 weight 2"), 1);
+		CHECK_EQ(count_line(&cap_other, "route add 2001:db8:56::/48 via 2001:db8:4::4 dev p2"), 1);
+		CHECK_EQ(stats(k2).nexthop_objects, 4);
+		rxp_ksync_close(k2);
+		capture_clear(&cap_other);
+	}
+	/* deleted: the IPv4 route goes without a word, the IPv6 one said nothing either */
+	CHECK_EQ(sh("ip nexthop del id 62 && ip nexthop del id 63"), 0);
+	pump(km, 200);
+	CHECK_EQ(count_line(&cap_main, "route del 10.56.0.0/24"), 1);
+	CHECK_EQ(count_line(&cap_main, "route del 2001:db8:56::/48"), 1);
+	CHECK_EQ(cap_main.n, 2);
+	capture_clear(&cap_main);
+	CHECK_EQ(sh("ip nexthop flush >/dev/null && sysctl -qw net.ipv4.nexthop_compat_mode=1"), 0);
+	pump(km, 100);
+	CHECK_EQ(cap_main.n, 0);
+	capture_clear(&cap_main);
+	CHECK_EQ(stats(km).routes, 0);
+	CHECK_EQ(stats(km).nexthop_objects, 0);
+}
+
+/* ---- crafted messages ---- */
+
+#define CRAFT_TABLE 4001u	/* a table of its own: the kernel has nothing there */
+
+static char craft_buf[16384];
+
+static struct nlmsghdr *craft_begin(uint16_t type)
+{
+	struct nlmsghdr *nlh;
+
+	memset(craft_buf, 0, sizeof(craft_buf));
+	nlh = mnl_nlmsg_put_header(craft_buf);
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = type == RTM_NEWROUTE || type == RTM_NEWNEXTHOP ? NLM_F_CREATE : 0;
+	return nlh;
+}
+
+/* A single nexthop object: @gw (or NULL) on @dev; @fdb adds NHA_FDB. */
+static void craft_nh(struct rxp_ksync *k, uint32_t id, const char *gw, const char *dev, bool fdb)
+{
+	struct nlmsghdr *nlh = craft_begin(RTM_NEWNEXTHOP);
+	struct nhmsg *nhm = mnl_nlmsg_put_extra_header(nlh, sizeof(*nhm));
+	uint8_t a[16];
+	int af = gw && strchr(gw, ':') ? AF_INET6 : AF_INET;
+
+	nhm->nh_family = (uint8_t)af;
+	mnl_attr_put_u32(nlh, NHA_ID, id);
+	if (dev)
+		mnl_attr_put_u32(nlh, NHA_OIF, if_nametoindex(dev));
+	if (gw && inet_pton(af, gw, a) == 1)
+		mnl_attr_put(nlh, NHA_GATEWAY, af == AF_INET ? 4 : 16, a);
+	if (fdb)
+		mnl_attr_put(nlh, NHA_FDB, 0, NULL);
+	ks_nl_feed(k, nlh, nlh->nlmsg_len);
+}
+
+/* A group object of @n members (id, weight - 1, weight_high) */
+static void craft_group(struct rxp_ksync *k, uint32_t id, const struct nexthop_grp *g, unsigned n,
+			unsigned len)
+{
+	struct nlmsghdr *nlh = craft_begin(RTM_NEWNEXTHOP);
+
+	mnl_nlmsg_put_extra_header(nlh, sizeof(struct nhmsg));
+	mnl_attr_put_u32(nlh, NHA_ID, id);
+	mnl_attr_put(nlh, NHA_GROUP, len ? len : n * sizeof(*g), g);
+	ks_nl_feed(k, nlh, nlh->nlmsg_len);
+}
+
+static void craft_nh_del(struct rxp_ksync *k, uint32_t id)
+{
+	struct nlmsghdr *nlh = craft_begin(RTM_DELNEXTHOP);
+
+	mnl_nlmsg_put_extra_header(nlh, sizeof(struct nhmsg));
+	mnl_attr_put_u32(nlh, NHA_ID, id);
+	ks_nl_feed(k, nlh, nlh->nlmsg_len);
+}
+
+/* A route of CRAFT_TABLE; the caller adds its nexthop attributes, then feeds it. */
+static struct nlmsghdr *craft_route(uint16_t type, const char *prefix)
+{
+	struct nlmsghdr *nlh = craft_begin(type);
+	struct rtmsg *rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+	int af = strchr(prefix, ':') ? AF_INET6 : AF_INET;
+	char p[64];
+	uint8_t a[16];
+	char *slash;
+
+	snprintf(p, sizeof(p), "%s", prefix);
+	slash = strchr(p, '/');
+	*slash = '\0';
+	inet_pton(af, p, a);
+	rtm->rtm_family = (uint8_t)af;
+	rtm->rtm_dst_len = (uint8_t)atoi(slash + 1);
+	rtm->rtm_table = RT_TABLE_UNSPEC;
+	rtm->rtm_protocol = RTPROT_STATIC;
+	rtm->rtm_type = RTN_UNICAST;
+	mnl_attr_put_u32(nlh, RTA_TABLE, CRAFT_TABLE);
+	mnl_attr_put(nlh, RTA_DST, af == AF_INET ? 4 : 16, a);
+	return nlh;
+}
+
+/* Appends an RTA_MULTIPATH nexthop: @gw on @dev, @flags, @hops (weight - 1); @gw_len 4 normally. */
+static void craft_rtnh(struct nlmsghdr *nlh, const char *gw, unsigned gw_len, const char *dev,
+		       uint8_t flags, uint8_t hops)
+{
+	struct rtnexthop *rtnh = mnl_nlmsg_get_payload_tail(nlh);
+	uint8_t a[16] = { 0 };
+
+	nlh->nlmsg_len += RTNH_ALIGN(sizeof(*rtnh));
+	rtnh->rtnh_flags = flags;
+	rtnh->rtnh_hops = hops;
+	rtnh->rtnh_ifindex = (int)if_nametoindex(dev);
+	if (gw) {
+		inet_pton(strchr(gw, ':') ? AF_INET6 : AF_INET, gw, a);
+		mnl_attr_put(nlh, RTA_GATEWAY, gw_len, a);
+	}
+	rtnh->rtnh_len = (unsigned short)((char *)mnl_nlmsg_get_payload_tail(nlh) - (char *)rtnh);
+}
+
+static struct rxp_ksync *open_craft(void)
+{
+	struct rxp_ksync *k = open_ksync(CRAFT_TABLE, &cap_other, 0);
+
+	if (k)
+		resync(k);	/* the first sync: a resync is then far away */
+	capture_clear(&cap_other);
+	return k;
+}
+
+/* What no kernel sends: nexthop objects rxpath cannot have, unknown members, bad lengths. */
+static void test_nexthop_crafted(void)
+{
+	struct rxp_ksync *k = open_craft();
+	struct nlmsghdr *nlh;
+	uint64_t unsupported;
+
+	if (!k) {
+		CHECK(k);
+		return;
+	}
+	craft_nh(k, 100, "10.0.2.2", "r1", false);
+	craft_nh(k, 101, "10.0.2.3", NULL, true);	/* an FDB nexthop */
+	craft_group(k, 102, (const struct nexthop_grp[]){ { .id = 100 }, { .id = 101 } }, 2, 0);
+	craft_group(k, 103, (const struct nexthop_grp[]){ { .id = 100 }, { .id = 999, .weight = 1 } }, 2, 0);
+	/* weight 257 (high byte 1, low 0): above what rxpath has */
+	craft_group(k, 104, (const struct nexthop_grp[]){ { .id = 100, .resvd1 = 1 } }, 1, 0);
+	CHECK_EQ(stats(k).nexthop_objects, 5);
+	/* malformed: ignored, nothing half-read */
+	craft_group(k, 105, (const struct nexthop_grp[]){ { .id = 100 } }, 1, 7);
+	nlh = craft_begin(RTM_NEWNEXTHOP);
+	nlh->nlmsg_len = MNL_NLMSG_HDRLEN + 4;	/* shorter than an nhmsg */
+	ks_nl_feed(k, nlh, nlh->nlmsg_len);
+	nlh = craft_begin(RTM_NEWNEXTHOP);
+	mnl_nlmsg_put_extra_header(nlh, sizeof(struct nhmsg));
+	mnl_attr_put_u16(nlh, NHA_ID, 7);		/* an id too short */
+	ks_nl_feed(k, nlh, nlh->nlmsg_len);
+	CHECK_EQ(stats(k).nexthop_objects, 6);		/* 105: known, as one rxpath cannot have */
+
+	unsupported = stats(k).skipped.unsupported;
+	for (uint32_t id = 102; id <= 105; id++) {
+		char prefix[32];
+
+		snprintf(prefix, sizeof(prefix), "10.57.%u.0/24", id - 100);
+		nlh = craft_route(RTM_NEWROUTE, prefix);
+		mnl_attr_put_u32(nlh, RTA_NH_ID, id);
+		ks_nl_feed(k, nlh, nlh->nlmsg_len);
+	}
+	/* only the id, of an object the kernel has not described */
+	nlh = craft_route(RTM_NEWROUTE, "10.57.9.0/24");
+	mnl_attr_put_u32(nlh, RTA_NH_ID, 555);
+	ks_nl_feed(k, nlh, nlh->nlmsg_len);
+	CHECK_EQ(cap_other.n, 0);
+	if (cap_other.n)
+		print_lines(&cap_other);
+	CHECK_EQ(stats(k).skipped.unsupported - unsupported, 5);
+	CHECK_EQ(stats(k).routes, 5);
+	CHECK_EQ(stats(k).routes_skipped, 5);
+	CHECK_EQ(route_of(k, "10.57.3.0/24").info.state, RXP_KSYNC_SKIPPED);
+	CHECK(strstr(route_of(k, "10.57.3.0/24").skipped, "not described") != NULL);
+	CHECK(strstr(route_of(k, "10.57.2.0/24").skipped, "FDB") != NULL);
+
+	/* the unknown ones described: the routes through them follow */
+	craft_nh(k, 999, "10.0.4.2", "r3", false);
+	CHECK_EQ(cap_other.n, 1);
+	CHECK_EQ(count_line(&cap_other, "route add 10.57.3.0/24 nexthop via 10.0.2.2 dev p1 weight 1 "
+					"nexthop via 10.0.4.2 dev p2 weight 2"), 1);
+	craft_nh(k, 555, NULL, "r3", false);
+	CHECK_EQ(count_line(&cap_other, "route add 10.57.9.0/24 dev p2"), 1);
+	CHECK_EQ(cap_other.n, 2);
+	capture_clear(&cap_other);
+	/* the same object said again: nothing */
+	craft_nh(k, 999, "10.0.4.2", "r3", false);
+	CHECK_EQ(cap_other.n, 0);
+	/* a member deleted leaves the group (as the kernel does); the route naming it goes */
+	nlh = craft_route(RTM_NEWROUTE, "10.57.10.0/24");
+	mnl_attr_put_u32(nlh, RTA_NH_ID, 100);
+	ks_nl_feed(k, nlh, nlh->nlmsg_len);
+	CHECK_EQ(count_line(&cap_other, "route add 10.57.10.0/24 via 10.0.2.2 dev p1"), 1);
+	capture_clear(&cap_other);
+	craft_nh_del(k, 100);
+	CHECK_EQ(count_line(&cap_other, "route del 10.57.10.0/24"), 1);
+	CHECK_EQ(count_line(&cap_other, "route add 10.57.3.0/24 via 10.0.4.2 dev p2"), 1);
+	CHECK_EQ(cap_other.n, 2);
+	capture_clear(&cap_other);
+	/* an object rxpath cannot have in place of one it has: the route leaves rxpath whole */
+	craft_nh(k, 999, "10.0.4.2", "r3", true);
+	CHECK_EQ(count_line(&cap_other, "route del 10.57.3.0/24"), 1);
+	CHECK_EQ(cap_other.n, 1);
+	capture_clear(&cap_other);
+
+	/* a full resync: none of it is in the kernel */
+	CHECK_EQ(resync(k), 1);
+	CHECK_EQ(count_line(&cap_other, "route del 10.57.9.0/24"), 1);
+	CHECK_EQ(stats(k).routes, 0);
+	CHECK_EQ(stats(k).nexthop_objects, 0);
+	capture_clear(&cap_other);
+	rxp_ksync_close(k);
+}
+
+/* RTA_MULTIPATH as no kernel sends it: dead, lying lengths, too many, bad gateways. */
+static void test_multipath_crafted(void)
+{
+	struct rxp_ksync *k = open_craft();
+	struct nlmsghdr *nlh;
+	struct nlattr *mp;
+	struct rtnexthop *last;
+	char gw[64];
+
+	if (!k) {
+		CHECK(k);
+		return;
+	}
+	/* a dead nexthop is left out */
+	nlh = craft_route(RTM_NEWROUTE, "10.58.1.0/24");
+	mp = mnl_attr_nest_start(nlh, RTA_MULTIPATH);
+	craft_rtnh(nlh, "10.0.2.2", 4, "r1", 0, 4);
+	craft_rtnh(nlh, "10.0.4.2", 4, "r3", RTNH_F_DEAD, 0);
+	craft_rtnh(nlh, "10.0.4.3", 4, "r3", 0, 0);
+	mnl_attr_nest_end(nlh, mp);
+	ks_nl_feed(k, nlh, nlh->nlmsg_len);
+	CHECK_EQ(count_line(&cap_other, "route add 10.58.1.0/24 nexthop via 10.0.2.2 dev p1 weight 5 "
+					"nexthop via 10.0.4.3 dev p2 weight 1"), 1);
+	/* the same route with the dead one alive */
+	nlh = craft_route(RTM_NEWROUTE, "10.58.1.0/24");
+	mp = mnl_attr_nest_start(nlh, RTA_MULTIPATH);
+	craft_rtnh(nlh, "10.0.4.3", 4, "r3", 0, 0);
+	craft_rtnh(nlh, "10.0.4.2", 4, "r3", 0, 0);
+	craft_rtnh(nlh, "10.0.2.2", 4, "r1", 0, 4);
+	mnl_attr_nest_end(nlh, mp);
+	ks_nl_feed(k, nlh, nlh->nlmsg_len);
+	CHECK_EQ(count_line(&cap_other, "route add 10.58.1.0/24 nexthop via 10.0.2.2 dev p1 weight 5 "
+					"nexthop via 10.0.4.2 dev p2 weight 1 nexthop via 10.0.4.3 dev p2 weight 1"), 1);
+	CHECK_EQ(cap_other.n, 2);
+	capture_clear(&cap_other);
+
+	/* a gateway of the wrong length is no gateway to guess at: left out */
+	nlh = craft_route(RTM_NEWROUTE, "10.58.2.0/24");
+	mp = mnl_attr_nest_start(nlh, RTA_MULTIPATH);
+	craft_rtnh(nlh, "10.0.2.2", 3, "r1", 0, 0);
+	craft_rtnh(nlh, "10.0.4.2", 4, "r3", 0, 0);
+	mnl_attr_nest_end(nlh, mp);
+	ks_nl_feed(k, nlh, nlh->nlmsg_len);
+	CHECK_EQ(count_line(&cap_other, "route add 10.58.2.0/24 via 10.0.4.2 dev p2"), 1);
+	/* a nexthop whose length runs past the attribute ends the list there */
+	nlh = craft_route(RTM_NEWROUTE, "10.58.3.0/24");
+	mp = mnl_attr_nest_start(nlh, RTA_MULTIPATH);
+	craft_rtnh(nlh, "10.0.2.2", 4, "r1", 0, 0);
+	last = mnl_nlmsg_get_payload_tail(nlh);
+	craft_rtnh(nlh, "10.0.4.2", 4, "r3", 0, 0);
+	last->rtnh_len = 200;
+	mnl_attr_nest_end(nlh, mp);
+	ks_nl_feed(k, nlh, nlh->nlmsg_len);
+	CHECK_EQ(count_line(&cap_other, "route add 10.58.3.0/24 via 10.0.2.2 dev p1"), 1);
+	CHECK_EQ(cap_other.n, 2);
+	capture_clear(&cap_other);
+
+	/* more than 64 nexthops rxpath could have: none rather than some */
+	nlh = craft_route(RTM_NEWROUTE, "10.58.4.0/24");
+	mp = mnl_attr_nest_start(nlh, RTA_MULTIPATH);
+	for (unsigned i = 0; i < 65; i++) {
+		snprintf(gw, sizeof(gw), "10.0.2.%u", 10 + i);
+		craft_rtnh(nlh, gw, 4, "r1", 0, 0);
+	}
+	mnl_attr_nest_end(nlh, mp);
+	ks_nl_feed(k, nlh, nlh->nlmsg_len);
+	CHECK_EQ(cap_other.n, 0);
+	CHECK_EQ(stats(k).routes, 3);
+	/* 64 are one line */
+	nlh = craft_route(RTM_NEWROUTE, "10.58.4.0/24");
+	mp = mnl_attr_nest_start(nlh, RTA_MULTIPATH);
+	for (unsigned i = 0; i < 64; i++) {
+		snprintf(gw, sizeof(gw), "10.0.2.%u", 10 + i);
+		craft_rtnh(nlh, gw, 4, i % 2 ? "r1" : "r3", 0, 255);
+	}
+	mnl_attr_nest_end(nlh, mp);
+	ks_nl_feed(k, nlh, nlh->nlmsg_len);
+	CHECK_EQ(cap_other.n, 1);
+	CHECK(cap_other.n == 1 && strstr(cap_other.lines[0], "nexthop via 10.0.2.73 dev p1 weight 256") &&
+	      strlen(cap_other.lines[0]) > 64 * 30);
+	CHECK_EQ(stats(k).routes_multipath, 2);
+	capture_clear(&cap_other);
+	/* a line longer than the command language takes is not given at all (a cut one lies) */
+	nlh = craft_route(RTM_NEWROUTE, "2001:db8:58::/48");
+	mp = mnl_attr_nest_start(nlh, RTA_MULTIPATH);
+	for (unsigned i = 0; i < 64; i++) {
+		snprintf(gw, sizeof(gw), "2001:db8:2:1111:2222:3333:4444:%x", 0x1000 + i);
+		craft_rtnh(nlh, gw, 16, "r1", 0, 255);
+	}
+	mnl_attr_nest_end(nlh, mp);
+	ks_nl_feed(k, nlh, nlh->nlmsg_len);
+	CHECK_EQ(cap_other.n, 0);
+	CHECK_EQ(route_of(k, "2001:db8:58::/48").info.state, RXP_KSYNC_REFUSED);
+	CHECK_EQ(route_of(k, "2001:db8:58::/48").info.error, -E2BIG);
+	CHECK_EQ(route_of(k, "2001:db8:58::/48").info.n_paths, 64);
+
+	CHECK_EQ(resync(k), 4);	/* none of it is in the kernel */
+	CHECK_EQ(stats(k).routes, 0);
+	CHECK_EQ(stats(k).nexthops, 0);
+	capture_clear(&cap_other);
+	rxp_ksync_close(k);
 }
 
 /* IPv4 keeps routes appended under one key and uses the first: so does ksync. */
 static void test_route_append(void)
 {
-	if (!km) {
-		CHECK(km);
-		return;
-	}
+	NEED_KM();
 	CHECK_EQ(sh("ip route add 10.1.2.0/24 via 10.0.2.3 && ip route append 10.1.2.0/24 via 10.0.2.2"), 0);
 	CHECK_ONLY_LINE(km, &cap_main, "route add 10.1.2.0/24 via 10.0.2.3 dev p1");
 	CHECK_EQ(resync(km), 0);
@@ -521,10 +1177,7 @@ static void test_route_append(void)
 /* Resolved neighbours on mapped interfaces; unresolved ones leave. */
 static void test_neigh(void)
 {
-	if (!km) {
-		CHECK(km);
-		return;
-	}
+	NEED_KM();
 	CHECK_EQ(sh("ip neigh add 10.0.2.2 lladdr 02:00:00:00:00:22 dev r1 nud permanent"), 0);
 	CHECK_ONLY_LINE(km, &cap_main, "neigh add 10.0.2.2 lladdr 02:00:00:00:00:22 dev p1");
 	CHECK_EQ(sh("ip neigh replace 10.0.2.2 lladdr 02:00:00:00:00:23 dev r1 nud permanent"), 0);
@@ -554,10 +1207,7 @@ static void test_resync_finds_missed_changes(void)
 {
 	uint64_t resyncs;
 
-	if (!km) {
-		CHECK(km);
-		return;
-	}
+	NEED_KM();
 	CHECK_EQ(sh("ip route add 10.3.0.0/24 via 10.0.2.2"), 0);
 	CHECK_ONLY_LINE(km, &cap_main, "route add 10.3.0.0/24 via 10.0.2.2 dev p1");
 	resyncs = stats(km).resyncs;
@@ -611,10 +1261,7 @@ static void test_refused(void)
 	struct route_seen seen = { 0 };
 	uint64_t refused;
 
-	if (!km) {
-		CHECK(km);
-		return;
-	}
+	NEED_KM();
 	refused = stats(km).lines_refused;
 	cap_main.refuse = "via 10.0.2.99";
 	CHECK_EQ(sh("ip route add 10.2.0.0/24 via 10.0.2.99"), 0);
@@ -681,10 +1328,7 @@ static void test_overrun(void)
 	FILE *f;
 	double end;
 
-	if (!km) {
-		CHECK(km);
-		return;
-	}
+	NEED_KM();
 	ks = open_ksync(0, &cap_other, 1);	/* the smallest buffer the kernel gives */
 	if (!ks) {
 		CHECK(ks);
@@ -734,10 +1378,7 @@ static void test_overrun(void)
  */
 static void test_link_down(void)
 {
-	if (!km) {
-		CHECK(km);
-		return;
-	}
+	NEED_KM();
 	CHECK_EQ(sh("ip route add 10.9.0.0/24 via 10.0.2.2"), 0);
 	CHECK_ONLY_LINE(km, &cap_main, "route add 10.9.0.0/24 via 10.0.2.2 dev p1");
 	CHECK_EQ(sh("ip -6 route add 2001:db8:9::/48 via 2001:db8:2::2"), 0);
@@ -799,7 +1440,7 @@ static void test_dump_many_routes(void)
 	const char *env = getenv("RXP_KSYNC_BENCH_ROUTES");
 	unsigned n = env ? (unsigned)strtoul(env, NULL, 10) : 100000;
 	struct rxp_ksync_config cfg = {
-		.resync_interval_ms = FOREVER_MS, .map = port_map, .n_map = 1, .apply = count_apply,
+		.resync_interval_ms = FOREVER_MS, .map = port_map, .n_map = N_MAP, .apply = count_apply,
 	};
 	struct rxp_ksync_stats st;
 	struct rxp_ksync *k = NULL;
@@ -875,6 +1516,14 @@ int main(void)
 	RUN(test_other_table);
 	RUN(test_route_metrics);
 	RUN(test_route_multipath);
+	RUN(test_route_multipath_dead);
+	RUN(test_route_multipath6);
+	RUN(test_nexthop_objects);
+	RUN(test_nexthop_link_down);
+	RUN(test_nexthop_under_configured);
+	RUN(test_nexthop_id_only);
+	RUN(test_nexthop_crafted);
+	RUN(test_multipath_crafted);
 	RUN(test_route_append);
 	RUN(test_neigh);
 	RUN(test_resync_finds_missed_changes);
