@@ -105,8 +105,11 @@ int ctl_show_serve(struct ctl_server *s, const struct cmd_line *l, bool json, st
 	char msg[200];
 	int ret;
 
-	if (l->n == 3 && !strcmp(l->w[1], "routes") && !strcmp(l->w[2], "kernel"))
-		return ctl_sync_show_routes(s, json, out);
+	if (l->n >= 3 && l->n <= 4 && !strcmp(l->w[1], "routes") && !strcmp(l->w[2], "kernel")) {
+		if (l->n == 4 && strcmp(l->w[3], "summary"))
+			return ctl_reply_error(out, json, -EINVAL, "show routes kernel: expected 'summary' or nothing more");
+		return ctl_sync_show_routes(s, json, l->n == 4, out);
+	}
 	if (l->n >= 2 && !strcmp(l->w[1], "filter")) {
 		if (l->n > 2) {
 			snprintf(msg, sizeof(msg), "show filter: '%.31s': expected nothing more", l->w[2]);

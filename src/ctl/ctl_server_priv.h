@@ -23,6 +23,12 @@ struct ctl_server {
 	struct rxp_capture_file *capture;	/* running capture; touched on the datapath thread */
 	struct rxp_ksync *ksync;	/* `sync kernel` is on */
 	uint32_t sync_table, sync_interval_ms;
+	struct ctl_sync_vrfs {		/* the VRFs whose tables the sync mirrors, names kept here */
+		uint32_t main_table;
+		unsigned n;
+		struct rxp_ksync_vrf vrf[RXP_KSYNC_VRFS_MAX];
+		char name[RXP_KSYNC_VRFS_MAX][RXP_PORT_NAME_MAX];
+	} sync_vrfs;
 	unsigned n_map;
 	struct rxp_ksync_port_map map[2 * DP_PORTS_MAX];	/* kernel interfaces, then TAPs */
 	char map_ifname[2 * DP_PORTS_MAX][IF_NAMESIZE];
@@ -53,8 +59,8 @@ bool ctl_sync_has_ports(struct ctl_server *s);
 void ctl_sync_after_changes(struct ctl_server *s, const struct dp_cmd *cmds, unsigned n,
 			    struct rxp_sbuf *warnings);
 
-/* `show routes kernel`. Returns 0 with the report in @out, or -errno. */
-int ctl_sync_show_routes(struct ctl_server *s, bool json, struct rxp_sbuf *out);
+/* `show routes kernel [summary]` (@summary: the counts alone). Returns 0 with the report in @out, or -errno. */
+int ctl_sync_show_routes(struct ctl_server *s, bool json, bool summary, struct rxp_sbuf *out);
 
 /* ---- reload (reload.c) ---- */
 

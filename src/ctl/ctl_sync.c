@@ -77,6 +77,25 @@ static int taps_on_datapath(struct dp *dp, void *arg, struct rxp_sbuf *out)
 	return 0;
 }
 
+/* The router's VRFs, as the datapath has them now: their kernel tables are mirrored too. */
+static int vrfs_on_datapath(struct dp *dp, void *arg, struct rxp_sbuf *out)
+{
+	struct ctl_sync_vrfs *l = arg;
+	const struct rxp_router *r = dp->router;
+
+	(void)out;
+	l->n = 0;
+	for (unsigned v = 1; r && v < r->n_vrfs && l->n < RXP_KSYNC_VRFS_MAX; v++) {
+		/* one whose table is the one mirrored into the default table: that one it is */
+		if (!r->vrfs[v].used || r->vrfs[v].table == l->main_table)
+			continue;
+		snprintf(l->name[l->n], sizeof(l->name[0]), "%s", r->vrfs[v].name);
+		l->vrf[l->n] = (struct rxp_ksync_vrf){ .table = r->vrfs[v].table, .name = l->name[l->n] };
+		l->n++;
+	}
+	return 0;
+}
+
 static void sync_taps(struct ctl_server *s, struct tap_list *t)
 {
 	struct rxp_sbuf out = { 0 };
@@ -140,6 +159,16 @@ int ctl_sync_start(struct ctl_server *s, uint32_t table, uint32_t interval_ms, c
 	if (!s->n_map)
 		return ctl_sync_no_ports(err, errlen);
 	kc.n_map = s->n_map;
+	{
+		struct rxp_sbuf out = { 0 };
+
+		s->sync_vrfs.main_table = table ? table : RXP_KSYNC_TABLE_MAIN;
+		if (control_call(s->cfg.ctl, vrfs_on_datapath, &s->sync_vrfs, &out))
+			s->sync_vrfs.n = 0;
+		rxp_sbuf_free(&out);
+	}
+	kc.vrfs = s->sync_vrfs.vrf;
+	kc.n_vrfs = s->sync_vrfs.n;
 	ret = rxp_ksync_open(&s->ksync, &kc, err, errlen);
 	if (ret)
 		return ret;
@@ -185,10 +214,12 @@ void ctl_sync_after_changes(struct ctl_server *s, const struct dp_cmd *cmds, uns
 	 * again); a GRO change or the same host path said again takes none
 	 */
 	for (unsigned i = 0; i < n; i++)
-		if (cmds[i].kind == DP_CMD_HOST) {
+		if (cmds[i].kind == DP_CMD_HOST || cmds[i].kind == DP_CMD_VRF_ADD ||
+		    cmds[i].kind == DP_CMD_VRF_DEL) {
 			char err[512];
 
-			if (sync_taps_current(s))
+			/* a VRF made or gone: its kernel table joins or leaves what is mirrored */
+			if (cmds[i].kind == DP_CMD_HOST && sync_taps_current(s))
 				break;
 			if (ctl_sync_start(s, s->sync_table, s->sync_interval_ms, err, sizeof(err)) < 0) {
 				fprintf(stderr, "rxpath: kernel sync: %s; sync stopped\n", err);
@@ -279,6 +310,8 @@ static int kernel_route_one(void *ctx, const struct rxp_ksync_route_info *r)
 		inet_ntop(af, r->gw, g, sizeof(g));
 	if (w->json) {
 		rxp_sbuf_printf(w->out, "%s{\"prefix\":\"%s/%u\",", w->first ? "" : ",", p, r->plen);
+		if (r->vrf[0])
+			rxp_sbuf_printf(w->out, "\"vrf\":\"%s\",\"table\":%u,", r->vrf, r->table);
 		if (r->type)
 			rxp_sbuf_printf(w->out, "\"type\":\"%s\",", r->type);
 		rxp_sbuf_printf(w->out, "\"via\":\"%s\",\"dev\":\"%s\",\"kernel_dev\":\"%s\",", g,
@@ -306,7 +339,7 @@ static int kernel_route_one(void *ctx, const struct rxp_ksync_route_info *r)
 			rxp_sbuf_printf(w->out, ",\"reason\":\"%s\"", r->skipped);
 		rxp_sbuf_printf(w->out, "}");
 	} else {
-		rxp_sbuf_printf(w->out, "%s/%u", p, r->plen);
+		rxp_sbuf_printf(w->out, "%s/%u%s%s", p, r->plen, r->vrf[0] ? " vrf " : "", r->vrf);
 		if (r->type) {
 			rxp_sbuf_printf(w->out, " %s (kernel", r->type);
 		} else if (r->n_paths == 1) {
@@ -343,7 +376,7 @@ static int kernel_route_one(void *ctx, const struct rxp_ksync_route_info *r)
 }
 
 /* show routes kernel: the kernel's table as mirrored, and what rxpath did with each route. */
-int ctl_sync_show_routes(struct ctl_server *s, bool json, struct rxp_sbuf *out)
+int ctl_sync_show_routes(struct ctl_server *s, bool json, bool summary, struct rxp_sbuf *out)
 {
 	struct kernel_routes_walk w = { .out = out, .json = json, .first = true };
 	struct rxp_ksync_stats st;
@@ -367,7 +400,8 @@ int ctl_sync_show_routes(struct ctl_server *s, bool json, struct rxp_sbuf *out)
 				(unsigned long long)st.routes_skipped, (unsigned long long)st.nexthop_objects,
 				(unsigned long long)st.last_dump.unmapped, (unsigned long long)st.last_dump.kernel,
 				(unsigned long long)st.last_dump.unsupported);
-	rxp_ksync_foreach_route(s->ksync, kernel_route_one, &w);
+	if (!summary)	/* the counts alone: a full table's lines are a million */
+		rxp_ksync_foreach_route(s->ksync, kernel_route_one, &w);
 	if (json)
 		rxp_sbuf_printf(out, "]}\n");
 	return 0;

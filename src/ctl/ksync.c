@@ -147,7 +147,8 @@ static int emit_route_add(struct rxp_ksync *k, const struct rec *r)
 	bool ok;
 
 	format_addr(r->family, r->addr, prefix, sizeof(prefix));
-	ok = line_put(line, &len, "route add %s/%u", prefix, r->plen);
+	ok = line_put(line, &len, "route add %s/%u", prefix, r->plen) &&
+	     (!r->port || line_put(line, &len, " vrf %s", k->vrf_name[r->port - 1]));
 	if (type) {
 		ok = ok && line_put(line, &len, " %s", type);
 	} else if (nh->n_paths == 1) {
@@ -168,7 +169,8 @@ static void emit_route_del(struct rxp_ksync *k, const struct rec *r)
 	char line[RXP_KSYNC_LINE_MAX], prefix[INET6_ADDRSTRLEN];
 
 	format_addr(r->family, r->addr, prefix, sizeof(prefix));
-	snprintf(line, sizeof(line), "route del %s/%u", prefix, r->plen);
+	snprintf(line, sizeof(line), "route del %s/%u%s%s", prefix, r->plen, r->port ? " vrf " : "",
+		 r->port ? k->vrf_name[r->port - 1] : "");
 	emit(k, line, false);
 }
 
@@ -503,6 +505,23 @@ int rxp_ksync_open(struct rxp_ksync **out, const struct rxp_ksync_config *cfg, c
 	if (!k)
 		goto nomem;
 	k->table = cfg->table ? cfg->table : RXP_KSYNC_TABLE_MAIN;
+	if (cfg->n_vrfs > RXP_KSYNC_VRFS_MAX) {
+		snprintf(err, errlen, "ksync: %u VRFs: at most %u", cfg->n_vrfs, RXP_KSYNC_VRFS_MAX);
+		ret = -EINVAL;
+		goto fail;
+	}
+	for (unsigned v = 0; v < cfg->n_vrfs; v++) {
+		if (strlen(cfg->vrfs[v].name) >= NAME_MAX_LEN || !cfg->vrfs[v].name[0] ||
+		    cfg->vrfs[v].table == k->table) {
+			snprintf(err, errlen, "ksync: VRF '%s' (table %u): a name of 1 to %d characters and another table than the main one's",
+				 cfg->vrfs[v].name, cfg->vrfs[v].table, NAME_MAX_LEN - 1);
+			ret = -EINVAL;
+			goto fail;
+		}
+		k->vrf_table[v] = cfg->vrfs[v].table;
+		snprintf(k->vrf_name[v], sizeof(k->vrf_name[v]), "%s", cfg->vrfs[v].name);
+	}
+	k->n_vrfs = cfg->n_vrfs;
 	k->interval_ns = (uint64_t)(cfg->resync_interval_ms ? cfg->resync_interval_ms
 							    : RXP_KSYNC_RESYNC_MS_DEFAULT) * 1000000ull;
 	k->max_entries = cfg->max_entries ? cfg->max_entries : RXP_KSYNC_MAX_ENTRIES_DEFAULT;
@@ -639,6 +658,8 @@ int rxp_ksync_foreach_route(const struct rxp_ksync *k, rxp_ksync_route_fn fn, vo
 		memcpy(info.prefix, r->addr, 16);
 		info.metric = r->metric;
 		info.nhid = r->r.kid;
+		info.vrf = r->port ? k->vrf_name[r->port - 1] : "";
+		info.table = r->port ? k->vrf_table[r->port - 1] : k->table;
 		info.port = info.ifname = "";
 		info.paths = paths;
 		if (!r->r.nh) {

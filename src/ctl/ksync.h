@@ -51,6 +51,7 @@
 #define RXP_KSYNC_RESYNC_MS_DEFAULT 30000u
 #define RXP_KSYNC_MAX_ENTRIES_DEFAULT (2u << 20)	/* a full IPv4+IPv6 BGP table, with room */
 #define RXP_KSYNC_EVENT_BUFFER_DEFAULT (8u << 20)
+#define RXP_KSYNC_VRFS_MAX 15	/* rxpath's VRFs (RXP_VRF_MAX - 1) */
 #define RXP_KSYNC_LINE_MAX 4096	/* a line and its NUL: the command language's longest */
 
 /* One kernel interface that feeds an rxpath port (the port's afpacket:dev= or afxdp:dev=). */
@@ -70,6 +71,12 @@ typedef int (*rxp_ksync_apply_fn)(void *ctx, const char *line);
 
 struct rxp_ksync_config {
 	uint32_t table;			/* kernel routing table; 0 = main (254) */
+	/* the VRFs: each mirrors its kernel table, with lines that say "vrf NAME" */
+	unsigned n_vrfs;
+	const struct rxp_ksync_vrf {
+		uint32_t table;
+		const char *name;
+	} *vrfs;
 	uint32_t resync_interval_ms;	/* full resync period; 0 = 30 s */
 	uint32_t max_entries;		/* routes + neighbours held; 0 = 2M */
 	uint32_t event_buffer_bytes;	/* event socket receive buffer; 0 = 8 MiB */
@@ -145,6 +152,8 @@ struct rxp_ksync_route_info {
 	const struct rxp_ksync_path_info *paths;	/* n_paths of them, valid during the call */
 	uint32_t nhid;		/* the kernel nexthop object it names, or 0 */
 	const char *skipped;	/* RXP_KSYNC_SKIPPED: why, in words; else NULL */
+	const char *vrf;	/* the VRF whose table it is in; "" for the main table */
+	uint32_t table;		/* that kernel table */
 };
 
 /* Called per route; a nonzero return stops the walk and is returned by rxp_ksync_foreach_route. */

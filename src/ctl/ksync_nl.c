@@ -201,7 +201,7 @@ static enum verdict route_parse(struct rxp_ksync *k, const struct nlmsghdr *nlh,
 	struct rxp_ksync_skips none = { 0 };
 	uint32_t table, u32;
 	enum ks_why why;
-	unsigned alen;
+	unsigned alen, vrf;
 
 	if (!skips)
 		skips = &none;
@@ -212,14 +212,22 @@ static enum verdict route_parse(struct rxp_ksync *k, const struct nlmsghdr *nlh,
 	if (rtm->rtm_dst_len > alen * 8 || !ks_attrs(nlh, sizeof(*rtm), tb, RTA_MAX))
 		return V_OTHER;
 	table = rtm->rtm_table;
+	vrf = 0;
 	if (ks_attr_u32(tb[RTA_TABLE], &u32))	/* tables above 255 only say so here */
 		table = u32;
 	/* a cloned (cache) entry is no FIB route: it neither adds nor replaces one */
-	if (table != k->table || (rtm->rtm_flags & RTM_F_CLONED))
+	if (rtm->rtm_flags & RTM_F_CLONED)
 		return V_OTHER;
+	if (table != k->table) {
+		for (vrf = 0; vrf < k->n_vrfs && k->vrf_table[vrf] != table; vrf++)
+			;
+		if (vrf++ == k->n_vrfs)
+			return V_OTHER;
+	}
 
 	memset(out, 0, offsetof(struct kroute, paths));
 	out->key.kind = KIND_ROUTE;
+	out->key.port = (uint16_t)vrf;	/* a VRF's table: its records are apart from the main table's */
 	out->key.family = alen == 4 ? 4 : 6;
 	out->key.plen = rtm->rtm_dst_len;
 	if (tb[RTA_DST] && !ks_attr_addr(tb[RTA_DST], alen, out->key.addr))
@@ -691,8 +699,9 @@ static int dump(struct rxp_ksync *k, uint16_t type, uint8_t family, const char *
 		struct rtmsg *rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
 
 		rtm->rtm_family = family;
-		/* with strict checking on, the kernel dumps only this table */
-		mnl_attr_put_u32(nlh, RTA_TABLE, k->table);
+		/* with strict checking on, the kernel dumps only this table (all of them for VRFs) */
+		if (!k->n_vrfs)
+			mnl_attr_put_u32(nlh, RTA_TABLE, k->table);
 	} else if (type == RTM_GETNEIGH) {
 		struct ndmsg *ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
 

@@ -163,6 +163,10 @@ struct rxp_ksync {
 	unsigned dump_portid;
 	uint32_t seq;
 	uint32_t table;
+	/* the VRFs' tables: a route record's port is 1 + its index here (0: the main table) */
+	unsigned n_vrfs;
+	uint32_t vrf_table[RXP_KSYNC_VRFS_MAX];
+	char vrf_name[RXP_KSYNC_VRFS_MAX][NAME_MAX_LEN];
 	uint64_t interval_ns;
 	uint32_t max_entries;
 	rxp_ksync_apply_fn apply;

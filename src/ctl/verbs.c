@@ -51,7 +51,7 @@ static const struct cmd_verb verbs[] = {
 	{ .word = "show", .ctl_rank = 0, .in = CMD_IN_CTL, .serve = ctl_show_serve,
 	  .help = "  show ports | stats | drops | routes [PREFIX|ADDRESS] [vrf VRF] | neigh | pool | filter | nat\n"
 		  "  show conntrack [src ADDR] [dst ADDR] [proto P] [state S]  |  show conntrack stats\n"
-		  "  show routes kernel    (the kernel's routes as mirrored, and what rxpath did with each)\n" },
+		  "  show routes kernel [summary]   (the kernel's routes as mirrored, and what rxpath did with each)\n" },
 	{ .word = "capture", .ctl_rank = 12, .in = CMD_IN_CTL, .serve = ctl_capture_serve,
 	  .shape = { .rest_word = "filter", .rest_from = 4, .max_words = 10 },
 	  .too_many = "capture: too many words; see 'help'",

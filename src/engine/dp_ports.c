@@ -117,10 +117,12 @@ void dp_ports_check(struct dp *dp, uint64_t now_ns)
 		}
 		if (port->dev[0] && !port->down)
 			mtu_follow(dp, port);
-		if (((links >> i) & 1) && rxp_router_set_port_down(dp->router, port->id, down[i]))
-			dp_log(dp, "port %s: link %s%s", port->name, down[i] ? "down (no carrier)" : "up",
-			       dp->router->n_groups ? (down[i] ? "; its next hops leave the multipath routes"
-							      : "; its next hops are back in the multipath routes") : "");
+		/* told when it moves flows (the drivers tell of the device themselves) */
+		if (((links >> i) & 1) && rxp_router_set_port_down(dp->router, port->id, down[i]) &&
+		    dp->router->n_groups)
+			dp_log(dp, "port %s: link %s", port->name,
+			       down[i] ? "down (no carrier); its next hops leave the multipath routes"
+				       : "up; its next hops are back in the multipath routes");
 	}
 	if (dp->router)
 		rxp_router_groups_check(dp->router);

@@ -24,40 +24,16 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/e2e/lab.sh
+. tests/e2e/bgp_lab.sh
 
 T=e2e_bgp
 LAB_QUEUES=2	# the veths: two queue pairs, for the run with two workers
-ZEBRA=${ZEBRA:-/usr/lib/frr/zebra}
-BGPD=${BGPD:-/usr/lib/frr/bgpd}
-BIRD=${BIRD:-bird}
-FRR_USER=${FRR_USER:-frr}
-FRR_GROUP=${FRR_GROUP:-frr}
 PREFIX=$LAB_PREFIX
 
 lab_init
 command -v iperf3 >/dev/null || lab_skip_all "iperf3 not installed (apt-get install iperf3)"
-if [ ! -x "$ZEBRA" ] || [ ! -x "$BGPD" ] || ! command -v vtysh >/dev/null || ! id "$FRR_USER" >/dev/null 2>&1 ||
-   ! command -v "$BIRD" >/dev/null || ! command -v birdc >/dev/null; then
-	lab_skip_all "frr or bird2 not installed (apt-get install frr bird2)"
-fi
+bgp_lab_need
 
-# Everything the test made goes, on any exit: the lab's processes (FRR and
-# BIRD among them, started with lab_bg) and namespaces (h3 and s too), then FRR's crash-log dirs.
-ZEBRA_PID='' BGPD_PID='' FRR_LEFT=''
-[ -d /var/tmp/frr ] && FRR_TMP_WAS=1 || FRR_TMP_WAS=0
-bgp_down() {
-	local ns pid d
-	lab_down
-	# FRR keeps a crash-log dir per daemon in /var/tmp/frr; it removes its own at a clean
-	# exit, not after a crash or a SIGKILL
-	for pid in $ZEBRA_PID $BGPD_PID; do
-		for d in /var/tmp/frr/zebra."$pid" /var/tmp/frr/bgpd."$pid"; do
-			[ -e "$d" ] && FRR_LEFT="$FRR_LEFT $d"
-			rm -rf "$d"
-		done
-	done
-	[ "$FRR_TMP_WAS" = 0 ] && rmdir /var/tmp/frr 2>/dev/null
-}
 trap bgp_down EXIT
 if ! lab_up; then
 	fail "${T}_lab_up" "could not build the namespaces and veth pairs"
@@ -80,17 +56,10 @@ if ! lab_more_up; then
 fi
 
 # ---- FRR in r, BIRD in h2 and h3: private configs, sockets and pid files in the lab's dir ----
-# The daemons run as FRR's own user (frr, in the vty group frrvty: FRR refuses a user outside
-# it, root included), keeping the capabilities they need; their dir is theirs.
-FRR_DIR=$LAB_DIR/frr
-if ! { mkdir -p "$FRR_DIR" && chmod 711 "$LAB_DIR" && chown "$FRR_USER:$FRR_GROUP" "$FRR_DIR"; }; then
+if ! bgp_frr_dir; then
 	fail "${T}_frr_dir" "cannot make $FRR_DIR for user $FRR_USER"
 	exit 1
 fi
-cat >"$FRR_DIR/zebra.conf" <<-EOF
-	hostname r
-	log file $FRR_DIR/zebra.log informational
-EOF
 cat >"$FRR_DIR/bgpd.conf" <<-EOF
 	hostname r
 	log file $FRR_DIR/bgpd.log informational
@@ -108,30 +77,6 @@ cat >"$FRR_DIR/bgpd.conf" <<-EOF
 	  maximum-paths 2
 	 exit-address-family
 EOF
-# FRR runs in the foreground under lab_bg (its pid is the daemon's: lab_down stops it)
-frr_start() {
-	local i
-	lab_bg "$LAB_R" "$ZEBRA" -f "$FRR_DIR/zebra.conf" -i "$FRR_DIR/zebra.pid" \
-		-z "$FRR_DIR/zserv.api" --vty_socket "$FRR_DIR" -u "$FRR_USER" -g "$FRR_GROUP" \
-		>"$FRR_DIR/zebra.out" 2>&1
-	ZEBRA_PID=$!
-	for i in $(seq 100); do
-		[ -S "$FRR_DIR/zserv.api" ] && break
-		sleep 0.05
-	done
-	lab_bg "$LAB_R" "$BGPD" -f "$FRR_DIR/bgpd.conf" -i "$FRR_DIR/bgpd.pid" \
-		-z "$FRR_DIR/zserv.api" --vty_socket "$FRR_DIR" -u "$FRR_USER" -g "$FRR_GROUP" \
-		>"$FRR_DIR/bgpd.out" 2>&1
-	BGPD_PID=$!
-	for i in $(seq 100); do
-		[ -S "$FRR_DIR/bgpd.vty" ] && return 0
-		kill -0 "$BGPD_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	return 1
-}
-vty() { lab_in "$LAB_R" vtysh --vty_socket "$FRR_DIR" "$@" 2>&1; }
-
 bird_conf() {	# NS-TAG AS ROUTER-ID
 	local tag=$1 as=$2 id=$3 i
 	{
@@ -155,12 +100,6 @@ bird_conf() {	# NS-TAG AS ROUTER-ID
 }
 bird_conf h2 65002 10.0.2.2
 bird_conf h3 65003 10.0.4.2
-bird_start() {	# NS TAG
-	lab_bg "$1" "$BIRD" -f -c "$LAB_DIR/bird-$2.conf" -s "$LAB_DIR/bird-$2.ctl" \
-		-P "$LAB_DIR/bird-$2.pid" >"$LAB_DIR/bird-$2.out" 2>&1
-}
-birdc_() { local ns=$1 tag=$2; shift 2; lab_in "$ns" birdc -s "$LAB_DIR/bird-$tag.ctl" "$@" 2>&1; }
-
 # ---- rxpath: p1's and p2's host paths, the kernel's routes mirrored ----
 SOCK=$LAB_DIR/ctl.sock
 ctl() { "$RXPATH" ctl --socket "$SOCK" "$@" 2>&1; }

@@ -178,6 +178,21 @@ sleep 0.3
 ctl neigh del 10.0.2.47 dev p1 >/dev/null
 check "${T}_gone_kernel_neigh_not_restored" sh -c "! \"$RXPATH\" ctl --socket \"$SOCK\" show neigh | grep -q '^10.0.2.47 '"
 
+# A VRF's kernel table is mirrored into it (kernel table 10 is VRF red's), apart from the
+# main table's; the VRF made while sync runs joins what it mirrors.
+has_vrf_route() { ctl show routes "$1" vrf red 2>/dev/null | grep -q "$2"; }
+no_vrf_route() { ctl show routes "$1" vrf red 2>/dev/null | grep -q "^no route"; }
+check "${T}_vrf_add" sh -c "\"$RXPATH\" ctl --socket \"$SOCK\" vrf add red table 10 >/dev/null"
+lab_in "$LAB_R" ip route add blackhole 10.77.0.0/16 table 10
+lab_in "$LAB_R" ip route add 10.78.0.0/16 via 10.0.2.2 dev r1 onlink table 10
+check "${T}_vrf_table_mirrored" within_1s has_vrf_route 10.77.1.1 '^10.77.0.0/16 blackhole proto kernel$'
+check "${T}_vrf_table_gateway_route" within_1s has_vrf_route 10.78.1.1 '^10.78.0.0/16 via 10.0.2.2 dev p1 proto kernel$'
+check "${T}_vrf_table_not_main" no_route 10.77.1.1
+check "${T}_vrf_show_routes_kernel" sh -c "\"$RXPATH\" ctl --socket \"$SOCK\" show routes kernel | grep -q '^10.77.0.0/16 vrf red blackhole'"
+lab_in "$LAB_R" ip route del blackhole 10.77.0.0/16 table 10
+check "${T}_vrf_table_withdrawn" within_1s no_vrf_route 10.77.1.1
+lab_in "$LAB_R" ip route del 10.78.0.0/16 table 10
+
 # Turning sync off withdraws what it installed; config routes stay.
 lab_in "$LAB_R" ip route add 10.8.0.0/24 via 10.0.2.2 dev r1 onlink
 within_1s has_route 10.8.0.1 '^10.8.0.0/24' >/dev/null
