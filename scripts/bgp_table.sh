@@ -69,9 +69,11 @@ ctl() { "$RXPATH" ctl --socket "$SOCK" "$@" 2>/dev/null; }
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 # how many of the announced routes FRR, the kernel and rxpath hold
-frr_count() {
-	vty -c 'show bgp ipv4 unicast summary json' | lab_json 'sum(p.get("pfxRcd", 0) for p in j.get("peers", {}).values())' 2>/dev/null
+frr_count() {	# FAMILY
+	vty -c "show bgp $1 unicast summary json" | lab_json 'sum(p.get("pfxRcd", 0) for p in j.get("peers", {}).values())' 2>/dev/null
 }
+frr4_count() { frr_count ipv4; }
+frr6_count() { frr_count ipv6; }
 kernel_count() { lab_in "$LAB_R" ip -4 route show proto bgp | wc -l; }
 kernel6_count() { lab_in "$LAB_R" ip -6 route show proto bgp | wc -l; }
 rx_count() { ctl --json show routes kernel summary | lab_json 'j["installed"]' 2>/dev/null; }
@@ -98,13 +100,15 @@ frr_start || { echo "FRR did not start: $(tail -n 3 "$FRR_DIR"/*.out)"; exit 1; 
 echo "rxpath bgp_table: $N4 IPv4 and $N6 IPv6 prefixes, BIRD (h2) -> FRR (r) -> kernel -> rxpath"
 t0=$(now)
 bird_start "$LAB_H2" h2
-wait_for "FRR holds them" frr_count $((N4 + N6)) 900 "$t0" &&
+wait_for "FRR holds the IPv4 ones" frr4_count "$N4" 900 "$t0" &&
+wait_for "FRR holds the IPv6 ones" frr6_count "$N6" 900 "$t0" &&
 wait_for "the kernel holds the IPv4 ones" kernel_count "$N4" 900 "$t0" &&
 wait_for "the kernel holds the IPv6 ones" kernel6_count "$N6" 900 "$t0" &&
 wait_for "rxpath holds them all" rx_count $((N4 + N6)) 900 "$t0" || exit 1
 
 # ---- a session reset while h1 pings h2 (its connected subnet: untouched by the reset) ----
-lab_in "$LAB_H1" ping -n -q -i 0.01 -W 1 10.0.2.2 >"$LAB_DIR/ping.txt" 2>&1 &
+# `ip netns exec` execs ping: its pid is ping's, which SIGINT makes print its counts
+ip netns exec "$LAB_H1" ping -n -q -i 0.01 -W 1 10.0.2.2 >"$LAB_DIR/ping.txt" 2>&1 &
 ping_pid=$!
 sleep 1
 t0=$(now)
