@@ -10,8 +10,8 @@
 #include "rxpath/proto.h"
 #include "workers.h"
 
-#define ROUTES4_MAX (1u << 20)
-#define ROUTES6_MAX (1u << 17)
+#define ROUTES4_MAX (1u << 21)	/* a full IPv4 table (about 1,000,000) with room */
+#define ROUTES6_MAX (1u << 18)	/* a full IPv6 table (about 200,000) with room */
 #define IP_MTU_DEFAULT 1500u
 
 /*
