@@ -222,6 +222,32 @@ static void test_remove_one(void)
 	teardown();
 }
 
+/* The router with 10.9/16 over 10.0.0.2-.4 (port 0) and 10.1.0.5 (port 1); its flows' members in @before. */
+static void setup_four(uint32_t *before)
+{
+	struct rxp_route_path p[4];
+	unsigned count[256];
+
+	setup();
+	for (unsigned i = 0; i < 3; i++)
+		p[i] = path4(i, 1, false);
+	p[3] = path4(3, 1, true);
+	CHECK_EQ(add4("10.9.0.0", 16, p, 4), 0);
+	spread(count, before);
+	CHECK(count[5] > FLOWS / 5);
+}
+
+/* The flows that changed members between @before and @after, of those not on the gateway ending in @gone. */
+static unsigned moved_but(const uint32_t *before, const uint32_t *after, unsigned gone)
+{
+	unsigned moved = 0;
+
+	for (unsigned i = 0; i < FLOWS; i++)
+		if (gw_last(before[i]) != gone)
+			moved += before[i] != after[i];
+	return moved;
+}
+
 /*
  * A member whose gateway no subnet reaches any more (its port's address
  * went) is down: only its flows move, and when the address comes back
@@ -230,25 +256,15 @@ static void test_remove_one(void)
 static void test_member_down(void)
 {
 	static uint32_t before[FLOWS], during[FLOWS], again[FLOWS];
-	struct rxp_route_path p[4];
-	unsigned count[256], moved = 0;
+	unsigned count[256];
 	uint8_t a[16];
 
-	setup();
-	for (unsigned i = 0; i < 3; i++)
-		p[i] = path4(i, 1, false);
-	p[3] = path4(3, 1, true);	/* 10.1.0.5, on port 1 */
-	CHECK_EQ(add4("10.9.0.0", 16, p, 4), 0);
-	spread(count, before);
-	CHECK(count[5] > FLOWS / 5);
+	setup_four(before);
 	inet_pton(AF_INET, "10.1.0.1", a);
 	CHECK_EQ(rxp_router_del_addr(rt, 1, 4, a), 0);
 	spread(count, during);
 	CHECK_EQ(count[5], 0);
-	for (unsigned i = 0; i < FLOWS; i++)
-		if (!(gw_last(before[i]) == 5 && before[i] != UINT32_MAX))
-			moved += before[i] != during[i];
-	CHECK_EQ(moved, 0);
+	CHECK_EQ(moved_but(before, during, 5), 0);
 	CHECK_EQ(rxp_router_add_addr(rt, 1, 4, a, 24), 0);
 	spread(count, again);
 	CHECK(!memcmp(before, again, sizeof(before)));
@@ -262,26 +278,17 @@ static void test_member_down(void)
 static void test_port_and_neigh_down(void)
 {
 	static uint32_t before[FLOWS], during[FLOWS], again[FLOWS];
-	struct rxp_route_path p[4];
-	unsigned count[256], moved = 0;
+	unsigned count[256];
 	struct rxp_neigh *n;
 
-	setup();
-	for (unsigned i = 0; i < 3; i++)
-		p[i] = path4(i, 1, false);
-	p[3] = path4(3, 1, true);	/* 10.1.0.5, on port 1 */
-	CHECK_EQ(add4("10.9.0.0", 16, p, 4), 0);
-	spread(count, before);
+	setup_four(before);
 	CHECK_EQ(rxp_router_groups_check(rt), 0);	/* nothing changed */
 	CHECK(rxp_router_set_port_down(rt, 1, true));
 	CHECK(!rxp_router_set_port_down(rt, 1, true));	/* said again: no change */
 	CHECK_EQ(rxp_router_groups_check(rt), 1);
 	spread(count, during);
 	CHECK_EQ(count[5], 0);
-	for (unsigned i = 0; i < FLOWS; i++)
-		if (gw_last(before[i]) != 5)
-			moved += before[i] != during[i];
-	CHECK_EQ(moved, 0);
+	CHECK_EQ(moved_but(before, during, 5), 0);
 	CHECK(rxp_router_set_port_down(rt, 1, false));
 	CHECK_EQ(rxp_router_groups_check(rt), 1);
 	spread(count, again);
@@ -292,11 +299,7 @@ static void test_port_and_neigh_down(void)
 	CHECK_EQ(rxp_router_groups_check(rt), 1);
 	spread(count, during);
 	CHECK_EQ(count[3], 0);
-	moved = 0;
-	for (unsigned i = 0; i < FLOWS; i++)
-		if (gw_last(before[i]) != 3)
-			moved += before[i] != during[i];
-	CHECK_EQ(moved, 0);
+	CHECK_EQ(moved_but(before, during, 3), 0);
 	n->state = RXP_NEIGH_REACHABLE;	/* it answered after all */
 	CHECK_EQ(rxp_router_groups_check(rt), 1);
 	spread(count, again);
