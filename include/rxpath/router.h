@@ -38,7 +38,7 @@
 #define RXP_NH_GROUP_MAX 1024		/* groups in use at once */
 #define RXP_NH_PATHS_MAX 64		/* next hops in one group */
 #define RXP_NH_WEIGHT_MAX 256
-#define RXP_NH_BUCKETS_LOG2 12		/* a group's hash buckets, each naming a member */
+#define RXP_NH_BUCKETS_LOG2 14		/* a group's hash buckets, each naming a member: a share is even to about 1% */
 #define RXP_NH_BUCKETS (1u << RXP_NH_BUCKETS_LOG2)
 
 enum rxp_nh_kind {
