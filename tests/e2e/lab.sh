@@ -321,6 +321,18 @@ lab_g_up() {
 	ip -n "$LAB_G" -6 route add default via 2001:db8:3::1
 }
 
+# lab_ns_del NS... : deletes the namespaces, killing first what still runs in them
+# (anything the lab started and missed would keep a namespace alive)
+lab_ns_del() {
+	local ns pid
+	for ns in "$@"; do
+		for pid in $(ip netns pids "$ns" 2>/dev/null); do
+			kill -KILL "$pid" 2>/dev/null
+		done
+		ip netns del "$ns" 2>/dev/null
+	done
+}
+
 lab_down() {
 	local ns pid
 	if [ -n "$LAB_RXPATH_PID" ]; then
@@ -334,24 +346,13 @@ lab_down() {
 	done
 	LAB_PIDS=()
 	if [ "$LAB_IS_UP" = 1 ]; then
-		for ns in "$LAB_H1" "$LAB_R" "$LAB_H2"; do
-			# Anything the lab started and missed would keep the namespace alive.
-			for pid in $(ip netns pids "$ns" 2>/dev/null); do
-				kill -KILL "$pid" 2>/dev/null
-			done
-			ip netns del "$ns" 2>/dev/null
-		done
+		lab_ns_del "$LAB_H1" "$LAB_R" "$LAB_H2"
 		LAB_IS_UP=0
 	fi
 	[ "$LAB_G_UP" = 1 ] && ip netns del "$LAB_G" 2>/dev/null
 	LAB_G_UP=0
 	if [ "$LAB_ECMP_UP" = 1 ]; then
-		for ns in "$LAB_H3" "$LAB_S"; do
-			for pid in $(ip netns pids "$ns" 2>/dev/null); do
-				kill -KILL "$pid" 2>/dev/null
-			done
-			ip netns del "$ns" 2>/dev/null
-		done
+		lab_ns_del "$LAB_H3" "$LAB_S"
 		LAB_ECMP_UP=0
 	fi
 	[ -n "$LAB_DIR" ] && rm -rf "$LAB_DIR"
