@@ -389,48 +389,60 @@ void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint32_t 
 	uint64_t forwarded = 0;
 	struct rxp_txv *v = NULL;	/* the TX vector of port v_port */
 	unsigned v_port = UINT_MAX;
-	/* the next hop whose adjacency passed; the FIB never gives UINT32_MAX - 1 */
-	uint32_t ok_nh = UINT32_MAX - 1;
-	/* and those below 64 that passed in this vector: multipath alternates between a few */
-	uint64_t ok_mask = 0;
+	/*
+	 * The next hops whose adjacency passed, by their low 4 bits (a multipath
+	 * route's members alternate); at first each slot holds a value whose low
+	 * bits are not its own, which no next hop matches.
+	 */
+	static const uint32_t none_ok[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0 };
+	uint32_t ok_nh[16];
+	uint64_t *mp_count = rxp_mp_counters(st);
 
 	if (!n)
 		return;
+	memcpy(ok_nh, none_ok, sizeof(ok_nh));
 	/* one lookup for the whole vector: the table's cache misses overlap */
 	if (rxp_likely(r->n_vrfs <= 1))
 		rxp_lpm4_lookup_bulk(r->fib4, dst, nh, n);
 	else
 		lookup_vrfs(r, pkts, dst, nh, n);
-	/* multipath routes: each packet's member of its group (one test of the vector when none) */
-	if (rxp_unlikely(rxp_mp_any(nh, n)))
-		rxp_mp_resolve4(st, pkts, nh, n);
-	/* the filter takes out what it drops, before anything is forwarded */
-	if (rxp_unlikely(rxp_filter_on(st)))
+	/*
+	 * The filter takes out what it drops, before anything is forwarded; it
+	 * sees each packet's member of a multipath route's group. Without it the
+	 * member is picked in the loop below, where the packet's header is at hand.
+	 */
+	if (rxp_unlikely(rxp_filter_on(st))) {
+		if (rxp_mp_any(nh, n))
+			rxp_mp_resolve4(st, pkts, nh, n);
 		n = rxp_filter_routed(st, pkts, dst, nh, n);
+	}
 	for (uint16_t i = 0; i < n; i++) {
 		struct rxp_pkt *pkt = pkts[i];
 		struct rxp_ip4_hdr *ip = rxp_pkt_ip4(pkt);
-		const struct rxp_adj *adj = &adjs[nh[i] & (RXP_STACK_NH_MAX - 1)];
+		uint32_t hop = nh[i];
+		const struct rxp_adj *adj;
 		struct rxp_txv *txv;
 		uint32_t src = ip->src;
 
+		if (rxp_unlikely(rxp_nh_is_group(hop)))
+			hop = rxp_mp_member4(r, mp_count, hop, (const uint8_t *)ip, pkt->l3_len);
+		adj = &adjs[hop & (RXP_STACK_NH_MAX - 1)];
 		/* as forward_fast(), for an untagged header only */
-		if (nh[i] != ok_nh && !(nh[i] < 64 && ((ok_mask >> nh[i]) & 1))) {
-			if (rxp_unlikely(nh[i] >= RXP_STACK_NH_MAX || adj->hlen != RXP_ETH_HLEN ||
+		if (ok_nh[hop & 15] != hop) {
+			if (rxp_unlikely(hop >= RXP_STACK_NH_MAX || adj->hlen != RXP_ETH_HLEN ||
 					 !adj_ok(adj, gen))) {
-				route_slow(st, pkt, nh[i]);
+				route_slow(st, pkt, hop);
 				continue;
 			}
-			ok_nh = nh[i];
-			ok_mask |= nh[i] < 64 ? 1ull << nh[i] : 0;
+			ok_nh[hop & 15] = hop;
 		}
 		if (rxp_unlikely(!pkt_ok(r, adj, pkt, ip, src, dst[i]))) {
-			route_slow(st, pkt, nh[i]);
+			route_slow(st, pkt, hop);
 			continue;
 		}
 		txv = rxp_fast_txv(st, adj, &v, &v_port);
 		if (rxp_unlikely(!txv)) {
-			route_slow(st, pkt, nh[i]);	/* its transmit flushes the full vector */
+			route_slow(st, pkt, hop);	/* its transmit flushes the full vector */
 			continue;
 		}
 		ttl_dec(ip);

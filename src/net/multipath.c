@@ -1,13 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The multipath flow hash and the pick of a group's member (see multipath.h). */
-#include <string.h>
-#include "fib/seed.h"
 #include "multipath.h"
-#include "rxpath/proto.h"
 #include "stage.h"
-
-#define MP_K1 0x9e3779b97f4a7c15ull
-#define MP_K2 0xc2b2ae3d27d4eb4full
 
 /* Is ICMP type @type (IPv4) an error that quotes a packet? */
 static bool icmp4_is_error(uint8_t type)
@@ -17,6 +11,8 @@ static bool icmp4_is_error(uint8_t type)
 	       type == RXP_ICMP_PARAM_PROB;
 }
 
+const uint8_t rxp_mp_tcp_udp[256] = { [RXP_IPPROTO_TCP] = 1, [RXP_IPPROTO_UDP] = 1 };
+
 /* Do the first 4 bytes of @proto's header hold its source and destination ports? */
 static bool has_ports(uint8_t proto)
 {
@@ -24,33 +20,18 @@ static bool has_ports(uint8_t proto)
 	       proto == 136 /* UDP-Lite */;
 }
 
-/*
- * The endpoints combined so that the two directions of a flow give one key
- * (sum and difference-free xor of the addresses, of the ports), then one
- * multiply-fold with the router's seed: no branch, one multiplication.
- */
-static inline uint32_t hash_endpoints(uint64_t seed, uint64_t a, uint64_t b, uint16_t pa,
-				      uint16_t pb, uint8_t proto)
-{
-	uint64_t addrs = ((a ^ b) << 32 | (a ^ b) >> 32) ^ (a + b);
-	uint64_t ports = (uint64_t)(pa ^ pb) << 24 | (uint64_t)(uint16_t)(pa + pb) << 8 | proto;
-	uint64_t h = rxp_mix64(seed ^ addrs, (MP_K1 ^ ports << 1) | 1);
-
-	return (uint32_t)(h >> 32) ^ (uint32_t)h;
-}
-
 /* @quoted: @ip is inside an ICMP error, whose own quote is not looked into (RFC 1122 3.2.2). */
 static rxp_noinline uint32_t hash4(uint64_t seed, const uint8_t *ip, uint32_t len, bool quoted)
 {
 	uint32_t ihl = (ip[0] & 0xfu) * 4u, src, dst;
 	uint16_t frag = (uint16_t)(ip[6] << 8 | ip[7]);
-	uint16_t sport = 0, dport = 0;
+	uint32_t ports = 0;
 	uint8_t proto = ip[9];
 
 	memcpy(&src, ip + 12, 4);
 	memcpy(&dst, ip + 16, 4);
 	if (rxp_unlikely(frag & (RXP_IP4_MF | RXP_IP4_OFFMASK) || ihl > len))
-		return hash_endpoints(seed, src, dst, 0, 0, proto);
+		return rxp_mp_hash_key(seed, rxp_mp_addrs4(src, dst), 0, proto);
 	if (rxp_unlikely(proto == RXP_IPPROTO_ICMP) && !quoted && len >= ihl + 8 + RXP_IP4_HLEN &&
 	    icmp4_is_error(ip[ihl])) {
 		const uint8_t *in = ip + ihl + 8;
@@ -61,11 +42,9 @@ static rxp_noinline uint32_t hash4(uint64_t seed, const uint8_t *ip, uint32_t le
 		if ((in[0] >> 4) == 4 && in_ihl >= RXP_IP4_HLEN)
 			return hash4(seed, in, in_len, true);
 	}
-	if (rxp_likely(has_ports(proto) && len >= ihl + 4)) {
-		memcpy(&sport, ip + ihl, 2);	/* network order: the hash needs no other */
-		memcpy(&dport, ip + ihl + 2, 2);
-	}
-	return hash_endpoints(seed, src, dst, sport, dport, proto);
+	if (rxp_likely(has_ports(proto) && len >= ihl + 4))
+		memcpy(&ports, ip + ihl, 4);
+	return rxp_mp_hash_key(seed, rxp_mp_addrs4(src, dst), ports, proto);
 }
 
 uint32_t rxp_mp_hash4(uint64_t seed, const uint8_t *ip, uint32_t len)
@@ -80,24 +59,22 @@ static uint64_t fold6(const uint8_t *a)
 
 	memcpy(&hi, a, 8);
 	memcpy(&lo, a + 8, 8);
-	return rxp_mix64(hi ^ MP_K2, MP_K1) ^ lo;
+	return rxp_mix64(hi ^ RXP_MP_K2, RXP_MP_K1) ^ lo;
 }
 
 static uint32_t hash6(uint64_t seed, const uint8_t *ip, uint32_t len, bool quoted)
 {
 	uint64_t src = fold6(ip + 8), dst = fold6(ip + 24);
 	uint8_t next = ip[6];
-	uint16_t sport = 0, dport = 0;
+	uint32_t ports = 0;
 
 	if (next == RXP_IPPROTO_ICMP6 && !quoted && len >= RXP_IP6_HLEN + 8 + RXP_IP6_HLEN &&
 	    ip[RXP_IP6_HLEN] < 128 && (ip[RXP_IP6_HLEN + 8] >> 4) == 6)
 		return hash6(seed, ip + RXP_IP6_HLEN + 8, len - RXP_IP6_HLEN - 8, true);
 	/* a fragment header (or any other) first: the addresses and that header's type */
-	if (has_ports(next) && len >= RXP_IP6_HLEN + 4) {
-		memcpy(&sport, ip + RXP_IP6_HLEN, 2);
-		memcpy(&dport, ip + RXP_IP6_HLEN + 2, 2);
-	}
-	return hash_endpoints(seed, src, dst, sport, dport, next);
+	if (has_ports(next) && len >= RXP_IP6_HLEN + 4)
+		memcpy(&ports, ip + RXP_IP6_HLEN, 4);
+	return rxp_mp_hash_key(seed, rxp_mp_addrs6(src, dst), ports, next);
 }
 
 uint32_t rxp_mp_hash6(uint64_t seed, const uint8_t *ip, uint32_t len)
@@ -144,37 +121,10 @@ uint32_t rxp_mp_peek(const struct rxp_router *r, const struct rxp_pkt *pkt, uint
 
 void rxp_mp_resolve4(struct rxp_stack *st, struct rxp_pkt **pkts, uint32_t *nh, unsigned n)
 {
-	const struct rxp_router *r = st->router;
-	/* no groups, no counters: the vector had packets with no route (which look alike to rxp_mp_any) */
-	uint64_t *count = r->path_pkts ? r->path_pkts + (size_t)st->worker * RXP_NH_GROUP_MAX *
-							 RXP_NH_PATHS_MAX : NULL;
-	uint64_t seed = r->mp_seed;
+	uint64_t *count = rxp_mp_counters(st);
 
-	for (unsigned i = 0; i < n; i++) {
-		const struct rxp_pkt *pkt = pkts[i];
-		const uint8_t *ip;
-		unsigned g;
-		uint32_t src, dst, h;
-		uint16_t sport, dport;
-		unsigned path;
-
-		if (!rxp_nh_is_group(nh[i]))
-			continue;
-		ip = (const uint8_t *)rxp_pkt_cip4(pkt);
-		/* the common packet, TCP or UDP without options or fragments, read straight: the same hash */
-		if (rxp_likely(ip[0] == 0x45 && !(ip[6] & 0x3f) && !ip[7] &&
-			       (ip[9] == RXP_IPPROTO_TCP || ip[9] == RXP_IPPROTO_UDP) &&
-			       pkt->l3_len >= RXP_IP4_HLEN + 4)) {
-			memcpy(&src, ip + 12, 4);
-			memcpy(&dst, ip + 16, 4);
-			memcpy(&sport, ip + RXP_IP4_HLEN, 2);
-			memcpy(&dport, ip + RXP_IP4_HLEN + 2, 2);
-			h = hash_endpoints(seed, src, dst, sport, dport, ip[9]);
-		} else {
-			h = hash4(seed, ip, pkt->l3_len, false);
-		}
-		g = nh[i] & (RXP_NH_GROUP - 1);
-		nh[i] = rxp_router_group_pick(r, nh[i], h, &path);
-		count[g * RXP_NH_PATHS_MAX + path]++;	/* this worker's own */
-	}
+	for (unsigned i = 0; i < n; i++)
+		if (rxp_nh_is_group(nh[i]))
+			nh[i] = rxp_mp_member4(st->router, count, nh[i],
+					       (const uint8_t *)rxp_pkt_cip4(pkts[i]), pkts[i]->l3_len);
 }
