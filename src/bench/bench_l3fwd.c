@@ -44,8 +44,8 @@ struct l3fwd_case {
 	unsigned ecmp;		/* next hops of each route (0, 1: one) */
 	unsigned flows;		/* the generator's flows for this case; 0: --flows */
 	enum { FILTER_NONE, FILTER_STATELESS, FILTER_CT_ESTABLISHED, FILTER_CT_NEW, FILTER_NAT,
-	       FILTER_NAT_NEW } filter;
-	unsigned rules;		/* FILTER_STATELESS: rules before the one that lets the traffic through */
+	       FILTER_NAT_NEW, FILTER_EDGE } filter;
+	unsigned rules;		/* FILTER_STATELESS, _EDGE: rules before the one that lets the traffic through */
 	unsigned workers;
 	struct dp_config cfg;
 	struct dp dp;
@@ -97,6 +97,9 @@ static void usage(FILE *out)
 		"                   mappings, their answers coming back on sim1 (both\n"
 		"                   directions, mixed): a masquerade to one address holds\n"
 		"                   at most 64,512 UDP mappings\n"
+		"  ipv4-edge        a gateway's whole job: ipv4-nat's 1,000,000 mappings behind\n"
+		"                   1,000 forward rules (established,related accept first, the\n"
+		"                   ipv4-filter rules, policy drop), the traffic established\n"
 		"  ipv4-nat-new     masquerade, every packet a new mapping (1,048,576 flows through\n"
 		"                   a 32,768-entry table): Mpps is mappings made, and let go, per second\n"
 		"  --cases LIST     the cases to measure, by name, separated by commas (default all)\n"
@@ -249,9 +252,10 @@ static void print_capture_row(const struct l3fwd_case *c, const struct l3fwd_opt
  * @n random forward rules none of the bench's traffic (UDP to port 9 from
  * 198.18/15) matches, as an edge's list looks: TCP services, UDP services
  * on other ports, blocked prefixes outside the traffic's sources; then the
- * one that lets the traffic through. Seeded: every run the same.
+ * one that lets the traffic through. Seeded: every run the same. @inside:
+ * none matches NAT's inside sources either (172.16.0.0/16).
  */
-static int add_stateless_rules(struct dp_config *cfg, unsigned n, char *err, size_t errlen)
+static int add_stateless_rules(struct dp_config *cfg, unsigned n, bool inside, char *err, size_t errlen)
 {
 	static const unsigned tcp_ports[] = { 22, 25, 53, 80, 110, 143, 443, 993, 3306, 8080 };
 	uint64_t s = 0x243f6a8885a308d3ull;
@@ -264,7 +268,7 @@ static int add_stateless_rules(struct dp_config *cfg, unsigned n, char *err, siz
 		const char *verdict = i % 2 ? "drop" : "accept";
 
 		/* no source in 198.18.0.0/15, the traffic's */
-		if ((a >> 24) == 198)
+		if ((a >> 24) == 198 || (inside && (a >> 24) == 172))
 			a ^= 0x40000000u;
 		a &= len ? ~0u << (32 - len) : 0;
 		b &= dlen ? ~0u << (32 - dlen) : 0;
@@ -413,6 +417,7 @@ static int build_case(struct l3fwd_case *c, const struct l3fwd_opts *o, char *er
 {
 	char line[256];
 	bool v6 = !strcmp(c->proto, "udp6");
+	bool nat = c->filter == FILTER_NAT || c->filter == FILTER_EDGE;
 
 	dp_config_default(&c->cfg);
 	c->cfg.log = fmt_log_stderr;
@@ -422,10 +427,10 @@ static int build_case(struct l3fwd_case *c, const struct l3fwd_opts *o, char *er
 	/* NAT's inside hosts sit behind a gateway: their answers need no neighbour each */
 	snprintf(line, sizeof(line), "port add sim0 sim:proto=%s,size=%u,flows=%u,%s=%s,queues=%u%s",
 		 c->proto, o->size, c->flows ? c->flows : o->flows, v6 ? "dst6" : "dst4", c->dst, c->workers,
-		 c->filter == FILTER_NAT ? ",src4=172.16.0.0/16" : "");
+		 nat ? ",src4=172.16.0.0/16" : "");
 	if (add_cmd(&c->cfg, line, err, errlen))
 		return -1;
-	if (c->filter == FILTER_NAT)	/* sim1 sends the answers (make_mappings writes them) */
+	if (nat)	/* sim1 sends the answers (make_mappings writes them) */
 		snprintf(line, sizeof(line), "port add sim1 sim:proto=udp4,size=%u,flows=%u,queues=%u", o->size,
 			 c->flows, c->workers);
 	else
@@ -458,7 +463,7 @@ static int build_case(struct l3fwd_case *c, const struct l3fwd_opts *o, char *er
 	case FILTER_NONE:
 		break;
 	case FILTER_STATELESS:
-		if (add_stateless_rules(&c->cfg, c->rules, err, errlen))
+		if (add_stateless_rules(&c->cfg, c->rules, false, err, errlen))
 			return -1;
 		break;
 	case FILTER_CT_ESTABLISHED:
@@ -467,6 +472,11 @@ static int build_case(struct l3fwd_case *c, const struct l3fwd_opts *o, char *er
 		    add_cmd(&c->cfg, "filter policy forward drop", err, errlen))
 			return -1;
 		break;
+	case FILTER_EDGE:	/* ipv4-nat behind a gateway's policy: what went out may answer */
+		if (add_cmd(&c->cfg, "filter add forward ct-state established,related accept", err, errlen) ||
+		    add_stateless_rules(&c->cfg, c->rules, true, err, errlen))
+			return -1;
+		__attribute__((fallthrough));
 	case FILTER_NAT:
 		c->cfg.ct_max = 2 * c->flows;
 		if (add_cmd(&c->cfg, "neigh add 198.18.0.2 lladdr 02:00:00:00:00:02 dev sim0", err, errlen) ||
@@ -492,7 +502,7 @@ static int build_case(struct l3fwd_case *c, const struct l3fwd_opts *o, char *er
 	c->open = true;
 	if (c->filter == FILTER_CT_ESTABLISHED && make_established(c, err, errlen))
 		return -1;
-	if (c->filter == FILTER_NAT && make_mappings(c, err, errlen))
+	if (nat && make_mappings(c, err, errlen))
 		return -1;
 	if (c->extra_routes) {
 		uint64_t s = 0x9e3779b97f4a7c15ull;
@@ -554,6 +564,8 @@ int cmd_bench_l3fwd(int argc, char **argv)
 		  .filter = FILTER_CT_NEW, .flows = 1u << 20 },
 		{ .name = "ipv4-nat", .proto = "udp4", .dst = "16.0.0.0/4",
 		  .filter = FILTER_NAT, .flows = 1000000 },
+		{ .name = "ipv4-edge", .proto = "udp4", .dst = "16.0.0.0/4",
+		  .filter = FILTER_EDGE, .rules = 998, .flows = 1000000 },
 		{ .name = "ipv4-nat-new", .proto = "udp4", .dst = "16.0.0.0/4",
 		  .filter = FILTER_NAT_NEW, .flows = 1u << 20 },
 	};

@@ -55,7 +55,7 @@ import json, sys
 rows = json.load(open(sys.argv[1]))
 assert [r["case"] for r in rows] == ["ipv4", "ipv6", "ipv4-1m-routes", "ipv4-ecmp", "ipv4-filter-10",
                                      "ipv4-filter-10k", "ipv4-1m-flows", "ipv4-ct-1m", "ipv4-ct-new",
-                                     "ipv4-nat", "ipv4-nat-new"], rows
+                                     "ipv4-nat", "ipv4-edge", "ipv4-nat-new"], rows
 for r in rows:
     assert r["frame_size"] == 64 and r["workers"] == 1 and r["mpps"] > 0, r
     assert r["budget"] == 256, r
