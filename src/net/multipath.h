@@ -90,9 +90,8 @@ static inline uint64_t *rxp_mp_counters(const struct rxp_stack *st)
 static rxp_always_inline uint32_t rxp_mp_member4(const struct rxp_router *r, uint64_t *count,
 						 uint32_t v, const uint8_t *ip, uint32_t len)
 {
-	const struct rxp_nh_group *g = rxp_router_group(r, v);
 	uint64_t w;
-	uint32_t src, dst, ports, h;
+	uint32_t src, dst, ports, h, member;
 	unsigned p;
 
 	/* version 4, no options; MF clear and offset 0 (DF may be set): one test, no branch in it */
@@ -107,9 +106,9 @@ static rxp_always_inline uint32_t rxp_mp_member4(const struct rxp_router *r, uin
 	} else {
 		h = rxp_mp_hash4(r->mp_seed, ip, len);
 	}
-	p = __atomic_load_n(&g->bucket[h >> (32 - RXP_NH_BUCKETS_LOG2)], __ATOMIC_RELAXED);
+	member = rxp_router_group_pick(r, v, h, &p);
 	count[(v & (RXP_NH_GROUP - 1)) * RXP_NH_PATHS_MAX + p]++;	/* this worker's own */
-	return g->nh[p];
+	return member;
 }
 
 /* True when one of @nh[0..n) may be a group (or no route): rxp_mp_resolve4() has work. */
