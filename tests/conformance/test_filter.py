@@ -483,6 +483,27 @@ check("reject_counted", res.drops().get("filter_reject") == 11, res.drops())
 res = fw(REJ + OUTPUT, [syn, u, syn6, u6])
 check("reject_answers_pass_output", len(to_out(res)) == 4, ([p.summary() for p in to_out(res)], res.drops()))
 
+# the same rejects with nothing tracked, the IPv4 ones in one vector (the stateless way)
+res = fw(REJ[:3], [syn, ackd, rst, u, echo], seq=False)
+o = to_out(res)
+rsts = {p[TCP].dport: p for p in o if IP in p and TCP in p}
+check("reject_stateless_tcp_rst", sorted(rsts) == [4444, 4446] and rst_ok(rsts[4444], IN4, FAR4, 4444, 0, 778, "RA") and
+      rst_ok(rsts[4446], IN4, FAR4, 4446, 123456, 0, "R"), [p.summary() for p in o])
+errs = [p for p in o if ICMP in p and p[ICMP].type == 3 and p[ICMP].code == 13 and p[IP].dst == FAR4]
+check("reject_stateless_udp_icmp_prohibited", len(errs) == 2 and any(UDPerror in p and p[UDPerror].dport == 5556 for p in errs),
+      [p.summary() for p in o])
+check("reject_stateless_counted", res.drops().get("filter_reject") == 5 and not to_in(res), res.drops())
+
+# per-rule counters of a stateless chain, packets and IP bytes, the policy's too
+frames = [inside(udp4("c-u%d" % k, dport=2000)) for k in range(3)] + \
+    [inside(tcp4("c-t%d" % k)) for k in range(2)] + [inside(udp4("c-p", dport=3000))]
+drops, (shown,) = live(["filter add forward proto udp dport 2000 drop", "filter add forward proto tcp accept"],
+                       frames, ["--json show filter"])
+fwd = [c for c in json.loads(shown)["chains"] if c["chain"] == "forward"][0]
+l3 = [len(ip_of(p)) for p in frames]
+check("stateless_rule_counters", [(r["packets"], r["bytes"]) for r in fwd["rules"]] == [(3, sum(l3[:3])), (2, sum(l3[3:5]))] and
+      (fwd["policy_packets"], fwd["policy_bytes"]) == (1, l3[5]) and drops.get("filter_drop") == 3, (fwd, drops))
+
 # IPv6 extension headers before the transport header: the rule sees its ports
 res = fw(["filter add forward proto tcp dport 80 drop", "filter add forward proto udp dport 53 drop"],
          [inside(IPv6(src=IN6, dst=FAR6) / IPv6ExtHdrDestOpt() / TCP(sport=1, dport=80) / tag("x-80")),
