@@ -7,9 +7,10 @@
  * A burst's keys are first transposed: each field becomes rows of 16 keys,
  * one per 32-bit lane (shuffles, no gathers: those are slow on some CPUs).
  * Then per tree: a linear list tests 16 keys against each rule at once; a
- * cut computes the root's child index of 16 keys at once, then each key
- * loads its slot (the few that land on another node walk on alone) and
- * scans its leaf: four masked loads and two compares test eight rules.
+ * cut computes the root's child index of 16 keys at once and gathers their
+ * slots, and the keys that reach something are packed (the few that land
+ * on another node walk on alone); each then scans its leaf: four masked
+ * loads and two compares test eight rules.
  */
 #include <stddef.h>
 #include <string.h>
@@ -183,7 +184,6 @@ enum {
 struct burst {
 	_Alignas(64) uint32_t f[SOA_ROWS][ACL_BURST];	/* a field of 16 keys per vector */
 	_Alignas(64) uint32_t best[ACL_BURST];		/* the answers so far */
-	_Alignas(64) uint32_t idx[ACL_BURST];
 	uint64_t fam[2];				/* the keys of each family */
 	unsigned n, groups;
 };
@@ -383,18 +383,66 @@ static AVX512 inline __m512i lanes_of(const struct rxp_acl_key *k, bool v6)
 	return v6 ? key_lanes6(k) : key_lanes4(k);
 }
 
+static const _Alignas(64) uint32_t lane_ids[GROUP] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+
+/* Bits set in each 32-bit lane (AVX-512F alone: VPOPCNTD is not on every AVX-512 CPU). */
+static AVX512 inline __m512i popcount32(__m512i x)
+{
+	const __m512i m1 = _mm512_set1_epi32(0x55555555), m2 = _mm512_set1_epi32(0x33333333);
+	const __m512i m4 = _mm512_set1_epi32(0x0f0f0f0f);
+
+	x = _mm512_sub_epi32(x, _mm512_and_si512(_mm512_srli_epi32(x, 1), m1));
+	x = _mm512_add_epi32(_mm512_and_si512(x, m2), _mm512_and_si512(_mm512_srli_epi32(x, 2), m2));
+	x = _mm512_and_si512(_mm512_add_epi32(x, _mm512_srli_epi32(x, 4)), m4);
+	return _mm512_srli_epi32(_mm512_mullo_epi32(x, _mm512_set1_epi32(0x01010101)), 24);
+}
+
+/*
+ * The children of root node @nd that group @g's keys @a lead to (0 for the
+ * others), as acl_child() finds them, 16 at once: the child index from the
+ * two cut fields, then the slot gathered (a sparse node: its bitmap word and
+ * rank first, the bits below counted).
+ */
+static AVX512 inline __m512i root_children(const struct rxp_acl *acl, const struct acl_node *nd,
+					   const struct burst *b, unsigned g, __mmask16 a)
+{
+	const uint32_t *slots = acl->slots + nd->base;
+	unsigned o = GROUP * g;
+	__m512i i1 = _mm512_and_si512(_mm512_srlv_epi32(_mm512_load_si512(&b->f[nd->f1][o]),
+							  _mm512_set1_epi32(nd->s1)), _mm512_set1_epi32(nd->m1));
+	__m512i i2 = _mm512_and_si512(_mm512_srlv_epi32(_mm512_load_si512(&b->f[nd->f2][o]),
+							  _mm512_set1_epi32(nd->s2)), _mm512_set1_epi32(nd->m2));
+	__m512i idx = _mm512_or_si512(_mm512_sllv_epi32(i1, _mm512_set1_epi32(nd->sh)), i2);
+	__m512i word, bits, rank, bit, below;
+	__mmask16 present;
+
+	if (!nd->sparse)
+		return _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), a, idx, slots, 4);
+	word = _mm512_slli_epi32(_mm512_srli_epi32(idx, 5), 1);
+	bits = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), a, word, slots, 4);
+	rank = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), a,
+					   _mm512_add_epi32(word, _mm512_set1_epi32(1)), slots, 4);
+	bit = _mm512_and_si512(idx, _mm512_set1_epi32(31));
+	below = _mm512_and_si512(bits, _mm512_sub_epi32(_mm512_sllv_epi32(_mm512_set1_epi32(1), bit),
+							 _mm512_set1_epi32(1)));
+	present = _mm512_mask_test_epi32_mask(a, _mm512_srlv_epi32(bits, bit), _mm512_set1_epi32(1));
+	rank = _mm512_add_epi32(_mm512_add_epi32(rank, popcount32(below)),
+				_mm512_set1_epi32((int)(1u << nd->cell_bits >> 4)));
+	return _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), present, rank, slots, 4);
+}
+
 /*
  * Lowers the answers of family @v6's keys of @b by its trees. Per tree: the
  * keys still looking; for a linear list, 16 keys tested against each rule
- * at once; for a cut, the root's child index of 16 keys at once, then per
- * key its slot (keys at an empty leaf drop out without a branch), a walk on
- * for the few below another node, and the leaf scans.
+ * at once; for a cut, the root's children of 16 keys at once (keys at an
+ * empty leaf drop out without a branch), a walk on for the few below
+ * another node, and the leaf scans.
  */
 static AVX512 rxp_always_inline void burst_family(const struct rxp_acl *acl, bool v6,
 						  struct burst *b, const struct rxp_acl_key *keys)
 {
-	uint32_t cur[ACL_BURST];
-	uint8_t at[ACL_BURST];
+	/* room past the last key: each group stores a whole vector */
+	_Alignas(64) uint32_t cur[ACL_BURST + GROUP], at[ACL_BURST + GROUP];
 
 	for (unsigned t = 0; t < acl->n_trees[v6]; t++) {
 		const struct acl_tree *tr = &acl->trees[v6][t];
@@ -418,40 +466,20 @@ static AVX512 rxp_always_inline void burst_family(const struct rxp_acl *acl, boo
 			continue;
 		}
 		if (acl_slot_kind(root) == ACL_SLOT_NODE) {
-			const struct acl_node *nd = &acl->nodes[root >> 2];
-			const uint32_t *slots = acl->slots + nd->base;
-			const __m512i s1 = _mm512_set1_epi32(nd->s1), m1 = _mm512_set1_epi32(nd->m1);
-			const __m512i s2 = _mm512_set1_epi32(nd->s2), m2 = _mm512_set1_epi32(nd->m2);
-			const __m512i sh = _mm512_set1_epi32(nd->sh);
-			bool deeper = false;
+			__mmask16 deeper = 0;
 
 			for (unsigned g = 0; g < b->groups; g++) {
-				unsigned o = GROUP * g;
-				__m512i i1 = _mm512_and_si512(_mm512_srlv_epi32(
-					_mm512_load_si512(&b->f[nd->f1][o]), s1), m1);
-				__m512i i2 = _mm512_and_si512(_mm512_srlv_epi32(
-					_mm512_load_si512(&b->f[nd->f2][o]), s2), m2);
+				__mmask16 a = group_bits(act, g), live;
+				__m512i slot = root_children(acl, &acl->nodes[root >> 2], b, g, a);
 
-				_mm512_store_si512(&b->idx[o], _mm512_or_si512(_mm512_sllv_epi32(i1, sh), i2));
-			}
-			if (nd->sparse) {
-				for (unsigned i = 0; i < b->n; i++) {
-					uint32_t s = acl_child(acl, nd, b->idx[i]);
-
-					cur[m] = s;
-					at[m] = (uint8_t)i;
-					m += (s != 0) & (unsigned)(act >> i);
-					deeper |= acl_slot_kind(s) == ACL_SLOT_NODE;
-				}
-			} else {
-				for (unsigned i = 0; i < b->n; i++) {
-					uint32_t s = slots[b->idx[i]];
-
-					cur[m] = s;
-					at[m] = (uint8_t)i;
-					m += (s != 0) & (unsigned)(act >> i);
-					deeper |= acl_slot_kind(s) == ACL_SLOT_NODE;
-				}
+				/* the keys at a leaf or a chain (or below), packed in order; no branch on each */
+				live = _mm512_mask_test_epi32_mask(a, slot, slot);
+				_mm512_storeu_si512(&cur[m], _mm512_maskz_compress_epi32(live, slot));
+				_mm512_storeu_si512(&at[m], _mm512_maskz_compress_epi32(live,
+					_mm512_add_epi32(_mm512_load_si512(lane_ids), _mm512_set1_epi32((int)(GROUP * g)))));
+				deeper |= _mm512_mask_cmpeq_epi32_mask(live, _mm512_and_si512(slot, _mm512_set1_epi32(3)),
+								       _mm512_set1_epi32(ACL_SLOT_NODE));
+				m += (unsigned)__builtin_popcount(live);
 			}
 			if (deeper) {
 				for (unsigned q = 0; q < m; q++)
@@ -461,7 +489,7 @@ static AVX512 rxp_always_inline void burst_family(const struct rxp_acl *acl, boo
 		} else {
 			for (unsigned i = 0; i < b->n; i++) {
 				cur[m] = root;
-				at[m] = (uint8_t)i;
+				at[m] = i;
 				m += (unsigned)(act >> i) & 1;
 			}
 		}
