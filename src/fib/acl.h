@@ -57,6 +57,24 @@ struct rxp_acl_key {
 	uint64_t src_sets, dst_sets;	/* bit per set holding the source, the destination */
 };
 
+/*
+ * IPv4 keys as rows, for rxp_acl_classify4(): what struct rxp_acl_key holds
+ * of up to RXP_ACL_BURST IPv4 packets, one field a row (addresses in host
+ * order), which the lookups that take a field of many keys at once read as
+ * it is, with no transposing. Entries past the burst's length are not read
+ * for any answer.
+ */
+#define RXP_ACL_BURST 64
+struct rxp_acl_rows4 {
+	_Alignas(64) uint32_t src[RXP_ACL_BURST];
+	_Alignas(64) uint32_t dst[RXP_ACL_BURST];
+	_Alignas(64) uint32_t sport[RXP_ACL_BURST];	/* ICMP: the type */
+	_Alignas(64) uint32_t dport[RXP_ACL_BURST];	/* ICMP: the code */
+	_Alignas(64) uint32_t proto[RXP_ACL_BURST];
+	uint8_t ct_state[RXP_ACL_BURST], in_if[RXP_ACL_BURST], out_if[RXP_ACL_BURST];
+	uint64_t src_sets[RXP_ACL_BURST], dst_sets[RXP_ACL_BURST];
+};
+
 struct rxp_acl;
 
 /*
@@ -71,6 +89,13 @@ void rxp_acl_free(struct rxp_acl *acl);
 /* Writes to @match[i] the index of the first rule @keys[i] matches, or RXP_ACL_NO_MATCH. */
 void rxp_acl_classify(const struct rxp_acl *acl, const struct rxp_acl_key *keys, uint32_t *match,
 		      unsigned n);
+
+/* The same for @n (at most RXP_ACL_BURST) IPv4 keys given as rows. */
+void rxp_acl_classify4(const struct rxp_acl *acl, const struct rxp_acl_rows4 *rows, uint32_t *match,
+		       unsigned n);
+
+/* Key @i of @rows as a struct rxp_acl_key. */
+void rxp_acl_rows4_key(const struct rxp_acl_rows4 *rows, unsigned i, struct rxp_acl_key *k);
 
 /* The same for one key. */
 uint32_t rxp_acl_classify_one(const struct rxp_acl *acl, const struct rxp_acl_key *key);

@@ -180,13 +180,22 @@ enum {
 	SOA_ROWS
 };
 
-/* A burst's keys as the lookups use them. */
+/*
+ * A burst's keys as the lookups use them: each field a row, a vector per 16
+ * keys, in f[] or (rxp_acl_classify4) the caller's rows; row[] says where.
+ */
 struct burst {
-	_Alignas(64) uint32_t f[SOA_ROWS][ACL_BURST];	/* a field of 16 keys per vector */
+	const uint32_t *row[SOA_ROWS];
+	const struct rxp_acl_rows4 *rows;		/* the caller's rows, or NULL: keys */
+	_Alignas(64) uint32_t f[SOA_ROWS][ACL_BURST];
 	_Alignas(64) uint32_t best[ACL_BURST];		/* the answers so far */
+	_Alignas(64) uint32_t lanes4[ACL_BURST][4];	/* IPv4 leaf lanes, at lane_entry() */
 	uint64_t fam[2];				/* the keys of each family */
 	unsigned n, groups;
 };
+
+/* The rows an IPv4 key does not have (address words 1-3), and those past the burst. */
+static const _Alignas(64) uint32_t zero_row[ACL_BURST];
 
 static inline uint32_t load_be32(const uint8_t *p)
 {
@@ -256,6 +265,9 @@ static AVX512 void burst_load(struct burst *b, const struct rxp_acl *acl,
 	uint64_t fam4 = 0, fam6 = 0;
 
 	_Static_assert(RXP_ACL_NO_MATCH == UINT32_MAX, "answers start at all ones");
+	for (unsigned f = 0; f < SOA_ROWS; f++)
+		b->row[f] = b->f[f];
+	b->rows = NULL;
 	b->n = n;
 	b->groups = (n + GROUP - 1) / GROUP;
 	for (unsigned g = 0; g < b->groups; g++)
@@ -290,6 +302,68 @@ static AVX512 void burst_load(struct burst *b, const struct rxp_acl *acl,
 			b->f[f][i] = 0;
 }
 
+/* The burst of @n IPv4 keys given as @rows: their rows are read in place. */
+static AVX512 void burst_load4(struct burst *b, const struct rxp_acl *acl, const struct rxp_acl_rows4 *rows,
+			       unsigned n)
+{
+	for (unsigned f = 0; f < SOA_ROWS; f++)
+		b->row[f] = f < ACL_FIELDS ? zero_row : b->f[f];
+	b->row[ACL_F_SRC0] = rows->src;
+	b->row[ACL_F_DST0] = rows->dst;
+	b->row[ACL_F_SPORT] = rows->sport;
+	b->row[ACL_F_DPORT] = rows->dport;
+	b->row[ACL_F_PROTO] = rows->proto;
+	b->rows = rows;
+	b->n = n;
+	b->groups = (n + GROUP - 1) / GROUP;
+	b->fam[0] = n >= 64 ? ~0ull : (1ull << n) - 1;
+	b->fam[1] = 0;
+	for (unsigned g = 0; g < b->groups; g++)
+		_mm512_store_si512(&b->best[GROUP * g], _mm512_set1_epi32(-1));
+	if (!acl->linear_extras)
+		return;
+	for (unsigned i = 0; i < b->groups * GROUP; i++) {
+		bool in = i < n;
+
+		b->f[SOA_CT][i] = in ? rows->ct_state[i] : 0;
+		b->f[SOA_IN][i] = in ? rows->in_if[i] : 0;
+		b->f[SOA_OUT][i] = in ? rows->out_if[i] : 0;
+		b->f[SOA_SSET_LO][i] = in ? (uint32_t)rows->src_sets[i] : 0;
+		b->f[SOA_SSET_HI][i] = in ? (uint32_t)(rows->src_sets[i] >> 32) : 0;
+		b->f[SOA_DSET_LO][i] = in ? (uint32_t)rows->dst_sets[i] : 0;
+		b->f[SOA_DSET_HI][i] = in ? (uint32_t)(rows->dst_sets[i] >> 32) : 0;
+	}
+}
+
+/* Where key @i's IPv4 leaf lanes are in b->lanes4 (group_lanes4() leaves them out of order). */
+static inline unsigned lane_entry(unsigned i)
+{
+	return (i & ~15u) + (i & 3) * 4 + (i >> 2 & 3);
+}
+
+/*
+ * The IPv4 leaf lanes (key_lanes4()'s, as 32-bit words: the addresses'
+ * halves swapped, dport:sport, the protocol) of group @g's keys, from the
+ * rows: a 4x4 transpose in every 128-bit lane, keys j, j+4, j+8, j+12 in
+ * vector j.
+ */
+static AVX512 inline void group_lanes4(struct burst *b, unsigned g)
+{
+	unsigned o = GROUP * g;
+	__m512i src = _mm512_rol_epi32(_mm512_load_si512(&b->row[ACL_F_SRC0][o]), 16);
+	__m512i dst = _mm512_rol_epi32(_mm512_load_si512(&b->row[ACL_F_DST0][o]), 16);
+	__m512i ports = _mm512_or_si512(_mm512_slli_epi32(_mm512_load_si512(&b->row[ACL_F_DPORT][o]), 16),
+					_mm512_load_si512(&b->row[ACL_F_SPORT][o]));
+	__m512i proto = _mm512_load_si512(&b->row[ACL_F_PROTO][o]);
+	__m512i t0 = _mm512_unpacklo_epi32(src, dst), t1 = _mm512_unpackhi_epi32(src, dst);
+	__m512i t2 = _mm512_unpacklo_epi32(ports, proto), t3 = _mm512_unpackhi_epi32(ports, proto);
+
+	_mm512_store_si512(b->lanes4[o], _mm512_unpacklo_epi64(t0, t2));
+	_mm512_store_si512(b->lanes4[o + 4], _mm512_unpackhi_epi64(t0, t2));
+	_mm512_store_si512(b->lanes4[o + 8], _mm512_unpacklo_epi64(t1, t3));
+	_mm512_store_si512(b->lanes4[o + 12], _mm512_unpackhi_epi64(t1, t3));
+}
+
 static inline __mmask16 group_bits(uint64_t m, unsigned g)
 {
 	return (__mmask16)(m >> (GROUP * g));
@@ -321,7 +395,7 @@ static AVX512 __m512i linear_group(const uint32_t *prog, const struct burst *b, 
 			break;	/* the rules after come later still */
 		for (uint32_t j = 0; j < n_range; j++, c += 3)
 			live = _mm512_mask_cmple_epu32_mask(live,
-				_mm512_sub_epi32(_mm512_load_si512(&b->f[c[0] & 0xff][o]),
+				_mm512_sub_epi32(_mm512_load_si512(&b->row[c[0] & 0xff][o]),
 						 _mm512_set1_epi32((int)c[1])),
 				_mm512_set1_epi32((int)c[2]));
 		/* then the bit-mask tests (the ranges come first) */
@@ -330,17 +404,17 @@ static AVX512 __m512i linear_group(const uint32_t *prog, const struct burst *b, 
 
 			switch (kind) {
 			case ACL_CHECK_CT:
-				live = _mm512_mask_test_epi32_mask(live, _mm512_load_si512(&b->f[SOA_CT][o]),
+				live = _mm512_mask_test_epi32_mask(live, _mm512_load_si512(&b->row[SOA_CT][o]),
 								   _mm512_set1_epi32((int)c[1]));
 				break;
 			case ACL_CHECK_IN_IF:
 			case ACL_CHECK_OUT_IF:
 				row = kind == ACL_CHECK_IN_IF ? SOA_IN : SOA_OUT;
-				live = ifs_test(live, _mm512_load_si512(&b->f[row][o]), c[1], c[2]);
+				live = ifs_test(live, _mm512_load_si512(&b->row[row][o]), c[1], c[2]);
 				break;
 			default:
 				row = (kind == ACL_CHECK_SRC_SET ? SOA_SSET_LO : SOA_DSET_LO) + (c[1] >= 32);
-				live = _mm512_mask_test_epi32_mask(live, _mm512_load_si512(&b->f[row][o]),
+				live = _mm512_mask_test_epi32_mask(live, _mm512_load_si512(&b->row[row][o]),
 								   _mm512_set1_epi32((int)(1u << (c[1] & 31))));
 				break;
 			}
@@ -369,18 +443,12 @@ static rxp_noinline uint32_t walk_on(const struct rxp_acl *acl, uint32_t s, cons
 {
 	while (acl_slot_kind(s) == ACL_SLOT_NODE) {
 		const struct acl_node *nd = &acl->nodes[s >> 2];
-		uint32_t i1 = (b->f[nd->f1][i] >> nd->s1) & nd->m1;
-		uint32_t i2 = (b->f[nd->f2][i] >> nd->s2) & nd->m2;
+		uint32_t i1 = (b->row[nd->f1][i] >> nd->s1) & nd->m1;
+		uint32_t i2 = (b->row[nd->f2][i] >> nd->s2) & nd->m2;
 
 		s = acl_child(acl, nd, i1 << nd->sh | i2);
 	}
 	return s;
-}
-
-/* The leaf lanes of a key, made when it reaches a leaf (most keys reach none). */
-static AVX512 inline __m512i lanes_of(const struct rxp_acl_key *k, bool v6)
-{
-	return v6 ? key_lanes6(k) : key_lanes4(k);
 }
 
 static const _Alignas(64) uint32_t lane_ids[GROUP] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
@@ -408,9 +476,9 @@ static AVX512 inline __m512i root_children(const struct rxp_acl *acl, const stru
 {
 	const uint32_t *slots = acl->slots + nd->base;
 	unsigned o = GROUP * g;
-	__m512i i1 = _mm512_and_si512(_mm512_srlv_epi32(_mm512_load_si512(&b->f[nd->f1][o]),
+	__m512i i1 = _mm512_and_si512(_mm512_srlv_epi32(_mm512_load_si512(&b->row[nd->f1][o]),
 							  _mm512_set1_epi32(nd->s1)), _mm512_set1_epi32(nd->m1));
-	__m512i i2 = _mm512_and_si512(_mm512_srlv_epi32(_mm512_load_si512(&b->f[nd->f2][o]),
+	__m512i i2 = _mm512_and_si512(_mm512_srlv_epi32(_mm512_load_si512(&b->row[nd->f2][o]),
 							  _mm512_set1_epi32(nd->s2)), _mm512_set1_epi32(nd->m2));
 	__m512i idx = _mm512_or_si512(_mm512_sllv_epi32(i1, _mm512_set1_epi32(nd->sh)), i2);
 	__m512i word, bits, rank, bit, below;
@@ -496,13 +564,23 @@ static AVX512 rxp_always_inline void burst_family(const struct rxp_acl *acl, boo
 		for (unsigned q = 0; q < m; q++) {
 			unsigned i = at[q];
 			uint32_t r, s = cur[q];
+			const struct rxp_acl_key *k = keys ? &keys[i] : NULL;
+			struct rxp_acl_key made;
+			__m512i kv;
 
+			kv = v6 ? key_lanes6(k) :
+			     _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)b->lanes4[lane_entry(i)]));
+			/* keys given as rows: a rule's bit-mask tests (few leaves have any) need the whole key */
+			if (!k && rxp_unlikely(acl_slot_kind(s) == ACL_SLOT_CHAIN || (s & ACL_SLOT_EXTRAS))) {
+				rxp_acl_rows4_key(b->rows, i, &made);
+				k = &made;
+			}
 			if (rxp_unlikely(acl_slot_kind(s) == ACL_SLOT_CHAIN))
-				r = chain(acl, s, v6, lanes_of(&keys[i], v6), &keys[i]);
+				r = chain(acl, s, v6, kv, k);
 			else if (v6)
-				r = leaf6(acl, s, lanes_of(&keys[i], true), &keys[i]);
+				r = leaf6(acl, s, kv, k);
 			else
-				r = leaf4(acl, s, lanes_of(&keys[i], false), &keys[i]);
+				r = leaf4(acl, s, kv, k);
 			b->best[i] = b->best[i] < r ? b->best[i] : r;
 		}
 	}
@@ -512,6 +590,8 @@ static AVX512 rxp_always_inline void burst_family(const struct rxp_acl *acl, boo
 static AVX512 rxp_noinline void burst4(const struct rxp_acl *acl, struct burst *b,
 				       const struct rxp_acl_key *keys)
 {
+	for (unsigned g = 0; g < b->groups; g++)
+		group_lanes4(b, g);
 	burst_family(acl, false, b, keys);
 }
 
@@ -534,11 +614,23 @@ static AVX512 void classify_avx512(const struct rxp_acl *acl, const struct rxp_a
 	memcpy(match, b.best, n * sizeof(*match));
 }
 
+static AVX512 void classify4_avx512(const struct rxp_acl *acl, const struct rxp_acl_rows4 *rows,
+				    uint32_t *match, unsigned n)
+{
+	struct burst b;
+
+	burst_load4(&b, acl, rows, n);
+	if (n && acl->n_trees[0])
+		burst4(acl, &b, NULL);
+	memcpy(match, b.best, n * sizeof(*match));
+}
+
 const struct acl_impl acl_impl_avx512 = {
 	.name = "avx512",
 	.scan4 = scan4_avx512,
 	.scan6 = scan6_avx512,
 	.classify = classify_avx512,
+	.classify4 = classify4_avx512,
 };
 
 bool acl_cpu_avx512(void)

@@ -40,6 +40,7 @@ enum {
 #define ACL_LEAF_RULES 8
 #define ACL_TREES_MAX 4
 #define ACL_BURST 64u		/* keys walked together by rxp_acl_classify */
+_Static_assert(ACL_BURST == RXP_ACL_BURST, "a burst of rows is a burst of keys");
 #define ACL_LANES4 8		/* IPv4 leaf: 16-bit lanes per rule */
 #define ACL_LANES6 16		/* IPv6 leaf: 32-bit lanes per rule */
 
@@ -138,6 +139,9 @@ struct acl_impl {
 	/* rxp_acl_classify() for up to ACL_BURST keys */
 	void (*classify)(const struct rxp_acl *acl, const struct rxp_acl_key *keys, uint32_t *match,
 			 unsigned n);
+	/* rxp_acl_classify4() */
+	void (*classify4)(const struct rxp_acl *acl, const struct rxp_acl_rows4 *rows, uint32_t *match,
+			  unsigned n);
 };
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))

@@ -11,6 +11,7 @@
  * branch. Keys whose answer so far comes before a tree's first rule skip
  * that tree. Nothing is allocated.
  */
+#include <string.h>
 #include "fib/acl_priv.h"
 #include "rxpath/common.h"
 
@@ -24,6 +25,14 @@ static inline uint32_t min_u32(uint32_t a, uint32_t b)
 static inline uint32_t be32(const uint8_t *p)
 {
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline void put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
 }
 
 void acl_key_fields(const struct rxp_acl_key *k, struct acl_kfields *kf, uint16_t lanes4[8])
@@ -321,11 +330,39 @@ static void classify_scalar(const struct rxp_acl *acl, const struct rxp_acl_key 
 	}
 }
 
+void rxp_acl_rows4_key(const struct rxp_acl_rows4 *rows, unsigned i, struct rxp_acl_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	put_be32(k->src, rows->src[i]);
+	put_be32(k->dst, rows->dst[i]);
+	k->sport = (uint16_t)rows->sport[i];
+	k->dport = (uint16_t)rows->dport[i];
+	k->family = 4;
+	k->proto = (uint8_t)rows->proto[i];
+	k->ct_state = rows->ct_state[i];
+	k->in_if = rows->in_if[i];
+	k->out_if = rows->out_if[i];
+	k->src_sets = rows->src_sets[i];
+	k->dst_sets = rows->dst_sets[i];
+}
+
+/* The scalar walk takes keys one by one: the rows are made keys first. */
+static void classify4_scalar(const struct rxp_acl *acl, const struct rxp_acl_rows4 *rows, uint32_t *match,
+			     unsigned n)
+{
+	struct rxp_acl_key keys[ACL_BURST];
+
+	for (unsigned i = 0; i < n; i++)
+		rxp_acl_rows4_key(rows, i, &keys[i]);
+	classify_scalar(acl, keys, match, n);
+}
+
 static const struct acl_impl impl_scalar = {
 	.name = "scalar",
 	.scan4 = scan4_scalar,
 	.scan6 = scan6_scalar,
 	.classify = classify_scalar,
+	.classify4 = classify4_scalar,
 };
 
 /* ---- choosing ---- */
@@ -397,4 +434,10 @@ void rxp_acl_classify(const struct rxp_acl *acl, const struct rxp_acl_key *keys,
 {
 	for (unsigned i = 0; i < n; i += ACL_BURST)
 		acl->impl->classify(acl, keys + i, match + i, RXP_MIN(n - i, ACL_BURST));
+}
+
+void rxp_acl_classify4(const struct rxp_acl *acl, const struct rxp_acl_rows4 *rows, uint32_t *match,
+		       unsigned n)
+{
+	acl->impl->classify4(acl, rows, match, RXP_MIN(n, ACL_BURST));
 }

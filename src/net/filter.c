@@ -513,14 +513,15 @@ static rxp_noinline int nat_prerouting(struct rxp_stack *st, struct rxp_pkt **pk
  * that is anything else, with nothing changed but @keys.
  */
 static rxp_always_inline bool stateless_keys4(const struct rxp_router *r, struct rxp_pkt *const *pkts,
-					      const uint32_t *nh, uint16_t n, struct rxp_acl_key *keys)
+					      const uint32_t *nh, uint16_t n, struct rxp_acl_rows4 *k)
 {
 	for (uint16_t i = 0; i < n; i++) {
 		const struct rxp_pkt *pkt = pkts[i];
 		const struct rxp_ip4_hdr *ip = rxp_pkt_cip4(pkt);
-		struct rxp_acl_key *k = &keys[i];
+		const uint8_t *l4 = (const uint8_t *)(ip + 1);
 		const struct rxp_nexthop *nhp;
 		uint8_t proto = ip->proto;
+		bool ports = proto == RXP_IPPROTO_TCP || proto == RXP_IPPROTO_UDP;
 
 		if (rxp_unlikely(nh[i] == RXP_NH_LOCAL || nh[i] >= RXP_NH_MAX))
 			return false;
@@ -532,10 +533,15 @@ static rxp_always_inline bool stateless_keys4(const struct rxp_router *r, struct
 				 (nhp->kind != RXP_NH_KIND_GATEWAY &&
 				  (nhp->kind != RXP_NH_KIND_CONNECTED || rxp_router_is_bcast4(r, ip->dst)))))
 			return false;
-		key4_of_header(k, ip);
-		k->ct_state = RXP_ACL_CT_UNTRACKED;
-		k->in_if = (uint8_t)pkt->ifidx;
-		k->out_if = (uint8_t)nhp->ifidx;
+		k->src[i] = ntohl(ip->src);
+		k->dst[i] = ntohl(ip->dst);
+		k->proto[i] = proto;
+		k->sport[i] = ports ? rxp_load_be16(l4) : proto == RXP_IPPROTO_ICMP ? l4[0] : 0;
+		k->dport[i] = ports ? rxp_load_be16(l4 + 2) : proto == RXP_IPPROTO_ICMP ? l4[1] : 0;
+		k->ct_state[i] = RXP_ACL_CT_UNTRACKED;
+		k->in_if[i] = (uint8_t)pkt->ifidx;
+		k->out_if[i] = (uint8_t)nhp->ifidx;
+		k->src_sets[i] = k->dst_sets[i] = 0;
 	}
 	return true;
 }
@@ -560,19 +566,20 @@ static rxp_noinline bool refuse_stateless(struct rxp_stack *st, struct rxp_pkt *
 static rxp_noinline int stateless_chunk(struct rxp_stack *st, struct rxp_pkt **pkts, uint32_t *dst, uint32_t *nh, uint16_t n)
 {
 	const struct rxp_filter_chain *c = &st->filter->chain[RXP_FILTER_FORWARD];
-	struct rxp_acl_key keys[FILTER_CHUNK];
+	struct rxp_acl_rows4 keys;
 	uint32_t match[FILTER_CHUNK];
 	struct rxp_rule_count *count;
 	uint64_t run_pkts = 0, run_bytes = 0;
 	uint32_t n_count, run_at;
 	uint16_t kept = 0;
 
-	if (!stateless_keys4(st->router, pkts, nh, n, keys))
+	_Static_assert(FILTER_CHUNK == RXP_ACL_BURST, "a chunk's keys are one burst of rows");
+	if (!stateless_keys4(st->router, pkts, nh, n, &keys))
 		return -1;
 	if (!c->on)
 		return n;	/* only input filters: forward lets everything through */
 	if (c->acl)
-		rxp_acl_classify(c->acl, keys, match, n);
+		rxp_acl_classify4(c->acl, &keys, match, n);
 	else
 		memset(match, 0xff, n * sizeof(*match));
 	_Static_assert(RXP_ACL_NO_MATCH == UINT32_MAX, "no match is all ones");

@@ -419,6 +419,55 @@ static unsigned variants(struct variant *out)
 }
 
 /*
+ * The IPv4 keys of @keys given to rxp_acl_classify4() as rows, in bursts of
+ * odd sizes, the entries past each burst filled with noise that no answer
+ * may depend on. Returns the answers that differ from @want.
+ */
+static unsigned check_rows4(const struct rxp_acl *acl, const char *what, const struct rxp_acl_key *keys,
+			    uint32_t n_keys, const uint32_t *want)
+{
+	static struct rxp_acl_rows4 rows;
+	uint32_t got[RXP_ACL_BURST], at[RXP_ACL_BURST];
+	unsigned bad = 0;
+
+	for (uint32_t i = 0; i < n_keys;) {
+		uint32_t burst = 1 + rnd_below(RXP_ACL_BURST), m = 0;
+
+		memset(&rows, 0xa5, sizeof(rows));
+		for (; i < n_keys && m < burst; i++) {
+			const struct rxp_acl_key *k = &keys[i];
+			struct rxp_acl_key back;
+
+			if (k->family != 4)
+				continue;
+			rows.src[m] = (uint32_t)k->src[0] << 24 | k->src[1] << 16 | k->src[2] << 8 | k->src[3];
+			rows.dst[m] = (uint32_t)k->dst[0] << 24 | k->dst[1] << 16 | k->dst[2] << 8 | k->dst[3];
+			rows.sport[m] = k->sport;
+			rows.dport[m] = k->dport;
+			rows.proto[m] = k->proto;
+			rows.ct_state[m] = k->ct_state;
+			rows.in_if[m] = k->in_if;
+			rows.out_if[m] = k->out_if;
+			rows.src_sets[m] = k->src_sets;
+			rows.dst_sets[m] = k->dst_sets;
+			rxp_acl_rows4_key(&rows, m, &back);
+			if ((memcmp(back.src, k->src, 4) || memcmp(back.dst, k->dst, 4) || back.sport != k->sport ||
+			     back.dport != k->dport || back.family != 4 || back.proto != k->proto ||
+			     back.ct_state != k->ct_state || back.in_if != k->in_if || back.out_if != k->out_if ||
+			     back.src_sets != k->src_sets || back.dst_sets != k->dst_sets) && bad++ < 10)
+				printf("  %s: key %u: rxp_acl_rows4_key does not give the key back\n", what, i);
+			at[m++] = i;
+		}
+		rxp_acl_classify4(acl, &rows, got, m);
+		for (uint32_t j = 0; j < m; j++)
+			if (got[j] != want[at[j]] && bad++ < 10)
+				printf("  %s (%s): key %u: classify4 %u, reference %u\n", what,
+				       rxp_acl_impl_name(acl), at[j], got[j], want[at[j]]);
+	}
+	return bad;
+}
+
+/*
  * Builds @rules in every variant and checks @keys against the reference,
  * one at a time and in bulk (odd sizes, so bursts end short).
  */
@@ -468,6 +517,7 @@ static void check_set(const char *what, const struct rxp_acl_rule *rules, uint32
 			if (got[i] != want[i] && bad++ < 10)
 				printf("  %s (%s): key %u: classify %u, reference %u\n", what,
 				       rxp_acl_impl_name(acl), i, got[i], want[i]);
+		bad += check_rows4(acl, what, keys, n_keys, want);
 		CHECK_EQ(bad, 0);
 		if (getenv("ACL_TEST_VERBOSE")) {
 			uint32_t hits = 0;
