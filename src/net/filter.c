@@ -503,49 +503,6 @@ static rxp_noinline int nat_prerouting(struct rxp_stack *st, struct rxp_pkt **pk
  */
 #define FILTER_CHUNK 64u
 
-/*
- * The keys of a chunk for a stateless forward chain, when every packet is
- * the common one: IPv4 to forward (a gateway or an on-link neighbour),
- * without options or fragments, with the transport header that key_fast4()
- * reads, and none of what dies_before_forward() catches (tested here on
- * what is already loaded; a packet too large for its link takes the general
- * way, which decides on fragmenting it). Returns false at the first packet
- * that is anything else, with nothing changed but @keys.
- */
-static rxp_always_inline bool stateless_keys4(const struct rxp_router *r, struct rxp_pkt *const *pkts,
-					      const uint32_t *nh, uint16_t n, struct rxp_acl_rows4 *k)
-{
-	for (uint16_t i = 0; i < n; i++) {
-		const struct rxp_pkt *pkt = pkts[i];
-		const struct rxp_ip4_hdr *ip = rxp_pkt_cip4(pkt);
-		const uint8_t *l4 = (const uint8_t *)(ip + 1);
-		const struct rxp_nexthop *nhp;
-		uint8_t proto = ip->proto;
-		bool ports = proto == RXP_IPPROTO_TCP || proto == RXP_IPPROTO_UDP;
-
-		if (rxp_unlikely(nh[i] == RXP_NH_LOCAL || nh[i] >= RXP_NH_MAX))
-			return false;
-		nhp = &r->nh[nh[i]];
-		if (rxp_unlikely((pkt->flags & RXP_PKT_F_IP6) || ip->ver_ihl != RXP_IP4_VER_IHL_NO_OPTS ||
-				 (ip->frag_off & htons(RXP_IP4_MF | RXP_IP4_OFFMASK)) || ip->ttl <= 1 ||
-				 pkt->l3_len < RXP_IP4_HLEN + (proto == RXP_IPPROTO_TCP ? RXP_TCP_HLEN : 8u) ||
-				 pkt->l3_len > r->ifs[nhp->ifidx].mtu || (ntohl(ip->dst) >> 28) >= 0xe ||
-				 (nhp->kind != RXP_NH_KIND_GATEWAY &&
-				  (nhp->kind != RXP_NH_KIND_CONNECTED || rxp_router_is_bcast4(r, ip->dst)))))
-			return false;
-		k->src[i] = ntohl(ip->src);
-		k->dst[i] = ntohl(ip->dst);
-		k->proto[i] = proto;
-		k->sport[i] = ports ? rxp_load_be16(l4) : proto == RXP_IPPROTO_ICMP ? l4[0] : 0;
-		k->dport[i] = ports ? rxp_load_be16(l4 + 2) : proto == RXP_IPPROTO_ICMP ? l4[1] : 0;
-		k->ct_state[i] = RXP_ACL_CT_UNTRACKED;
-		k->in_if[i] = (uint8_t)pkt->ifidx;
-		k->out_if[i] = (uint8_t)nhp->ifidx;
-		k->src_sets[i] = k->dst_sets[i] = 0;
-	}
-	return true;
-}
-
 /* What refuse() reads of a packet the stateless way drops: parsed now, as few are. */
 static rxp_noinline bool refuse_stateless(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t rule, uint8_t v)
 {
@@ -557,40 +514,28 @@ static rxp_noinline bool refuse_stateless(struct rxp_stack *st, struct rxp_pkt *
 	return refuse(st, pkt, RXP_FILTER_FORWARD, rule, v, &cp, NULL, &why);
 }
 
-/*
- * filter_chunk() for a stateless filter (no tracking, no NAT, no sets in
- * forward) when stateless_keys4() takes the whole chunk: the same
- * decisions, counters and drops, for a fraction of the work. Returns how
- * many are kept, or -1 to take the general way.
- */
-static rxp_noinline int stateless_chunk(struct rxp_stack *st, struct rxp_pkt **pkts, uint32_t *dst, uint32_t *nh, uint16_t n)
+uint64_t rxp_filter_forward4(struct rxp_stack *st, struct rxp_pkt *const *pkts, const struct rxp_acl_rows4 *rows,
+			     uint16_t n)
 {
 	const struct rxp_filter_chain *c = &st->filter->chain[RXP_FILTER_FORWARD];
-	struct rxp_acl_rows4 keys;
-	uint32_t match[FILTER_CHUNK];
-	struct rxp_rule_count *count;
-	uint64_t run_pkts = 0, run_bytes = 0;
-	uint32_t n_count, run_at;
-	uint16_t kept = 0;
+	struct rxp_rule_count *count = st->rule_count[RXP_FILTER_FORWARD];
+	uint32_t n_count = st->rule_count_n[RXP_FILTER_FORWARD], run_at = UINT32_MAX;
+	uint64_t go = 0, run_pkts = 0, run_bytes = 0;
+	uint32_t match[RXP_ACL_BURST];
 
-	_Static_assert(FILTER_CHUNK == RXP_ACL_BURST, "a chunk's keys are one burst of rows");
-	if (!stateless_keys4(st->router, pkts, nh, n, &keys))
-		return -1;
+	n = (uint16_t)RXP_MIN(n, RXP_ACL_BURST);
 	if (!c->on)
-		return n;	/* only input filters: forward lets everything through */
+		return n == 64 ? ~0ull : (1ull << n) - 1;	/* only input filters: forward lets all through */
 	if (c->acl)
-		rxp_acl_classify4(c->acl, &keys, match, n);
+		rxp_acl_classify4(c->acl, rows, match, n);
 	else
 		memset(match, 0xff, n * sizeof(*match));
 	_Static_assert(RXP_ACL_NO_MATCH == UINT32_MAX, "no match is all ones");
-	count = st->rule_count[RXP_FILTER_FORWARD];
-	n_count = st->rule_count_n[RXP_FILTER_FORWARD];
 	/*
 	 * A run of packets to one rule (most of a vector, often) is counted
 	 * once: a counter stored and loaded again for every packet would chain
 	 * them one after the other.
 	 */
-	run_at = UINT32_MAX;
 	for (uint16_t i = 0; i < n; i++) {
 		struct rxp_pkt *pkt = pkts[i];
 		uint32_t rule = match[i];
@@ -607,18 +552,60 @@ static rxp_noinline int stateless_chunk(struct rxp_stack *st, struct rxp_pkt **p
 		}
 		run_pkts++;
 		run_bytes += pkt->l3_len;
-		if (rxp_unlikely(v != RXP_FILTER_ACCEPT)) {
+		if (rxp_likely(v == RXP_FILTER_ACCEPT))
+			go |= 1ull << i;
+		else
 			refuse_stateless(st, pkt, rule, v);
-			continue;
-		}
-		pkts[kept] = pkt;
-		if (dst)
-			dst[kept] = dst[i];
-		nh[kept++] = nh[i];
 	}
 	if (run_at < n_count) {
 		count[run_at].packets += run_pkts;
 		count[run_at].bytes += run_bytes;
+	}
+	return go;
+}
+
+/*
+ * filter_chunk() for a stateless filter (rxp_filter_stateless4()) when
+ * every packet of the chunk is IPv4 to forward (a gateway or an on-link
+ * neighbour) with a key rxp_filter_key4() reads, and none of what
+ * dies_before_forward() catches (tested here on what is loaded already; a
+ * packet too large for its link takes the general way, which decides on
+ * fragmenting it). The same decisions, counters and drops, for a fraction
+ * of the work. Returns how many are kept, or -1 to take the general way
+ * (nothing changed).
+ */
+static rxp_noinline int stateless_chunk(struct rxp_stack *st, struct rxp_pkt **pkts, uint32_t *dst, uint32_t *nh,
+					uint16_t n)
+{
+	const struct rxp_router *r = st->router;
+	struct rxp_acl_rows4 rows;
+	uint16_t kept = 0;
+	uint64_t go;
+
+	_Static_assert(FILTER_CHUNK == RXP_ACL_BURST, "a chunk's keys are one burst of rows");
+	for (uint16_t i = 0; i < n; i++) {
+		const struct rxp_pkt *pkt = pkts[i];
+		const struct rxp_ip4_hdr *ip = rxp_pkt_cip4(pkt);
+		const struct rxp_nexthop *nhp;
+
+		if (rxp_unlikely(nh[i] == RXP_NH_LOCAL || nh[i] >= RXP_NH_MAX || (pkt->flags & RXP_PKT_F_IP6)))
+			return -1;
+		nhp = &r->nh[nh[i]];
+		if (rxp_unlikely(ip->ttl <= 1 || pkt->l3_len > r->ifs[nhp->ifidx].mtu ||
+				 (ntohl(ip->dst) >> 28) >= 0xe ||
+				 (nhp->kind != RXP_NH_KIND_GATEWAY &&
+				  (nhp->kind != RXP_NH_KIND_CONNECTED || rxp_router_is_bcast4(r, ip->dst))) ||
+				 !rxp_filter_key4(&rows, i, pkt, ip, nhp->ifidx)))
+			return -1;
+	}
+	go = rxp_filter_forward4(st, pkts, &rows, n);
+	for (uint16_t i = 0; i < n; i++) {
+		if (!(go >> i & 1))
+			continue;
+		pkts[kept] = pkts[i];
+		if (dst)
+			dst[kept] = dst[i];
+		nh[kept++] = nh[i];
 	}
 	return kept;
 }
@@ -766,9 +753,7 @@ static rxp_noinline uint16_t filter_chunk(struct rxp_stack *st, struct rxp_pkt *
 uint16_t rxp_filter_routed(struct rxp_stack *st, struct rxp_pkt **pkts, uint32_t *dst, uint32_t *nh,
 			   uint16_t n)
 {
-	const struct rxp_filter *f = st->filter;
-	const struct rxp_filter_chain *fwd = &f->chain[RXP_FILTER_FORWARD];
-	bool stateless = !f->track && !f->nat && !(fwd->src_sets | fwd->dst_sets);
+	bool stateless = rxp_filter_stateless4(st);
 	uint16_t kept = 0;
 
 	for (uint16_t done = 0; done < n; done = (uint16_t)(done + FILTER_CHUNK)) {

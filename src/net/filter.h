@@ -113,6 +113,57 @@ static inline void rxp_filter_leave(struct rxp_stack *st)
 /* Connection tracking's expiry, its bounded share each call: the timers call it between polls. */
 void rxp_filter_tick(struct rxp_stack *st);
 
+/*
+ * True when the forward chain decides IPv4 packets the stateless way:
+ * nothing tracked, no NAT, no sets in forward. The router then gives it
+ * the keys of a vector that takes its fast path whole (rxp_filter_key4()),
+ * and forwards what rxp_filter_forward4() lets through.
+ */
+static inline bool rxp_filter_stateless4(const struct rxp_stack *st)
+{
+	const struct rxp_filter *f = st->filter;
+
+	return !f->track && !f->nat && !(f->chain[RXP_FILTER_FORWARD].src_sets | f->chain[RXP_FILTER_FORWARD].dst_sets);
+}
+
+/*
+ * Writes entry @i of @rows: the key of the IPv4 packet @pkt (its header @ip,
+ * checked) that is to leave by interface @out_if, when it is the common
+ * one: no options, no fragment, its transport header there (TCP's whole;
+ * 8 bytes of the rest). Returns false for anything else, which only the
+ * general way decides.
+ */
+static rxp_always_inline bool rxp_filter_key4(struct rxp_acl_rows4 *rows, unsigned i, const struct rxp_pkt *pkt,
+					      const struct rxp_ip4_hdr *ip, uint16_t out_if)
+{
+	const uint8_t *l4 = (const uint8_t *)(ip + 1);
+	uint8_t proto = ip->proto;
+	bool ports = proto == RXP_IPPROTO_TCP || proto == RXP_IPPROTO_UDP;
+
+	if (rxp_unlikely(ip->ver_ihl != RXP_IP4_VER_IHL_NO_OPTS ||
+			 (ip->frag_off & htons(RXP_IP4_MF | RXP_IP4_OFFMASK)) ||
+			 pkt->l3_len < RXP_IP4_HLEN + (proto == RXP_IPPROTO_TCP ? RXP_TCP_HLEN : 8u)))
+		return false;
+	rows->src[i] = ntohl(ip->src);
+	rows->dst[i] = ntohl(ip->dst);
+	rows->proto[i] = proto;
+	rows->sport[i] = ports ? rxp_load_be16(l4) : proto == RXP_IPPROTO_ICMP ? l4[0] : 0;
+	rows->dport[i] = ports ? rxp_load_be16(l4 + 2) : proto == RXP_IPPROTO_ICMP ? l4[1] : 0;
+	rows->ct_state[i] = RXP_ACL_CT_UNTRACKED;
+	rows->in_if[i] = (uint8_t)pkt->ifidx;
+	rows->out_if[i] = (uint8_t)out_if;
+	rows->src_sets[i] = rows->dst_sets[i] = 0;
+	return true;
+}
+
+/*
+ * The forward chain's decisions (rxp_filter_stateless4()) for @n IPv4
+ * packets, at most RXP_ACL_BURST, whose keys are @rows: counted per rule,
+ * the dropped and rejected consumed. Returns a bit per packet let through.
+ */
+uint64_t rxp_filter_forward4(struct rxp_stack *st, struct rxp_pkt *const *pkts, const struct rxp_acl_rows4 *rows,
+			     uint16_t n);
+
 /* True when @st has something to filter or track (the stage's cheap test). */
 static inline bool rxp_filter_on(const struct rxp_stack *st)
 {

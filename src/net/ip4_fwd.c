@@ -369,6 +369,57 @@ static rxp_noinline void route_slow(struct rxp_stack *st, struct rxp_pkt *pkt, u
 }
 
 /*
+ * A vector through a stateless forward chain (rxp_filter_stateless4()),
+ * when every packet of it takes the fast path: the pass that tests them
+ * also reads their keys, the chain decides them all at once, and a second
+ * pass sends what it lets through. Returns false, with nothing done, when
+ * a packet does not take the fast path: the vector then goes the general
+ * way (the filter's stage, then the loop of rxp_ip4_route_vector()), so
+ * that no packet overtakes another.
+ */
+static rxp_noinline bool route_filtered4(struct rxp_stack *st, struct rxp_pkt **pkts, const uint32_t *dst,
+					 const uint32_t *nh, uint16_t n, uint32_t gen)
+{
+	const struct rxp_router *r = st->router;
+	const struct rxp_adj *adjs = st->adj;
+	struct rxp_txv *v = NULL;
+	unsigned v_port = UINT_MAX;
+	struct rxp_acl_rows4 rows;
+	uint64_t go, forwarded = 0;
+
+	if (n > RXP_ACL_BURST)
+		return false;
+	for (uint16_t i = 0; i < n; i++) {
+		const struct rxp_pkt *pkt = pkts[i];
+		const struct rxp_ip4_hdr *ip = rxp_pkt_cip4(pkt);
+		const struct rxp_adj *adj = &adjs[nh[i] & (RXP_STACK_NH_MAX - 1)];
+
+		if (rxp_unlikely(nh[i] >= RXP_STACK_NH_MAX || adj->hlen != RXP_ETH_HLEN || !adj_ok(adj, gen) ||
+				 !pkt_ok(r, adj, pkt, ip, ip->src, dst[i]) ||
+				 !rxp_filter_key4(&rows, i, pkt, ip, adj->ifidx)))
+			return false;
+	}
+	go = rxp_filter_forward4(st, pkts, &rows, n);
+	for (; go; go &= go - 1) {
+		unsigned i = (unsigned)__builtin_ctzll(go);
+		struct rxp_pkt *pkt = pkts[i];
+		struct rxp_ip4_hdr *ip = rxp_pkt_ip4(pkt);
+		const struct rxp_adj *adj = &adjs[nh[i]];
+		struct rxp_txv *txv = rxp_fast_txv(st, adj, &v, &v_port);
+
+		if (rxp_unlikely(!txv)) {
+			route_slow(st, pkt, nh[i]);	/* its transmit flushes the full vector */
+			continue;
+		}
+		ttl_dec(ip);
+		rxp_fast_emit(st, pkt, ip, adj, txv);
+		forwarded++;
+	}
+	st->stats.forwarded += forwarded;
+	return true;
+}
+
+/*
  * The vector's fast path: forward_fast() with everything it reads about the
  * router held in locals. The packet writes (its header's fields, the MAC
  * copies) may alias any memory as far as the compiler knows; what sits in a
@@ -414,6 +465,8 @@ void rxp_ip4_route_vector(struct rxp_stack *st, struct rxp_pkt **pkts, uint32_t 
 	if (rxp_unlikely(rxp_filter_on(st))) {
 		if (rxp_mp_any(nh, n))
 			rxp_mp_resolve4(st, pkts, nh, n);
+		if (rxp_filter_stateless4(st) && route_filtered4(st, pkts, dst, nh, n, gen))
+			return;
 		n = rxp_filter_routed(st, pkts, dst, nh, n);
 	}
 	for (uint16_t i = 0; i < n; i++) {

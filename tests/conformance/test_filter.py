@@ -504,6 +504,32 @@ l3 = [len(ip_of(p)) for p in frames]
 check("stateless_rule_counters", [(r["packets"], r["bytes"]) for r in fwd["rules"]] == [(3, sum(l3[:3])), (2, sum(l3[3:5]))] and
       (fwd["policy_packets"], fwd["policy_bytes"]) == (1, l3[5]) and drops.get("filter_drop") == 3, (fwd, drops))
 
+# a stateless chain on the router's fast path: a gateway on the untagged side, a whole vector
+# of packets that all take it (decided together), then one that does not (TTL 1) among them
+FAST = ["route add 10.8.0.0/16 via %s" % IN4, "filter add forward proto udp dport 7 drop",
+        "filter add forward proto tcp dport 5555 reject", "filter add forward proto udp dport 8 accept",
+        "filter policy forward drop"]
+burst = [outside(udp4("f-u7-%d" % k, src=FAR4, dst="10.8.0.%d" % k, dport=7)) for k in range(3)] + \
+    [outside(udp4("f-u8-%d" % k, src=FAR4, dst="10.8.1.%d" % k, dport=8)) for k in range(4)] + \
+    [outside(IP(src=FAR4, dst="10.8.2.1") / TCP(sport=4460, dport=5555, flags="S", seq=41)),
+     outside(udp4("f-u9", src=FAR4, dst="10.8.3.1", dport=9))]
+for name, frames in (("fast", burst), ("fast_mixed", burst + [outside(udp4("f-ttl1", src=FAR4, dst="10.8.1.9", dport=8, ttl=1))])):
+    drops, (shown,) = live(FAST, frames, ["--json show filter"]) if name == "fast" else ({}, ("",))
+    res = fw(FAST, frames, seq=False)
+    fwd_in = to_in(res)
+    check(name + "_forwarded", tags(fwd_in) == sorted("f-u8-%d" % k for k in range(4)) and
+          all(p[Ether].dst == H1 and p[IP].ttl == 63 and inet_cksum(bytes(p[IP])[:20]) == 0 for p in fwd_in),
+          ([p.summary() for p in fwd_in], res.drops()))
+    rst = [p for p in to_out(res) if TCP in p]
+    check(name + "_reject_rst", len(rst) == 1 and rst_ok(rst[0], "10.8.2.1", FAR4, 4460, 0, 42, "RA"),
+          [p.summary() for p in to_out(res)])
+    check(name + "_drops", res.drops().get("filter_drop") == 4 and res.drops().get("filter_reject") == 1 and
+          res.drops().get("ttl_exceeded", 0) == (name == "fast_mixed"), res.drops())
+    if shown:
+        fwd = [c for c in json.loads(shown)["chains"] if c["chain"] == "forward"][0]
+        check("fast_rule_counters", [r["packets"] for r in fwd["rules"]] == [3, 1, 4] and fwd["policy_packets"] == 1 and
+              fwd["rules"][2]["bytes"] == sum(len(ip_of(p)) for p in burst[3:7]), fwd)
+
 # IPv6 extension headers before the transport header: the rule sees its ports
 res = fw(["filter add forward proto tcp dport 80 drop", "filter add forward proto udp dport 53 drop"],
          [inside(IPv6(src=IN6, dst=FAR6) / IPv6ExtHdrDestOpt() / TCP(sport=1, dport=80) / tag("x-80")),
