@@ -89,13 +89,17 @@ static AVX512 inline uint32_t leaf4(const struct rxp_acl *acl, uint32_t s, __m51
 	unsigned n = acl_leaf_n(s);
 	const uint8_t *leaf = acl_leaf_at(acl, s), *wp = leaf + n * ACL_LANES4 * 2;
 	__mmask32 k0 = leaf4_lo[n], k1 = leaf4_hi[n];
-	__m512i lo0 = _mm512_maskz_loadu_epi16(k0, leaf), lo1 = _mm512_maskz_loadu_epi16(k1, leaf + 64);
-	__m512i w0 = _mm512_maskz_loadu_epi16(k0, wp), w1 = _mm512_maskz_loadu_epi16(k1, wp + 64);
-	uint64_t m0 = _mm512_mask_cmple_epu16_mask(k0, _mm512_sub_epi16(kv, lo0), w0);
-	uint64_t m1 = _mm512_mask_cmple_epu16_mask(k1, _mm512_sub_epi16(kv, lo1), w1);
-	uint64_t x = m0 | m1 << 32;
+	__m512i lo0 = _mm512_maskz_loadu_epi16(k0, leaf), w0 = _mm512_maskz_loadu_epi16(k0, wp);
+	uint64_t x = _mm512_mask_cmple_epu16_mask(k0, _mm512_sub_epi16(kv, lo0), w0);
 	const uint32_t *ids;
 	uint32_t hits = 0;
+
+	/* most leaves hold four rules or fewer: the second four only when there are some */
+	if (n > 4) {
+		__m512i lo1 = _mm512_maskz_loadu_epi16(k1, leaf + 64), w1 = _mm512_maskz_loadu_epi16(k1, wp + 64);
+
+		x |= (uint64_t)_mm512_mask_cmple_epu16_mask(k1, _mm512_sub_epi16(kv, lo1), w1) << 32;
+	}
 
 	x &= x >> 4;
 	x &= x >> 2;
