@@ -504,64 +504,34 @@ static rxp_noinline int nat_prerouting(struct rxp_stack *st, struct rxp_pkt **pk
 #define FILTER_CHUNK 64u
 
 /* What refuse() reads of a packet the stateless way drops: parsed now, as few are. */
-static rxp_noinline bool refuse_stateless(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t rule, uint8_t v)
+rxp_noinline void rxp_filter_refuse4(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t rule, uint8_t verdict)
 {
 	struct rxp_ct_pkt cp;
 	enum rxp_drop_reason why;
 
 	if (rxp_ct_parse(rxp_pkt_cdata(pkt) + pkt->l3_off, pkt->l3_len, 4, &cp))
 		tuple_of_header(&cp, pkt, 4);
-	return refuse(st, pkt, RXP_FILTER_FORWARD, rule, v, &cp, NULL, &why);
+	refuse(st, pkt, RXP_FILTER_FORWARD, rule, verdict, &cp, NULL, &why);
 }
 
-uint64_t rxp_filter_forward4(struct rxp_stack *st, struct rxp_pkt *const *pkts, const struct rxp_acl_rows4 *rows,
-			     uint16_t n)
+bool rxp_filter_classify4(struct rxp_stack *st, const struct rxp_acl_rows4 *rows, uint16_t n,
+			  struct rxp_filter_pass *fp)
 {
 	const struct rxp_filter_chain *c = &st->filter->chain[RXP_FILTER_FORWARD];
-	struct rxp_rule_count *count = st->rule_count[RXP_FILTER_FORWARD];
-	uint32_t n_count = st->rule_count_n[RXP_FILTER_FORWARD], run_at = UINT32_MAX;
-	uint64_t go = 0, run_pkts = 0, run_bytes = 0;
-	uint32_t match[RXP_ACL_BURST];
 
-	n = (uint16_t)RXP_MIN(n, RXP_ACL_BURST);
 	if (!c->on)
-		return n == 64 ? ~0ull : (1ull << n) - 1;	/* only input filters: forward lets all through */
-	if (c->acl)
-		rxp_acl_classify4(c->acl, rows, match, n);
-	else
-		memset(match, 0xff, n * sizeof(*match));
+		return false;	/* only input filters */
+	fp->c = c;
+	fp->count = st->rule_count[RXP_FILTER_FORWARD];
+	fp->n_count = st->rule_count_n[RXP_FILTER_FORWARD];
+	fp->run_at = UINT32_MAX;
+	fp->run_pkts = fp->run_bytes = 0;
 	_Static_assert(RXP_ACL_NO_MATCH == UINT32_MAX, "no match is all ones");
-	/*
-	 * A run of packets to one rule (most of a vector, often) is counted
-	 * once: a counter stored and loaded again for every packet would chain
-	 * them one after the other.
-	 */
-	for (uint16_t i = 0; i < n; i++) {
-		struct rxp_pkt *pkt = pkts[i];
-		uint32_t rule = match[i];
-		uint8_t v = rule == RXP_ACL_NO_MATCH ? c->policy : c->verdict[rule];
-		uint32_t at = rule == RXP_ACL_NO_MATCH ? c->n_rules : rule;
-
-		if (at != run_at) {
-			if (run_at < n_count) {	/* as count_rule() */
-				count[run_at].packets += run_pkts;
-				count[run_at].bytes += run_bytes;
-			}
-			run_at = at;
-			run_pkts = run_bytes = 0;
-		}
-		run_pkts++;
-		run_bytes += pkt->l3_len;
-		if (rxp_likely(v == RXP_FILTER_ACCEPT))
-			go |= 1ull << i;
-		else
-			refuse_stateless(st, pkt, rule, v);
-	}
-	if (run_at < n_count) {
-		count[run_at].packets += run_pkts;
-		count[run_at].bytes += run_bytes;
-	}
-	return go;
+	if (c->acl)
+		rxp_acl_classify4(c->acl, rows, fp->match, n);
+	else
+		memset(fp->match, 0xff, RXP_MIN(n, RXP_ACL_BURST) * sizeof(*fp->match));
+	return true;
 }
 
 /*
@@ -578,9 +548,9 @@ static rxp_noinline int stateless_chunk(struct rxp_stack *st, struct rxp_pkt **p
 					uint16_t n)
 {
 	const struct rxp_router *r = st->router;
+	struct rxp_filter_pass fp;
 	struct rxp_acl_rows4 rows;
 	uint16_t kept = 0;
-	uint64_t go;
 
 	_Static_assert(FILTER_CHUNK == RXP_ACL_BURST, "a chunk's keys are one burst of rows");
 	for (uint16_t i = 0; i < n; i++) {
@@ -598,15 +568,17 @@ static rxp_noinline int stateless_chunk(struct rxp_stack *st, struct rxp_pkt **p
 				 !rxp_filter_key4(&rows, i, pkt, ip, nhp->ifidx)))
 			return -1;
 	}
-	go = rxp_filter_forward4(st, pkts, &rows, n);
+	if (!rxp_filter_classify4(st, &rows, n, &fp))
+		return n;
 	for (uint16_t i = 0; i < n; i++) {
-		if (!(go >> i & 1))
+		if (!rxp_filter_accept4(st, &fp, pkts[i], i))
 			continue;
 		pkts[kept] = pkts[i];
 		if (dst)
 			dst[kept] = dst[i];
 		nh[kept++] = nh[i];
 	}
+	rxp_filter_pass_end(&fp);
 	return kept;
 }
 

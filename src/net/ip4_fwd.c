@@ -384,8 +384,10 @@ static rxp_noinline bool route_filtered4(struct rxp_stack *st, struct rxp_pkt **
 	const struct rxp_adj *adjs = st->adj;
 	struct rxp_txv *v = NULL;
 	unsigned v_port = UINT_MAX;
+	struct rxp_filter_pass fp;
 	struct rxp_acl_rows4 rows;
-	uint64_t go, forwarded = 0;
+	uint64_t forwarded = 0;
+	bool filtered;
 
 	if (n > RXP_ACL_BURST)
 		return false;
@@ -399,14 +401,16 @@ static rxp_noinline bool route_filtered4(struct rxp_stack *st, struct rxp_pkt **
 				 !rxp_filter_key4(&rows, i, pkt, ip, adj->ifidx)))
 			return false;
 	}
-	go = rxp_filter_forward4(st, pkts, &rows, n);
-	for (; go; go &= go - 1) {
-		unsigned i = (unsigned)__builtin_ctzll(go);
+	filtered = rxp_filter_classify4(st, &rows, n, &fp);
+	for (uint16_t i = 0; i < n; i++) {
 		struct rxp_pkt *pkt = pkts[i];
 		struct rxp_ip4_hdr *ip = rxp_pkt_ip4(pkt);
 		const struct rxp_adj *adj = &adjs[nh[i]];
-		struct rxp_txv *txv = rxp_fast_txv(st, adj, &v, &v_port);
+		struct rxp_txv *txv;
 
+		if (filtered && !rxp_filter_accept4(st, &fp, pkt, i))
+			continue;
+		txv = rxp_fast_txv(st, adj, &v, &v_port);
 		if (rxp_unlikely(!txv)) {
 			route_slow(st, pkt, nh[i]);	/* its transmit flushes the full vector */
 			continue;
@@ -415,6 +419,8 @@ static rxp_noinline bool route_filtered4(struct rxp_stack *st, struct rxp_pkt **
 		rxp_fast_emit(st, pkt, ip, adj, txv);
 		forwarded++;
 	}
+	if (filtered)
+		rxp_filter_pass_end(&fp);
 	st->stats.forwarded += forwarded;
 	return true;
 }
