@@ -32,7 +32,7 @@
 #define PAIR_MIN 24		/* two-field cuts for nodes with this many rules */
 #define CUT_BITS_MAX 17		/* children per node: at most 2^17 */
 #define DEPTH_MAX 40
-#define SPARSE_MIN 65536	/* nodes with fewer children stay dense (a test hook lowers it) */
+#define SPARSE_MIN 131072	/* nodes with fewer children stay dense (a test hook lowers it) */
 #define MEM_CAP_BASE ((size_t)64 << 20)	/* the block's cap: this, */
 #define MEM_CAP_PER_RULE 1024u		/* and this much per rule */
 #define GLOBAL_CHECKS_MAX 40000000ull	/* pairs compared by the global pruning */
