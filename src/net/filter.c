@@ -524,8 +524,6 @@ bool rxp_filter_classify4(struct rxp_stack *st, const struct rxp_acl_rows4 *rows
 	fp->c = c;
 	fp->count = st->rule_count[RXP_FILTER_FORWARD];
 	fp->n_count = st->rule_count_n[RXP_FILTER_FORWARD];
-	fp->run_at = UINT32_MAX;
-	fp->run_pkts = fp->run_bytes = 0;
 	_Static_assert(RXP_ACL_NO_MATCH == UINT32_MAX, "no match is all ones");
 	if (c->acl)
 		rxp_acl_classify4(c->acl, rows, fp->match, n);
@@ -548,6 +546,7 @@ static rxp_noinline int stateless_chunk(struct rxp_stack *st, struct rxp_pkt **p
 					uint16_t n)
 {
 	const struct rxp_router *r = st->router;
+	struct rxp_filter_run run = rxp_filter_run_start();
 	struct rxp_filter_pass fp;
 	struct rxp_acl_rows4 rows;
 	uint16_t kept = 0;
@@ -571,14 +570,14 @@ static rxp_noinline int stateless_chunk(struct rxp_stack *st, struct rxp_pkt **p
 	if (!rxp_filter_classify4(st, &rows, n, &fp))
 		return n;
 	for (uint16_t i = 0; i < n; i++) {
-		if (!rxp_filter_accept4(st, &fp, pkts[i], i))
+		if (!rxp_filter_accept4(st, &fp, &run, pkts[i], i))
 			continue;
 		pkts[kept] = pkts[i];
 		if (dst)
 			dst[kept] = dst[i];
 		nh[kept++] = nh[i];
 	}
-	rxp_filter_pass_end(&fp);
+	rxp_filter_run_end(&fp, &run);
 	return kept;
 }
 

@@ -160,7 +160,7 @@ static rxp_always_inline bool rxp_filter_key4(struct rxp_acl_rows4 *rows, unsign
  * The stateless forward chain's pass over a vector of IPv4 packets (at most
  * RXP_ACL_BURST): rxp_filter_classify4() finds each packet's rule, then
  * rxp_filter_accept4() applies it packet by packet, where the caller sends
- * what goes on, and rxp_filter_pass_end() closes the counting. A run of
+ * what goes on, and rxp_filter_run_end() counts the last run. A run of
  * packets to one rule (most of a vector, often) is counted once: a counter
  * stored and loaded again for every packet would chain them one after the
  * other.
@@ -169,10 +169,19 @@ struct rxp_filter_pass {
 	const struct rxp_filter_chain *c;
 	struct rxp_rule_count *count;	/* the worker's, of forward */
 	uint32_t n_count;
-	uint32_t run_at;		/* the rule (or the policy) counted in run_* */
-	uint64_t run_pkts, run_bytes;
 	uint32_t match[RXP_ACL_BURST];
 };
+
+/* The run being counted: the caller's local (rxp_filter_run_start()), which the compiler keeps in registers. */
+struct rxp_filter_run {
+	uint32_t at;			/* the rule (or the policy) */
+	uint64_t pkts, bytes;
+};
+
+static inline struct rxp_filter_run rxp_filter_run_start(void)
+{
+	return (struct rxp_filter_run){ .at = UINT32_MAX };
+}
 
 /* Finds the rules of @n packets by their keys @rows. Returns false when forward asks nothing: all go on. */
 bool rxp_filter_classify4(struct rxp_stack *st, const struct rxp_acl_rows4 *rows, uint16_t n,
@@ -181,37 +190,34 @@ bool rxp_filter_classify4(struct rxp_stack *st, const struct rxp_acl_rows4 *rows
 /* Drops or rejects @pkt, the stateless way's, as rule @rule (or the policy) says with @verdict. */
 void rxp_filter_refuse4(struct rxp_stack *st, struct rxp_pkt *pkt, uint32_t rule, uint8_t verdict);
 
-/* Packet @i of the pass, @pkt: counted, and true when it goes on; else consumed. */
-static rxp_always_inline bool rxp_filter_accept4(struct rxp_stack *st, struct rxp_filter_pass *fp,
-						 struct rxp_pkt *pkt, unsigned i)
+/* Adds @run to its rule's counters (as count_rule()). */
+static inline void rxp_filter_run_end(const struct rxp_filter_pass *fp, const struct rxp_filter_run *run)
+{
+	if (run->at < fp->n_count) {
+		fp->count[run->at].packets += run->pkts;
+		fp->count[run->at].bytes += run->bytes;
+	}
+}
+
+/* Packet @i of the pass, @pkt: counted in @run, and true when it goes on; else consumed. */
+static rxp_always_inline bool rxp_filter_accept4(struct rxp_stack *st, const struct rxp_filter_pass *fp,
+						 struct rxp_filter_run *run, struct rxp_pkt *pkt, unsigned i)
 {
 	const struct rxp_filter_chain *c = fp->c;
 	uint32_t rule = fp->match[i];
 	uint8_t v = rule == RXP_ACL_NO_MATCH ? c->policy : c->verdict[rule];
 	uint32_t at = rule == RXP_ACL_NO_MATCH ? c->n_rules : rule;
 
-	if (at != fp->run_at) {
-		if (fp->run_at < fp->n_count) {
-			fp->count[fp->run_at].packets += fp->run_pkts;
-			fp->count[fp->run_at].bytes += fp->run_bytes;
-		}
-		fp->run_at = at;
-		fp->run_pkts = fp->run_bytes = 0;
+	if (at != run->at) {
+		rxp_filter_run_end(fp, run);
+		*run = (struct rxp_filter_run){ .at = at };
 	}
-	fp->run_pkts++;
-	fp->run_bytes += pkt->l3_len;
+	run->pkts++;
+	run->bytes += pkt->l3_len;
 	if (rxp_likely(v == RXP_FILTER_ACCEPT))
 		return true;
 	rxp_filter_refuse4(st, pkt, rule, v);
 	return false;
-}
-
-static inline void rxp_filter_pass_end(struct rxp_filter_pass *fp)
-{
-	if (fp->run_at < fp->n_count) {
-		fp->count[fp->run_at].packets += fp->run_pkts;
-		fp->count[fp->run_at].bytes += fp->run_bytes;
-	}
 }
 
 /* True when @st has something to filter or track (the stage's cheap test). */

@@ -384,6 +384,7 @@ static rxp_noinline bool route_filtered4(struct rxp_stack *st, struct rxp_pkt **
 	const struct rxp_adj *adjs = st->adj;
 	struct rxp_txv *v = NULL;
 	unsigned v_port = UINT_MAX;
+	struct rxp_filter_run run = rxp_filter_run_start();
 	struct rxp_filter_pass fp;
 	struct rxp_acl_rows4 rows;
 	uint64_t forwarded = 0;
@@ -408,7 +409,7 @@ static rxp_noinline bool route_filtered4(struct rxp_stack *st, struct rxp_pkt **
 		const struct rxp_adj *adj = &adjs[nh[i]];
 		struct rxp_txv *txv;
 
-		if (filtered && !rxp_filter_accept4(st, &fp, pkt, i))
+		if (filtered && !rxp_filter_accept4(st, &fp, &run, pkt, i))
 			continue;
 		txv = rxp_fast_txv(st, adj, &v, &v_port);
 		if (rxp_unlikely(!txv)) {
@@ -420,7 +421,7 @@ static rxp_noinline bool route_filtered4(struct rxp_stack *st, struct rxp_pkt **
 		forwarded++;
 	}
 	if (filtered)
-		rxp_filter_pass_end(&fp);
+		rxp_filter_run_end(&fp, &run);
 	st->stats.forwarded += forwarded;
 	return true;
 }
