@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "bench/bench.h"
+#include "core/simd.h"
+#include "fib/acl.h"
 #include "ctl_client.h"
 #include "doctor.h"
 #include "run.h"
@@ -30,6 +32,13 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+	char err[256];
+
+	/* a lookup's choice is made where it is first built: a bad RXPATH_SIMD is said now */
+	if (rxp_simd_check(rxp_acl_simd_have(), err, sizeof(err))) {
+		fprintf(stderr, "rxpath: %s\n", err);
+		return 2;
+	}
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "core/simd.h"
 
 #define RXP_ACL_NO_MATCH UINT32_MAX	/* what classify writes when no rule matches */
 #define RXP_ACL_RULES_MAX (1u << 20)
@@ -99,6 +100,9 @@ void rxp_acl_rows4_key(const struct rxp_acl_rows4 *rows, unsigned i, struct rxp_
 
 /* The same for one key. */
 uint32_t rxp_acl_classify_one(const struct rxp_acl *acl, const struct rxp_acl_key *key);
+
+/* The widest lookups this CPU runs (what RXPATH_SIMD may ask for; core/simd.h). */
+enum rxp_simd rxp_acl_simd_have(void);
 
 /* Bytes the block takes. */
 size_t rxp_acl_memory(const struct rxp_acl *acl);

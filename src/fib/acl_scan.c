@@ -12,6 +12,7 @@
  * that tree. Nothing is allocated.
  */
 #include <string.h>
+#include "core/simd.h"
 #include "fib/acl_priv.h"
 #include "rxpath/common.h"
 
@@ -370,10 +371,21 @@ static const struct acl_impl impl_scalar = {
 const struct acl_impl *acl_impl_pick(void)
 {
 #ifdef ACL_HAVE_AVX512
-	if (impl_forced != ACL_IMPL_SCALAR && acl_cpu_avx512())
+	/* a test's choice comes before RXPATH_SIMD's */
+	if (impl_forced == ACL_IMPL_AVX512 ||
+	    (impl_forced == ACL_IMPL_AUTO && rxp_simd_max() >= RXP_SIMD_AVX512 && acl_cpu_avx512()))
 		return &acl_impl_avx512;
 #endif
 	return &impl_scalar;
+}
+
+enum rxp_simd rxp_acl_simd_have(void)
+{
+#ifdef ACL_HAVE_AVX512
+	if (acl_cpu_avx512())
+		return RXP_SIMD_AVX512;
+#endif
+	return RXP_SIMD_SCALAR;
 }
 
 bool rxp_acl_force_impl(enum acl_impl_choice c)

@@ -94,6 +94,17 @@ j = json.load(open(sys.argv[1]))
 assert j["rules"] == 4 and j["ns_per_packet"] > 0 and j["mismatches"] == 0, j
 assert j["matched"] == 3, j   # the last tuple (TCP to port 6) matches nothing
 ' "$TMP/bf.json"
+# RXPATH_SIMD: scalar lookups on any CPU, the same answers; a word it does not know refused at once
+RXPATH_SIMD=scalar "$RXPATH" bench filter --rules "$TMP/rules.conf" --trace "$TMP/trace.txt" --reps 1 --json \
+	>"$TMP/bfs.json" 2>/dev/null
+check bench_filter_simd_scalar python3 -c '
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+assert b["impl"] == "scalar" and b["mismatches"] == 0 and b["checksum"] == a["checksum"], (a, b)
+' "$TMP/bf.json" "$TMP/bfs.json"
+err=$(RXPATH_SIMD=sse9 "$RXPATH" bench filter --rules "$TMP/rules.conf" 2>&1); rc=$?
+check bench_filter_simd_unknown sh -c '[ "$1" -eq 2 ] && printf %s "$2" | grep -q "RXPATH_SIMD=sse9: expected scalar, avx512 or auto"' \
+	_ "$rc" "$err"
 echo "filter add forward src @blocked drop" >"$TMP/bad.conf"
 err=$("$RXPATH" bench filter --rules "$TMP/bad.conf" 2>&1); rc=$?
 check bench_filter_bad_rule sh -c '[ "$1" -ne 0 ] && printf %s "$2" | grep -q "bad.conf:1: sets and ports"' _ "$rc" "$err"
