@@ -95,15 +95,15 @@ static struct veth_path_def {
 	enum veth_path plain;	/* the same forwarder without NAT */
 	const char *command;	/* a --forwarder's, as given; NULL: a built-in path */
 } paths[MAX_PATHS] = {
-	[PATH_KERNEL] = { "kernel", NULL, NULL, { NULL, NULL }, false, PATH_KERNEL, PATH_KERNEL },
-	[PATH_AFXDP] = { "afxdp", "afxdp", "", { NULL, NULL }, false, PATH_KERNEL, PATH_AFXDP },
+	[PATH_KERNEL] = { "kernel", NULL, NULL, { NULL, NULL }, false, PATH_KERNEL, PATH_KERNEL, NULL },
+	[PATH_AFXDP] = { "afxdp", "afxdp", "", { NULL, NULL }, false, PATH_KERNEL, PATH_AFXDP, NULL },
 	[PATH_AFXDP_COALESCE] = { "afxdp-coalesce", "afxdp", ",coalesce=200", { NULL, NULL }, false,
-				  PATH_KERNEL, PATH_AFXDP_COALESCE },
-	[PATH_AFPACKET] = { "afpacket", "afpacket", "", AFPACKET_MACS, false, PATH_KERNEL, PATH_AFPACKET },
-	[PATH_KERNEL_NAT] = { "kernel-nat", NULL, NULL, { NULL, NULL }, true, PATH_KERNEL_NAT, PATH_KERNEL },
-	[PATH_AFXDP_NAT] = { "afxdp-nat", "afxdp", "", { NULL, NULL }, true, PATH_KERNEL_NAT, PATH_AFXDP },
+				  PATH_KERNEL, PATH_AFXDP_COALESCE, NULL },
+	[PATH_AFPACKET] = { "afpacket", "afpacket", "", AFPACKET_MACS, false, PATH_KERNEL, PATH_AFPACKET, NULL },
+	[PATH_KERNEL_NAT] = { "kernel-nat", NULL, NULL, { NULL, NULL }, true, PATH_KERNEL_NAT, PATH_KERNEL, NULL },
+	[PATH_AFXDP_NAT] = { "afxdp-nat", "afxdp", "", { NULL, NULL }, true, PATH_KERNEL_NAT, PATH_AFXDP, NULL },
 	[PATH_AFPACKET_NAT] = { "afpacket-nat", "afpacket", "", AFPACKET_MACS, true, PATH_KERNEL_NAT,
-				PATH_AFPACKET },
+				PATH_AFPACKET, NULL },
 };
 /* the built-in paths, then the forwarders (add_forwarder) */
 static int n_paths = N_PATHS;
@@ -502,7 +502,7 @@ static int lab_up(struct veth_lab *lab, const struct veth_opts *o, char *err, si
 	    (kernel_nat(lab, true, err, errlen) || kernel_nat(lab, false, err, errlen))) {
 		char why[512];
 
-		snprintf(why, sizeof(why), "%s", err);
+		snprintf(why, sizeof(why), "%.*s", (int)sizeof(why) - 1, err);
 		snprintf(err, errlen, "kernel-nat: the kernel's masquerade does not load in r (nf_tables "
 			 "and nft_masq needed; or leave the NAT paths out with --paths): %s", why);
 		return -1;
@@ -1248,8 +1248,8 @@ static void print_results(const struct veth_lab *lab, const struct veth_opts *o,
 		else
 			printf("CPUs: not pinned: sender and forwarder share the machine\n\n");
 		for (int p = N_PATHS; p < n_paths; p++)
-			printf("forwarder %s, under sh in r%s: %s\n", paths[p].name,
-			       p == n_paths - 1 ? "\n" : "", paths[p].command);
+			printf("forwarder %s, under sh in r: %s\n%s", paths[p].name, paths[p].command,
+			       p == n_paths - 1 ? "\n" : "");
 		printf("%-15s %12s %12s %12s %8s %-11s %12s\n", "path", "pps", "min", "max", "ratio",
 		       "to", "sent pps");
 		for (int p = 0; p < n_paths; p++)
