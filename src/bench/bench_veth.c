@@ -900,9 +900,13 @@ static int forwarder_stop(struct veth_lab *lab, char *err, size_t errlen)
 
 	if (lab->forwarder <= 0)
 		return 0;
+	end = rxp_clock_seconds() + STOP_TIMEOUT_S;
 	kill(-lab->forwarder, SIGTERM);
 	st = wait_for(lab->forwarder, STOP_TIMEOUT_S);
-	if (st == -1)
+	/* sh may have forked COMMAND: the rest of the group gets the same time to finish */
+	while (kill(-lab->forwarder, 0) == 0 && rxp_clock_seconds() < end)
+		usleep(10000);
+	if (st == -1 || kill(-lab->forwarder, 0) == 0)
 		fprintf(stderr, "%srxpath bench veth: forwarder %s did not exit within %.0f s of "
 			"SIGTERM; killed\n", isatty(STDERR_FILENO) ? "\n" : "",
 			paths[lab->forwarder_path].name, STOP_TIMEOUT_S);
