@@ -930,8 +930,8 @@ static int forwarder_stop(struct veth_lab *lab, char *err, size_t errlen)
 
 /*
  * For a forwarder's turn, h1's and h2's gateways pinned to r0's and r1's
- * MACs: a forwarder need not answer ARP. `neigh flush` leaves permanent
- * entries, so they are deleted one by one after.
+ * MACs: a forwarder need not answer ARP. A plain `neigh flush` leaves
+ * permanent entries: they are flushed by name after.
  */
 static int static_neighbours(struct veth_lab *lab, bool on, char *err, size_t errlen)
 {
