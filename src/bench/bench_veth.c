@@ -18,6 +18,11 @@
  * bypassed, one system call per ring's worth of frames, that waits out a
  * full send buffer where trafgen gives up.
  *
+ * --forwarder NAME='COMMAND' adds a path of the user's: COMMAND runs under
+ * sh in r (testpmd, VPP, an XDP program, ...) with the lab's names put in
+ * for {r0}, {h2mac}, ..., takes its turns with the others, and is measured
+ * against the kernel the same way.
+ *
  * Set-up shells out to ip, ethtool and sysctl; nothing is spawned inside a
  * measurement window except the two counter reads that bound it. The lab is
  * always torn down: on success, on error, and on SIGINT/SIGTERM.
@@ -45,6 +50,7 @@
 #include "bench_veth.h"
 #include "core/clock.h"
 #include "core/fmt.h"
+#include "core/sbuf.h"
 #include "veth_sender.h"
 #include "xdp_sink.h"
 
@@ -53,6 +59,9 @@
 #define WARMUP_S 0.5		/* sender running before the window opens */
 #define START_TIMEOUT_S 10.0
 #define STOP_TIMEOUT_S 10.0
+#define FWD_MAX 8		/* --forwarder, at most */
+#define FWD_NAME_MAX 32
+#define FWD_TIMEOUT_S 30.0	/* default --forwarder-timeout: DPDK takes seconds to start */
 /*
  * The flows h1 sends: build_frame writes one frame, every byte fixed, so one
  * (source port 1024 to h2's discard port). On the NAT paths every flow is a
@@ -65,7 +74,8 @@ _Static_assert(FLOWS <= 1024, "the NAT paths need far fewer flows than 65,536 co
 
 enum veth_path {
 	PATH_KERNEL, PATH_AFXDP, PATH_AFXDP_COALESCE, PATH_AFPACKET,
-	PATH_KERNEL_NAT, PATH_AFXDP_NAT, PATH_AFPACKET_NAT, N_PATHS
+	PATH_KERNEL_NAT, PATH_AFXDP_NAT, PATH_AFPACKET_NAT, N_PATHS,
+	MAX_PATHS = N_PATHS + FWD_MAX	/* the forwarders follow the built-in paths */
 };
 
 /*
@@ -75,7 +85,7 @@ enum veth_path {
  */
 #define AFPACKET_MACS { "02:72:78:00:00:01", "02:72:78:00:00:02" }
 
-static const struct veth_path_def {
+static struct veth_path_def {
 	const char *name;
 	const char *driver;	/* rxpath's port driver; NULL: the kernel forwards */
 	const char *options;	/* the port spec's options, after "dev=rN" */
@@ -83,17 +93,21 @@ static const struct veth_path_def {
 	bool nat;		/* masquerade out of r1 (p1) to 10.0.2.1 */
 	enum veth_path ref;	/* ratios are to this path */
 	enum veth_path plain;	/* the same forwarder without NAT */
-} paths[N_PATHS] = {
-	[PATH_KERNEL] = { "kernel", NULL, NULL, { NULL, NULL }, false, PATH_KERNEL, PATH_KERNEL },
-	[PATH_AFXDP] = { "afxdp", "afxdp", "", { NULL, NULL }, false, PATH_KERNEL, PATH_AFXDP },
+	const char *command;	/* a --forwarder's, as given; NULL: a built-in path */
+} paths[MAX_PATHS] = {
+	[PATH_KERNEL] = { "kernel", NULL, NULL, { NULL, NULL }, false, PATH_KERNEL, PATH_KERNEL, NULL },
+	[PATH_AFXDP] = { "afxdp", "afxdp", "", { NULL, NULL }, false, PATH_KERNEL, PATH_AFXDP, NULL },
 	[PATH_AFXDP_COALESCE] = { "afxdp-coalesce", "afxdp", ",coalesce=200", { NULL, NULL }, false,
-				  PATH_KERNEL, PATH_AFXDP_COALESCE },
-	[PATH_AFPACKET] = { "afpacket", "afpacket", "", AFPACKET_MACS, false, PATH_KERNEL, PATH_AFPACKET },
-	[PATH_KERNEL_NAT] = { "kernel-nat", NULL, NULL, { NULL, NULL }, true, PATH_KERNEL_NAT, PATH_KERNEL },
-	[PATH_AFXDP_NAT] = { "afxdp-nat", "afxdp", "", { NULL, NULL }, true, PATH_KERNEL_NAT, PATH_AFXDP },
+				  PATH_KERNEL, PATH_AFXDP_COALESCE, NULL },
+	[PATH_AFPACKET] = { "afpacket", "afpacket", "", AFPACKET_MACS, false, PATH_KERNEL, PATH_AFPACKET, NULL },
+	[PATH_KERNEL_NAT] = { "kernel-nat", NULL, NULL, { NULL, NULL }, true, PATH_KERNEL_NAT, PATH_KERNEL, NULL },
+	[PATH_AFXDP_NAT] = { "afxdp-nat", "afxdp", "", { NULL, NULL }, true, PATH_KERNEL_NAT, PATH_AFXDP, NULL },
 	[PATH_AFPACKET_NAT] = { "afpacket-nat", "afpacket", "", AFPACKET_MACS, true, PATH_KERNEL_NAT,
-				PATH_AFPACKET },
+				PATH_AFPACKET, NULL },
 };
+/* the built-in paths, then the forwarders (add_forwarder) */
+static int n_paths = N_PATHS;
+static char fwd_names[FWD_MAX][FWD_NAME_MAX + 1];
 
 /* The kernel's masquerade in r, as nftables writes it (nft -f). */
 static const char kernel_nat_ruleset[] =
@@ -105,6 +119,7 @@ static const char kernel_nat_ruleset[] =
 	"}\n";
 
 enum { NS_H1, NS_R, NS_H2, NS_MAX };
+enum { MAC_R0, MAC_R1, MAC_H1, MAC_H2, MAC_MAX };
 
 struct veth_lab {
 	char ns[NS_MAX][40];
@@ -115,8 +130,12 @@ struct veth_lab {
 	int sender_cpu;
 	bool kernel_on;		/* addresses and forwarding on in r */
 	bool h2_no_route;	/* h2's default route is off (a NAT path's turn) */
+	bool static_neigh;	/* h1's and h2's gateways pinned to r0's and r1's MACs */
+	char mac[MAC_MAX][18];	/* r0, r1 and the hosts' eth0, for {r0mac} ... */
 	pid_t sender;
 	pid_t rxpath;
+	pid_t forwarder;	/* also its process group */
+	enum veth_path forwarder_path;
 };
 
 struct veth_opts {
@@ -124,7 +143,8 @@ struct veth_opts {
 	unsigned reps;
 	bool json;
 	bool sink_stack;	/* h2's IP stack takes the flood (no XDP sink) */
-	bool path_on[N_PATHS];	/* --paths, with the ratios' references */
+	bool path_on[MAX_PATHS];	/* --paths, with the ratios' references */
+	double fwd_timeout;	/* --forwarder-timeout */
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -167,7 +187,43 @@ static void usage(FILE *out)
 		"  --sink xdp|stack what h2 does with the flood: drop it at XDP (default;\n"
 		"                   its rx_packets still counts every frame), or take it\n"
 		"                   up its IP stack, which answers port unreachable\n"
-		"  --json           one JSON array on stdout\n");
+		"  --json           one JSON array on stdout\n"
+		"  --forwarder NAME='COMMAND'\n"
+		"                   one more path, of your own (up to %d; repeatable): COMMAND\n"
+		"                   runs under /bin/sh in r, stdin closed, in its own process\n"
+		"                   group, and takes its turns with the others, its ratio to\n"
+		"                   kernel (which comes along). In its turn r0/r1 have no\n"
+		"                   addresses and r's kernel does not forward; h1's route to\n"
+		"                   10.0.1.1 and h2's to 10.0.2.1 are pinned to r0's and r1's\n"
+		"                   MACs (static neighbours), so COMMAND must forward between\n"
+		"                   r0 and r1 and rewrite the MACs. It is ready when h1's ping\n"
+		"                   reaches h2 through it; at the end of its turn its group gets\n"
+		"                   SIGTERM, then SIGKILL after %.0f s. NAME: letters, digits, '-'\n"
+		"                   and '_', not a path's; --paths may name it too\n"
+		"  --forwarder-timeout S\n"
+		"                   seconds a forwarder has to pass the ping (default %.0f)\n"
+		"\n"
+		"In COMMAND these are replaced ('{{' is a literal '{'):\n"
+		"  {r0} {r1}        r's interfaces, toward h1 and toward h2\n"
+		"  {r0mac} {r1mac}  their MACs\n"
+		"  {h1mac} {h2mac}  h1's and h2's eth0 MACs (the next hops to write)\n"
+		"  {h1ip} {h2ip}    10.0.1.2, 10.0.2.2\n"
+		"  {r0ip} {r1ip}    10.0.1.1, 10.0.2.1 (the hosts' gateways)\n"
+		"  {ns}             r's network namespace\n"
+		"  {cpu}            the CPU rxpath is pinned to (the sender has another)\n"
+		"  {dir}            the lab's scratch directory, removed at the end\n"
+		"\n"
+		"DPDK's testpmd on AF_XDP (apt-get install dpdk-dev librte-net-af-xdp23; no\n"
+		"hugepages needed):\n"
+		"\n"
+		"  rxpath bench veth --paths kernel,afxdp --forwarder testpmd='dpdk-testpmd\n"
+		"    --lcores 0@{cpu},1@{cpu} --no-pci --no-huge --no-shconf -m 512\n"
+		"    --vdev net_af_xdp0,iface={r0} --vdev net_af_xdp1,iface={r1} --\n"
+		"    --forward-mode=mac --eth-peer=0,{h1mac} --eth-peer=1,{h2mac}\n"
+		"    --total-num-mbufs 16384 --auto-start --stats-period 3600'\n"
+		"\n"
+		"(--stats-period keeps testpmd off its stdin, which is closed.)\n",
+		FWD_MAX, STOP_TIMEOUT_S, FWD_TIMEOUT_S);
 }
 
 /* Sleeps @s seconds in short steps; -1 as soon as a stop signal came. */
@@ -278,6 +334,87 @@ static int parse_mac(const char *text, uint8_t mac[6])
 	return 0;
 }
 
+/* What a forwarder's COMMAND may name, in braces; the values are subst_value's. */
+static const char *const subst_names[] = {
+	"r0", "r1", "r0mac", "r1mac", "h1mac", "h2mac", "h1ip", "h2ip", "r0ip", "r1ip", "ns", "cpu",
+	"dir",
+};
+
+/* The value of subst_names[@k] in @lab; NULL for {cpu} when rxpath is not pinned. */
+static const char *subst_value(const struct veth_lab *lab, unsigned k, char cpu[16])
+{
+	const char *const val[] = {
+		"r0", "r1", lab->mac[MAC_R0], lab->mac[MAC_R1], lab->mac[MAC_H1], lab->mac[MAC_H2],
+		"10.0.1.2", "10.0.2.2", "10.0.1.1", "10.0.2.1", lab->ns[NS_R],
+		lab->rxpath_cpu >= 0 ? cpu : NULL, lab->dir,
+	};
+
+	_Static_assert(sizeof(val) / sizeof(val[0]) == sizeof(subst_names) / sizeof(subst_names[0]),
+		       "a value for every name");
+	snprintf(cpu, 16, "%d", lab->rxpath_cpu);
+	return val[k];
+}
+
+/*
+ * @cmd with the lab's names put in for {r0}, {h2mac}, ... and '{' for
+ * '{{', to @out; any other '{' stays. With @lab NULL it only checks the
+ * names. -1 with @err saying what is wrong.
+ */
+static int expand(const char *name, const char *cmd, const struct veth_lab *lab, char *out,
+		  size_t outlen, char *err, size_t errlen)
+{
+	static const char word[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_";
+	size_t n = 0;
+
+	for (const char *c = cmd; *c;) {
+		const char *val = c;
+		size_t vlen = 1, w;
+		char cpu[16];
+
+		if (c[0] == '{' && c[1] == '{') {
+			c += 2;
+		} else if (c[0] == '{' && (w = strspn(c + 1, word)) && c[1 + w] == '}') {
+			unsigned k = 0, nk = sizeof(subst_names) / sizeof(subst_names[0]);
+			size_t used = 0;
+
+			while (k < nk && (strlen(subst_names[k]) != w || strncmp(c + 1, subst_names[k], w)))
+				k++;
+			if (k == nk) {
+				used = (size_t)snprintf(err, errlen, "--forwarder %s: '%.*s': not a name the "
+							"bench substitutes (it knows", name, (int)w + 2, c);
+				for (k = 0; k < nk && used < errlen; k++)
+					used += (size_t)snprintf(err + used, errlen - used, " {%s}",
+								 subst_names[k]);
+				if (used < errlen)
+					snprintf(err + used, errlen - used, "; write '{{' for a literal '{')");
+				return -1;
+			}
+			c += w + 2;
+			if (!lab)
+				continue;
+			val = subst_value(lab, k, cpu);
+			if (!val) {
+				snprintf(err, errlen, "--forwarder %s: {cpu}: rxpath is not pinned on this "
+					 "machine (one CPU we may use, or no taskset: apt-get install "
+					 "util-linux), so there is no CPU to give; leave {cpu} out", name);
+				return -1;
+			}
+			vlen = strlen(val);
+		} else {
+			c++;
+		}
+		if (n + vlen >= outlen) {
+			snprintf(err, errlen, "--forwarder %s: the command is longer than %zu bytes with "
+				 "the names put in", name, outlen - 1);
+			return -1;
+		}
+		memcpy(out + n, val, vlen);
+		n += vlen;
+	}
+	out[n] = '\0';
+	return 0;
+}
+
 /* Offloads a userspace datapath cannot take from a veth peer (see README, "Real interfaces"). */
 static void offloads_off(const struct veth_lab *lab, int ns, const char *dev)
 {
@@ -365,11 +502,17 @@ static int lab_up(struct veth_lab *lab, const struct veth_opts *o, char *err, si
 	    (kernel_nat(lab, true, err, errlen) || kernel_nat(lab, false, err, errlen))) {
 		char why[512];
 
-		snprintf(why, sizeof(why), "%s", err);
+		snprintf(why, sizeof(why), "%.*s", (int)sizeof(why) - 1, err);
 		snprintf(err, errlen, "kernel-nat: the kernel's masquerade does not load in r (nf_tables "
 			 "and nft_masq needed; or leave the NAT paths out with --paths): %s", why);
 		return -1;
 	}
+	/* for the forwarders' {r0mac} ... */
+	for (int m = 0; m < MAC_MAX; m++)
+		if (sh(lab->mac[m], sizeof(lab->mac[m]), err, errlen, "ip netns exec %s cat "
+		       "/sys/class/net/%s/address", lab->ns[m < MAC_H1 ? NS_R : m == MAC_H1 ? NS_H1 : NS_H2],
+		       m == MAC_R0 ? "r0" : m == MAC_R1 ? "r1" : "eth0"))
+			return -1;
 	return 0;
 }
 
@@ -436,10 +579,16 @@ static int write_rxpath_conf(const char *path, const struct veth_path_def *d, ch
 	return 0;
 }
 
-/* Starts @argv with stdout to @out and stderr to @errlog. */
-static pid_t spawn(char *const argv[], const char *out, const char *errlog, char *err, size_t errlen)
+/*
+ * Starts @argv with stdin from /dev/null, stdout to @out and stderr to
+ * @errlog (to @out as well when NULL); in a process group of its own when
+ * @own_group, so that it and all it starts can be signalled at once.
+ */
+static pid_t spawn(char *const argv[], const char *out, const char *errlog, bool own_group,
+		   char *err, size_t errlen)
 {
 	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
 	extern char **environ;
 	pid_t pid = -1;
 	int ret;
@@ -447,8 +596,18 @@ static pid_t spawn(char *const argv[], const char *out, const char *errlog, char
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, errlog, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	ret = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+	if (errlog)
+		posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, errlog,
+						 O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	else
+		posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+	posix_spawnattr_init(&attr);
+	if (own_group) {
+		posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+		posix_spawnattr_setpgroup(&attr, 0);
+	}
+	ret = posix_spawnp(&pid, argv[0], &fa, &attr, argv, environ);
+	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
 	if (ret) {
 		snprintf(err, errlen, "cannot start %s: %s", argv[0], strerror(ret));
@@ -495,6 +654,69 @@ static void log_tail(const char *path, char *out, size_t len)
 	}
 	fclose(f);
 	out[strcspn(out, "\n")] = '\0';
+}
+
+/* The last @n (up to 8) lines of a log file, each on a line of its own after "  | ". */
+static void log_tail_lines(const char *path, unsigned n, char *out, size_t len)
+{
+	char ring[8][200];
+	unsigned got = 0;
+	size_t used = 0;
+	FILE *f = fopen(path, "r");
+
+	out[0] = '\0';
+	if (!f)
+		return;
+	if (n > 8)
+		n = 8;
+	while (fgets(ring[got % n], sizeof(ring[0]), f)) {
+		char *line = ring[got % n];
+
+		/* the rest of a long line is dropped */
+		if (!strchr(line, '\n')) {
+			int c;
+
+			while ((c = fgetc(f)) != EOF && c != '\n')
+				;
+		}
+		line[strcspn(line, "\r\n")] = '\0';
+		if (line[0])
+			got++;
+	}
+	fclose(f);
+	for (unsigned i = got > n ? got - n : 0; i < got && used < len; i++) {
+		int w = snprintf(out + used, len - used, "\n  | %s", ring[i % n]);
+
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+}
+
+/* SIGKILL to every process in namespace @ns; how many there were. */
+static int ns_kill_all(const struct veth_lab *lab, int ns)
+{
+	char cmd[128], pids[4096], *save, *tok;
+	size_t n;
+	int found = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "ip netns pids %s 2>/dev/null", lab->ns[ns]);
+	f = popen(cmd, "r");
+	if (!f)
+		return 0;
+	n = fread(pids, 1, sizeof(pids) - 1, f);
+	pids[n] = '\0';
+	pclose(f);
+	for (tok = strtok_r(pids, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+		long pid = strtol(tok, NULL, 10);
+
+		if (pid > 1) {
+			kill((pid_t)pid, SIGKILL);
+			found++;
+		}
+	}
+	return found;
 }
 
 static void sender_stop(struct veth_lab *lab)
@@ -602,7 +824,7 @@ static int rxpath_start(struct veth_lab *lab, enum veth_path p, char *err, size_
 	argv[n++] = "0";
 	argv[n] = NULL;
 	/* `ip netns exec` and taskset exec in place: the pid is rxpath's */
-	lab->rxpath = spawn(argv, out, log, err, errlen);
+	lab->rxpath = spawn(argv, out, log, false, err, errlen);
 	return lab->rxpath > 0 ? 0 : -1;
 }
 
@@ -621,6 +843,114 @@ static int rxpath_alive(struct veth_lab *lab, char *err, size_t errlen)
 		 WIFEXITED(st) ? "status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st),
 		 tail[0] ? ": " : "", tail);
 	return -1;
+}
+
+static void forwarder_log(const struct veth_lab *lab, enum veth_path p, char *path, size_t len)
+{
+	snprintf(path, len, "%s/forwarder-%s.log", lab->dir, paths[p].name);
+}
+
+/* A forwarder's COMMAND under sh in r, its output (both streams) to its log. */
+static int forwarder_start(struct veth_lab *lab, enum veth_path p, char *err, size_t errlen)
+{
+	char cmd[4096], log[160];
+	char *argv[] = { "ip", "netns", "exec", lab->ns[NS_R], "/bin/sh", "-c", cmd, NULL };
+
+	if (expand(paths[p].name, paths[p].command, lab, cmd, sizeof(cmd), err, errlen))
+		return -1;
+	/* as for rxpath's turns, whatever the paths before did to them */
+	offloads_off(lab, NS_R, "r0");
+	offloads_off(lab, NS_R, "r1");
+	forwarder_log(lab, p, log, sizeof(log));
+	lab->forwarder = spawn(argv, log, NULL, true, err, errlen);
+	lab->forwarder_path = p;
+	return lab->forwarder > 0 ? 0 : -1;
+}
+
+/* Did the forwarder exit (at start)? Then say how, with its log's last lines. */
+static int forwarder_alive(struct veth_lab *lab, char *err, size_t errlen)
+{
+	char log[160], tail[1200];
+	int st;
+
+	if (lab->forwarder <= 0 || waitpid(lab->forwarder, &st, WNOHANG) != lab->forwarder)
+		return 0;
+	/* what it started, if anything, goes with it */
+	kill(-lab->forwarder, SIGKILL);
+	lab->forwarder = 0;
+	forwarder_log(lab, lab->forwarder_path, log, sizeof(log));
+	log_tail_lines(log, 5, tail, sizeof(tail));
+	snprintf(err, errlen, "forwarder %s exited at start (%s %d); %s%s",
+		 paths[lab->forwarder_path].name, WIFEXITED(st) ? "status" : "signal",
+		 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st),
+		 tail[0] ? "the last lines of its output:" : "it wrote nothing", tail);
+	return -1;
+}
+
+/*
+ * SIGTERM to the forwarder's process group, SIGKILL after STOP_TIMEOUT_S,
+ * and then to whatever it left in r (a daemon that left the group). A
+ * forwarder may exit as it likes on SIGTERM: only what is left running is
+ * an error.
+ */
+static int forwarder_stop(struct veth_lab *lab, char *err, size_t errlen)
+{
+	double end;
+	int st, left;
+
+	if (lab->forwarder <= 0)
+		return 0;
+	end = rxp_clock_seconds() + STOP_TIMEOUT_S;
+	kill(-lab->forwarder, SIGTERM);
+	st = wait_for(lab->forwarder, STOP_TIMEOUT_S);
+	/* sh may have forked COMMAND: the rest of the group gets the same time to finish */
+	while (kill(-lab->forwarder, 0) == 0 && rxp_clock_seconds() < end)
+		usleep(10000);
+	if (st == -1 || kill(-lab->forwarder, 0) == 0)
+		fprintf(stderr, "%srxpath bench veth: forwarder %s did not exit within %.0f s of "
+			"SIGTERM; killed\n", isatty(STDERR_FILENO) ? "\n" : "",
+			paths[lab->forwarder_path].name, STOP_TIMEOUT_S);
+	/* the group's stragglers, or the forwarder itself */
+	kill(-lab->forwarder, SIGKILL);
+	if (st == -1)
+		waitpid(lab->forwarder, NULL, 0);
+	lab->forwarder = 0;
+	end = rxp_clock_seconds() + 2;
+	while ((left = ns_kill_all(lab, NS_R)) && rxp_clock_seconds() < end)
+		usleep(20000);
+	if (left) {
+		if (err)
+			snprintf(err, errlen, "forwarder %s: %d process%s still in %s after SIGKILL",
+				 paths[lab->forwarder_path].name, left, left == 1 ? "" : "es",
+				 lab->ns[NS_R]);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * For a forwarder's turn, h1's and h2's gateways pinned to r0's and r1's
+ * MACs: a forwarder need not answer ARP. A plain `neigh flush` leaves
+ * permanent entries: they are flushed by name after.
+ */
+static int static_neighbours(struct veth_lab *lab, bool on, char *err, size_t errlen)
+{
+	const char *h1 = lab->ns[NS_H1], *h2 = lab->ns[NS_H2];
+	int bad = 0;
+
+	if (on) {
+		lab->static_neigh = true;
+		return sh(NULL, 0, err, errlen, "ip -n %s neigh replace 10.0.1.1 lladdr %s dev eth0 "
+			  "nud permanent", h1, lab->mac[MAC_R0]) ||
+		       sh(NULL, 0, err, errlen, "ip -n %s neigh replace 10.0.2.1 lladdr %s dev eth0 "
+			  "nud permanent", h2, lab->mac[MAC_R1]) ? -1 : 0;
+	}
+	if (!lab->static_neigh)
+		return 0;
+	lab->static_neigh = false;
+	bad |= sh(NULL, 0, err, errlen, "ip -n %s neigh flush dev eth0 nud permanent", h1);
+	bad |= sh(NULL, 0, err, errlen, "ip -n %s neigh flush dev eth0 nud permanent", h2);
+	return bad ? -1 : 0;
 }
 
 static int kernel_forwarding(struct veth_lab *lab, bool on, bool nat, char *err, size_t errlen)
@@ -653,6 +983,25 @@ static int kernel_forwarding(struct veth_lab *lab, bool on, bool nat, char *err,
 }
 
 /*
+ * r as the next path expects it after a forwarder's turn, whatever the
+ * forwarder did: no addresses, no forwarding, no XDP program, no promiscuous
+ * mode, r0/r1 up.
+ */
+static int router_reset(struct veth_lab *lab, char *err, size_t errlen)
+{
+	const char *r = lab->ns[NS_R];
+	int bad = kernel_forwarding(lab, false, false, err, errlen);
+
+	for (int i = 0; i < 2; i++) {
+		const char *dev = i ? "r1" : "r0";
+
+		bad |= sh(NULL, 0, err, errlen, "ip -n %s link set %s xdp off", r, dev);
+		bad |= sh(NULL, 0, err, errlen, "ip -n %s link set %s promisc off up", r, dev);
+	}
+	return bad ? -1 : 0;
+}
+
+/*
  * h2's default route (via r, 10.0.2.1) off for a NAT path's turn, and back
  * on after it. Without it h2 answers only its own subnet: h1's warm-up ping
  * comes back only if r masquerades it to 10.0.2.1.
@@ -672,22 +1021,37 @@ static int h2_route(struct veth_lab *lab, bool on, char *err, size_t errlen)
  * h1 -> h2 answered once: the forwarder is up and ARP is resolved on every
  * hop, both ways, before the blast.
  */
-static int warmup_ping(struct veth_lab *lab, enum veth_path p, char *err, size_t errlen)
+static int warmup_ping(struct veth_lab *lab, enum veth_path p, const struct veth_opts *o, char *err,
+		       size_t errlen)
 {
-	double end = rxp_clock_seconds() + START_TIMEOUT_S;
+	double timeout = paths[p].command ? o->fwd_timeout : START_TIMEOUT_S;
+	double end = rxp_clock_seconds() + timeout;
+	char log[160], tail[1200];
 
 	while (!stop_signal && rxp_clock_seconds() < end) {
-		if (rxpath_alive(lab, err, errlen))
+		if (rxpath_alive(lab, err, errlen) || forwarder_alive(lab, err, errlen))
 			return -1;
 		if (!sh(NULL, 0, err, errlen, "ip netns exec %s ping -n -q -c 1 -W 1 10.0.2.2",
 			lab->ns[NS_H1]))
 			return 0;
 	}
-	if (!stop_signal)
+	if (stop_signal)
+		return -1;
+	if (!paths[p].command) {
 		snprintf(err, errlen, "%s: h1 cannot ping h2 (10.0.2.2) through r within %.0f s%s",
-			 paths[p].name, START_TIMEOUT_S,
+			 paths[p].name, timeout,
 			 paths[p].nat ? " (h2 has no route back to h1: it answers only if r "
 					"masquerades to 10.0.2.1)" : "");
+		return -1;
+	}
+	forwarder_log(lab, p, log, sizeof(log));
+	log_tail_lines(log, 5, tail, sizeof(tail));
+	snprintf(err, errlen, "forwarder %s did not pass h1's ping to h2 (10.0.2.2) within %.0f s: "
+		 "h1 sends to r0's MAC and h2 to r1's, so it must forward between r0 and r1 and "
+		 "write h1's and h2's MACs ({h1mac} {h2mac}; testpmd: --forward-mode=mac "
+		 "--eth-peer); give a slow start more time with --forwarder-timeout; %s%s",
+		 paths[p].name, timeout, tail[0] ? "the last lines of its output:" : "it wrote nothing",
+		 tail);
 	return -1;
 }
 
@@ -701,7 +1065,10 @@ static int measure(struct veth_lab *lab, enum veth_path p, const struct veth_opt
 
 	if (h2_route(lab, !paths[p].nat, err, errlen))
 		goto out;
-	if (!paths[p].driver) {
+	if (paths[p].command) {
+		if (forwarder_start(lab, p, err, errlen))
+			goto out;
+	} else if (!paths[p].driver) {
 		if (kernel_forwarding(lab, true, paths[p].nat, err, errlen))
 			goto out;
 	} else if (rxpath_start(lab, p, err, errlen)) {
@@ -710,7 +1077,8 @@ static int measure(struct veth_lab *lab, enum veth_path p, const struct veth_opt
 	/* the hosts learn the forwarder afresh: the paths' MACs differ */
 	if (sh(NULL, 0, err, errlen, "ip -n %s neigh flush all", lab->ns[NS_H1]) ||
 	    sh(NULL, 0, err, errlen, "ip -n %s neigh flush all", lab->ns[NS_H2]) ||
-	    warmup_ping(lab, p, err, errlen) ||
+	    (paths[p].command && static_neighbours(lab, true, err, errlen)) ||
+	    warmup_ping(lab, p, o, err, errlen) ||
 	    sender_start(lab, p, err, errlen) ||
 	    nap(WARMUP_S) || sender_alive(lab, err, errlen) ||
 	    read_counter(lab, NS_H1, "eth0", "tx_packets", &tx0, &ttx0, err, errlen) ||
@@ -725,7 +1093,15 @@ static int measure(struct veth_lab *lab, enum veth_path p, const struct veth_opt
 	ret = 0;
 out:
 	sender_stop(lab);
-	if (!paths[p].driver) {
+	if (paths[p].command) {
+		/* every step, whichever failed */
+		if (forwarder_stop(lab, ret ? NULL : err, ret ? 0 : errlen))
+			ret = -1;
+		if (static_neighbours(lab, false, ret ? NULL : err, ret ? 0 : errlen))
+			ret = -1;
+		if (router_reset(lab, ret ? NULL : err, ret ? 0 : errlen))
+			ret = -1;
+	} else if (!paths[p].driver) {
 		if (kernel_forwarding(lab, false, paths[p].nat, ret ? NULL : err, ret ? 0 : errlen))
 			ret = -1;
 	} else if (rxpath_stop(lab, ret ? NULL : err, ret ? 0 : errlen)) {
@@ -743,27 +1119,12 @@ static void lab_down(struct veth_lab *lab)
 
 	sender_stop(lab);
 	rxpath_stop(lab, scratch, sizeof(scratch));
+	forwarder_stop(lab, scratch, sizeof(scratch));
 	for (int i = 0; i < NS_MAX; i++) {
-		char pids[512], *save, *tok;
-		FILE *f;
-
 		if (!lab->ns_made[i])
 			continue;
 		/* anything we started and missed would keep the namespace alive */
-		snprintf(path, sizeof(path), "ip netns pids %s 2>/dev/null", lab->ns[i]);
-		f = popen(path, "r");
-		if (f) {
-			size_t n = fread(pids, 1, sizeof(pids) - 1, f);
-
-			pids[n] = '\0';
-			pclose(f);
-			for (tok = strtok_r(pids, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
-				long pid = strtol(tok, NULL, 10);
-
-				if (pid > 1)
-					kill((pid_t)pid, SIGKILL);
-			}
-		}
+		ns_kill_all(lab, i);
 		sh(NULL, 0, scratch, sizeof(scratch), "ip netns del %s", lab->ns[i]);
 		lab->ns_made[i] = false;
 	}
@@ -777,6 +1138,10 @@ static void lab_down(struct veth_lab *lab)
 		}
 		for (int p = 0; p < N_PATHS; p++) {
 			snprintf(path, sizeof(path), "%s/rxpath-%s.conf", lab->dir, paths[p].name);
+			unlink(path);
+		}
+		for (int p = N_PATHS; p < n_paths; p++) {
+			forwarder_log(lab, (enum veth_path)p, path, sizeof(path));
 			unlink(path);
 		}
 		rmdir(lab->dir);
@@ -810,7 +1175,7 @@ static void pick_cpus(struct veth_lab *lab)
 }
 
 /* @p's median over its reference's, 0 when that is 0. */
-static double ratio_of(const double med[N_PATHS], enum veth_path p, enum veth_path ref)
+static double ratio_of(const double med[MAX_PATHS], enum veth_path p, enum veth_path ref)
 {
 	return med[ref] > 0 ? med[p] / med[ref] : 0;
 }
@@ -819,8 +1184,8 @@ static double ratio_of(const double med[N_PATHS], enum veth_path p, enum veth_pa
  * The NAT paths against their plain ones, measured in the same run: does
  * rxpath keep, with NAT, the ratio it has to the kernel without? To @out.
  */
-static void print_nat_comparison(FILE *out, const struct veth_opts *o, const double med[N_PATHS],
-				 const double spread[N_PATHS])
+static void print_nat_comparison(FILE *out, const struct veth_opts *o, const double med[MAX_PATHS],
+				 const double spread[MAX_PATHS])
 {
 	static const enum veth_path nat_paths[] = { PATH_AFXDP_NAT, PATH_AFPACKET_NAT };
 	bool header = false;
@@ -846,13 +1211,13 @@ static void print_nat_comparison(FILE *out, const struct veth_opts *o, const dou
 }
 
 static void print_results(const struct veth_lab *lab, const struct veth_opts *o,
-			  double samples[N_PATHS][REPS_MAX], double sent[N_PATHS][REPS_MAX])
+			  double samples[MAX_PATHS][REPS_MAX], double sent[MAX_PATHS][REPS_MAX])
 {
-	double med[N_PATHS] = { 0 }, lo[N_PATHS] = { 0 }, hi[N_PATHS] = { 0 }, smed[N_PATHS] = { 0 };
-	double spread[N_PATHS] = { 0 }, slo, shi;
+	double med[MAX_PATHS] = { 0 }, lo[MAX_PATHS] = { 0 }, hi[MAX_PATHS] = { 0 };
+	double smed[MAX_PATHS] = { 0 }, spread[MAX_PATHS] = { 0 }, slo, shi;
 	bool any_nat = false, first = true;
 
-	for (int p = 0; p < N_PATHS; p++) {
+	for (int p = 0; p < n_paths; p++) {
 		if (!o->path_on[p])
 			continue;
 		summarize_samples(samples[p], o->reps, &med[p], &lo[p], &hi[p]);
@@ -886,9 +1251,12 @@ static void print_results(const struct veth_lab *lab, const struct veth_opts *o,
 			       lab->sender_cpu);
 		else
 			printf("CPUs: not pinned: sender and forwarder share the machine\n\n");
+		for (int p = N_PATHS; p < n_paths; p++)
+			printf("forwarder %s, under sh in r: %s\n%s", paths[p].name, paths[p].command,
+			       p == n_paths - 1 ? "\n" : "");
 		printf("%-15s %12s %12s %12s %8s %-11s %12s\n", "path", "pps", "min", "max", "ratio",
 		       "to", "sent pps");
-		for (int p = 0; p < N_PATHS; p++)
+		for (int p = 0; p < n_paths; p++)
 			if (o->path_on[p])
 				printf("%-15s %12.0f %12.0f %12.0f %7.2fx %-11s %12.0f\n", paths[p].name,
 				       med[p], lo[p], hi[p], ratio_of(med, (enum veth_path)p, paths[p].ref),
@@ -897,7 +1265,7 @@ static void print_results(const struct veth_lab *lab, const struct veth_opts *o,
 		return;
 	}
 	printf("[");
-	for (int p = 0; p < N_PATHS; p++) {
+	for (int p = 0; p < n_paths; p++) {
 		enum veth_path plain = paths[p].plain;
 
 		if (!o->path_on[p])
@@ -916,6 +1284,14 @@ static void print_results(const struct veth_lab *lab, const struct veth_opts *o,
 		if (paths[p].nat && o->path_on[plain])
 			printf(",\"plain_path\":\"%s\",\"plain_ratio_to_kernel\":%.4f", paths[plain].name,
 			       ratio_of(med, plain, paths[plain].ref));
+		printf(",\"forwarder\":%s", paths[p].command ? "true" : "false");
+		if (paths[p].command) {
+			struct rxp_sbuf cmd = { 0 };
+
+			rxp_sbuf_json_str(&cmd, paths[p].command);
+			printf(",\"command\":%s", cmd.data ? cmd.data : "null");
+			rxp_sbuf_free(&cmd);
+		}
 		printf("}");
 		first = false;
 	}
@@ -926,26 +1302,28 @@ static void print_results(const struct veth_lab *lab, const struct veth_opts *o,
 
 /*
  * --paths: the named paths (all when @list is NULL), and the path each
- * one's ratio is to. Says what is wrong and returns -1 on a name it does
- * not know.
+ * one's ratio is to; the forwarders always, and the kernel with them. Says
+ * what is wrong and returns -1 on a name it does not know.
  */
-static int parse_paths(const char *list, bool on[N_PATHS])
+static int parse_paths(const char *list, bool on[MAX_PATHS])
 {
 	char buf[512], *save, *tok;
 
-	for (int p = 0; p < N_PATHS; p++)
-		on[p] = !list;
+	for (int p = 0; p < n_paths; p++)
+		on[p] = !list || paths[p].command;
+	if (n_paths > N_PATHS)
+		on[PATH_KERNEL] = true;
 	if (!list)
 		return 0;
 	snprintf(buf, sizeof(buf), "%s", list);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		int p = 0;
 
-		while (p < N_PATHS && strcmp(tok, paths[p].name))
+		while (p < n_paths && strcmp(tok, paths[p].name))
 			p++;
-		if (p == N_PATHS) {
+		if (p == n_paths) {
 			fprintf(stderr, "rxpath bench veth: --paths: '%s': no such path (", tok);
-			for (p = 0; p < N_PATHS; p++)
+			for (p = 0; p < n_paths; p++)
 				fprintf(stderr, "%s%s", p ? ", " : "", paths[p].name);
 			fprintf(stderr, ")\n");
 			return -1;
@@ -953,11 +1331,64 @@ static int parse_paths(const char *list, bool on[N_PATHS])
 		on[p] = true;
 		on[paths[p].ref] = true;
 	}
-	for (int p = 0; p < N_PATHS; p++)
+	for (int p = 0; p < n_paths; p++)
 		if (on[p])
 			return 0;
 	fprintf(stderr, "rxpath bench veth: --paths: expected path names separated by commas\n");
 	return -1;
+}
+
+/*
+ * --forwarder NAME=COMMAND: one more path, after the built-in ones. Says
+ * what is wrong and returns -1 on a name that is not new or not a name, or
+ * on a {word} in COMMAND the bench does not substitute.
+ */
+static int add_forwarder(const char *arg)
+{
+	const char *eq = strchr(arg, '='), *cmd = eq ? eq + 1 : NULL;
+	size_t len = eq ? (size_t)(eq - arg) : 0;
+	char scratch[4096], err[1024];
+	int f = n_paths - N_PATHS;
+
+	if (!len || !*cmd) {
+		fprintf(stderr, "rxpath bench veth: --forwarder %s: expected NAME='COMMAND' (e.g. "
+			"--forwarder testpmd='dpdk-testpmd ...'; see 'rxpath bench veth --help')\n", arg);
+		return -1;
+	}
+	if (len > FWD_NAME_MAX || strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					"0123456789-_") < len) {
+		fprintf(stderr, "rxpath bench veth: --forwarder %.*s: a forwarder's name is 1 to %d "
+			"letters, digits, '-' and '_'\n", (int)len, arg, FWD_NAME_MAX);
+		return -1;
+	}
+	for (int p = 0; p < n_paths; p++) {
+		if (strlen(paths[p].name) != len || strncmp(paths[p].name, arg, len))
+			continue;
+		if (p < N_PATHS)
+			fprintf(stderr, "rxpath bench veth: --forwarder %s: '%s' is a built-in path; give "
+				"the forwarder a name of its own\n", paths[p].name, paths[p].name);
+		else
+			fprintf(stderr, "rxpath bench veth: --forwarder %s: the name is given twice; give "
+				"each forwarder a name of its own\n", paths[p].name);
+		return -1;
+	}
+	if (f == FWD_MAX) {
+		fprintf(stderr, "rxpath bench veth: --forwarder %.*s: more than %d forwarders; leave "
+			"some out\n", (int)len, arg, FWD_MAX);
+		return -1;
+	}
+	memcpy(fwd_names[f], arg, len);
+	fwd_names[f][len] = '\0';
+	if (expand(fwd_names[f], cmd, NULL, scratch, sizeof(scratch), err, sizeof(err))) {
+		fprintf(stderr, "rxpath bench veth: %s\n", err);
+		return -1;
+	}
+	paths[n_paths] = (struct veth_path_def){
+		.name = fwd_names[f], .mac = { NULL, NULL }, .ref = PATH_KERNEL,
+		.plain = (enum veth_path)n_paths, .command = cmd,
+	};
+	n_paths++;
+	return 0;
 }
 
 int cmd_bench_veth(int argc, char **argv)
@@ -968,22 +1399,25 @@ int cmd_bench_veth(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "sink", required_argument, NULL, 's' },
 		{ "paths", required_argument, NULL, 'p' },
+		{ "forwarder", required_argument, NULL, 'f' },
+		{ "forwarder-timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	static double samples[N_PATHS][REPS_MAX], sent[N_PATHS][REPS_MAX];
-	struct veth_opts o = { .duration = 3, .reps = 5 };
+	static double samples[MAX_PATHS][REPS_MAX], sent[MAX_PATHS][REPS_MAX];
+	struct veth_opts o = { .duration = 3, .reps = 5, .fwd_timeout = FWD_TIMEOUT_S };
 	struct veth_lab lab = { 0 };
 	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
 	bool tty = isatty(STDERR_FILENO);
-	enum veth_path order[N_PATHS];
+	enum veth_path order[MAX_PATHS];
 	unsigned done = 0, n_order = 0;
 	const char *only = NULL;	/* --paths */
-	char err[1024] = "";
+	char err[2048] = "";
 	ssize_t len;
 	uint64_t v;
 	int opt, ret = 1;
 
+	n_paths = N_PATHS;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -1013,6 +1447,17 @@ int cmd_bench_veth(int argc, char **argv)
 		case 'p':
 			only = optarg;
 			break;
+		case 'f':
+			if (add_forwarder(optarg))
+				return 2;
+			break;
+		case 't':
+			if (parse_seconds(optarg, 1, 600, &o.fwd_timeout)) {
+				fprintf(stderr, "rxpath bench veth: --forwarder-timeout %s: expected seconds "
+					"from 1 to 600\n", optarg);
+				return 2;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -1028,7 +1473,7 @@ int cmd_bench_veth(int argc, char **argv)
 	}
 	if (parse_paths(only, o.path_on))
 		return 2;
-	for (int p = 0; p < N_PATHS; p++)
+	for (int p = 0; p < n_paths; p++)
 		if (o.path_on[p])
 			order[n_order++] = (enum veth_path)p;
 	if (geteuid() != 0) {
@@ -1056,6 +1501,16 @@ int cmd_bench_veth(int argc, char **argv)
 		snprintf(lab.ns[i], sizeof(lab.ns[i]), "rxp-%d-%s", (int)getpid(),
 			 i == NS_H1 ? "h1" : i == NS_R ? "r" : "h2");
 	pick_cpus(&lab);
+	/* {cpu} with nothing to give fails here, not after the lab is built */
+	for (int p = N_PATHS; p < n_paths; p++) {
+		char scratch[4096];
+
+		if (expand(paths[p].name, paths[p].command, &lab, scratch, sizeof(scratch), err,
+			   sizeof(err))) {
+			fprintf(stderr, "rxpath bench veth: %s\n", err);
+			return 1;
+		}
+	}
 
 	/* no SA_RESTART: a signal cuts sleeps and waits short, then the lab comes down */
 	sigemptyset(&sa.sa_mask);
