@@ -230,6 +230,37 @@ NO_COVERAGE static void check_config(const struct dp_config *c, const char *wher
 			break;
 		case DP_CMD_SOURCE_ROUTE:
 			break;
+		case DP_CMD_VRF_ADD:
+			if (!cmd->vrf[0] || !strcmp(cmd->vrf, "default") || !cmd->table ||
+			    (cmd->table >= 253 && cmd->table <= 255))
+				die("%s: command %u: vrf add '%s' table %u", where, i, cmd->vrf, cmd->table);
+			break;
+		case DP_CMD_VRF_DEL:
+			if (!cmd->vrf[0])
+				die("%s: command %u: vrf del of no name", where, i);
+			break;
+		case DP_CMD_PORT_VRF:
+			if (!dp_config_has_name(c, cmd->dev) || !strcmp(cmd->vrf, "default"))
+				die("%s: command %u: port %s into vrf '%s'", where, i, cmd->dev, cmd->vrf);
+			break;
+		/* the filter's and NAT's: their own parsers' tests check what they hold */
+		case DP_CMD_FILTER_ADD:
+		case DP_CMD_FILTER_DEL:
+		case DP_CMD_FILTER_FLUSH:
+		case DP_CMD_FILTER_RESTORE:
+		case DP_CMD_FILTER_POLICY:
+		case DP_CMD_SET_ADD:
+		case DP_CMD_SET_DEL:
+		case DP_CMD_CT_TIMEOUT:
+		case DP_CMD_CT_LIBERAL:
+		case DP_CMD_CT_LOOSE:
+		case DP_CMD_NAT_ADD:
+		case DP_CMD_NAT_DEL:
+		case DP_CMD_NAT_FLUSH:
+		case DP_CMD_NAT_RESTORE:
+		case DP_CMD_NAT_FILTERING:
+		case DP_CMD_NAT_TIMEOUT:
+			break;
 		default:
 			die("%s: command %u of kind %u", where, i, cmd->kind);
 		}
