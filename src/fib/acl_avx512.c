@@ -4,8 +4,10 @@
  * build when the CPU has them (acl_impl_pick()); acl_scan.c has the scalar
  * ones, which every other CPU runs, with the same answers.
  *
- * A burst's keys are first transposed: each field becomes rows of 16 keys,
- * one per 32-bit lane (shuffles, no gathers: those are slow on some CPUs).
+ * A burst's keys are first transposed (or, rxp_acl_classify4, come as
+ * rows): each field becomes rows of 16 keys, one per 32-bit lane (shuffles:
+ * a gather per field would be slow on some CPUs; the roots' slots are
+ * gathered, one load a key either way).
  * Then per tree: a linear list tests 16 keys against each rule at once; a
  * cut computes the root's child index of 16 keys at once and gathers their
  * slots, and the keys that reach something are packed (the few that land
