@@ -77,17 +77,12 @@ static void key_of(struct rxp_acl_key *k, const struct rxp_ct_pkt *cp, int in_if
  */
 static rxp_always_inline void key4_of_header(struct rxp_acl_key *k, const struct rxp_ip4_hdr *ip)
 {
-	const uint8_t *l4 = (const uint8_t *)(ip + 1);
-	uint8_t proto = ip->proto;
-	bool ports = proto == RXP_IPPROTO_TCP || proto == RXP_IPPROTO_UDP;
-
 	memset(k, 0, sizeof(*k));
 	memcpy(k->src, &ip->src, 4);
 	memcpy(k->dst, &ip->dst, 4);
 	k->family = 4;
-	k->proto = proto;
-	k->sport = ports ? rxp_load_be16(l4) : proto == RXP_IPPROTO_ICMP ? l4[0] : 0;
-	k->dport = ports ? rxp_load_be16(l4 + 2) : proto == RXP_IPPROTO_ICMP ? l4[1] : 0;
+	k->proto = ip->proto;
+	rxp_filter_ports4((const uint8_t *)(ip + 1), ip->proto, &k->sport, &k->dport);
 }
 
 /*

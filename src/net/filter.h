@@ -127,6 +127,18 @@ static inline bool rxp_filter_stateless4(const struct rxp_stack *st)
 }
 
 /*
+ * A key's ports from the IPv4 transport header @l4 of protocol @proto (at
+ * least 4 bytes there): TCP's and UDP's, ICMP's type and code, else 0.
+ */
+static rxp_always_inline void rxp_filter_ports4(const uint8_t *l4, uint8_t proto, uint16_t *sport, uint16_t *dport)
+{
+	bool ports = proto == RXP_IPPROTO_TCP || proto == RXP_IPPROTO_UDP;
+
+	*sport = ports ? rxp_load_be16(l4) : proto == RXP_IPPROTO_ICMP ? l4[0] : 0;
+	*dport = ports ? rxp_load_be16(l4 + 2) : proto == RXP_IPPROTO_ICMP ? l4[1] : 0;
+}
+
+/*
  * Writes entry @i of @rows: the key of the IPv4 packet @pkt (its header @ip,
  * checked) that is to leave by interface @out_if, when it is the common
  * one: no options, no fragment, its transport header there (TCP's whole;
@@ -136,9 +148,8 @@ static inline bool rxp_filter_stateless4(const struct rxp_stack *st)
 static rxp_always_inline bool rxp_filter_key4(struct rxp_acl_rows4 *rows, unsigned i, const struct rxp_pkt *pkt,
 					      const struct rxp_ip4_hdr *ip, uint16_t out_if)
 {
-	const uint8_t *l4 = (const uint8_t *)(ip + 1);
 	uint8_t proto = ip->proto;
-	bool ports = proto == RXP_IPPROTO_TCP || proto == RXP_IPPROTO_UDP;
+	uint16_t sport, dport;
 
 	if (rxp_unlikely(ip->ver_ihl != RXP_IP4_VER_IHL_NO_OPTS ||
 			 (ip->frag_off & htons(RXP_IP4_MF | RXP_IP4_OFFMASK)) ||
@@ -147,8 +158,9 @@ static rxp_always_inline bool rxp_filter_key4(struct rxp_acl_rows4 *rows, unsign
 	rows->src[i] = ntohl(ip->src);
 	rows->dst[i] = ntohl(ip->dst);
 	rows->proto[i] = proto;
-	rows->sport[i] = ports ? rxp_load_be16(l4) : proto == RXP_IPPROTO_ICMP ? l4[0] : 0;
-	rows->dport[i] = ports ? rxp_load_be16(l4 + 2) : proto == RXP_IPPROTO_ICMP ? l4[1] : 0;
+	rxp_filter_ports4((const uint8_t *)(ip + 1), proto, &sport, &dport);
+	rows->sport[i] = sport;
+	rows->dport[i] = dport;
 	rows->ct_state[i] = RXP_ACL_CT_UNTRACKED;
 	rows->in_if[i] = (uint8_t)pkt->ifidx;
 	rows->out_if[i] = (uint8_t)out_if;

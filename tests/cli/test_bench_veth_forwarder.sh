@@ -8,21 +8,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP bench_veth_forwarder: needs root to create network namespaces and veth pairs"
-	exit 0
-fi
-probe="rxp-$$-probe"
-if ! out=$(ip netns add "$probe" 2>&1); then
-	echo "SKIP bench_veth_forwarder: cannot create a network namespace ($out)"
-	exit 0
-fi
-if ! out=$(ip -n "$probe" link add name probe0 type veth peer name probe1 2>&1); then
-	ip netns del "$probe" 2>/dev/null
-	echo "SKIP bench_veth_forwarder: cannot create a veth pair ($out)"
-	exit 0
-fi
-ip netns del "$probe"
+need_veth_lab bench_veth_forwarder
 
 # refused: exit 2 and the problem named, before any lab is built
 refused() {
