@@ -390,6 +390,8 @@ static rxp_noinline bool route_filtered4(struct rxp_stack *st, struct rxp_pkt **
 	uint64_t forwarded = 0;
 	bool filtered;
 
+	uint32_t ok_nh = UINT32_MAX;	/* the last next hop whose adjacency passed */
+
 	if (n > RXP_ACL_BURST)
 		return false;
 	for (uint16_t i = 0; i < n; i++) {
@@ -397,8 +399,12 @@ static rxp_noinline bool route_filtered4(struct rxp_stack *st, struct rxp_pkt **
 		const struct rxp_ip4_hdr *ip = rxp_pkt_cip4(pkt);
 		const struct rxp_adj *adj = &adjs[nh[i] & (RXP_STACK_NH_MAX - 1)];
 
-		if (rxp_unlikely(nh[i] >= RXP_STACK_NH_MAX || adj->hlen != RXP_ETH_HLEN || !adj_ok(adj, gen) ||
-				 !pkt_ok(r, adj, pkt, ip, ip->src, dst[i]) ||
+		if (nh[i] != ok_nh) {
+			if (rxp_unlikely(nh[i] >= RXP_STACK_NH_MAX || adj->hlen != RXP_ETH_HLEN || !adj_ok(adj, gen)))
+				return false;
+			ok_nh = nh[i];
+		}
+		if (rxp_unlikely(!pkt_ok(r, adj, pkt, ip, ip->src, dst[i]) ||
 				 !rxp_filter_key4(&rows, i, pkt, ip, adj->ifidx)))
 			return false;
 	}
