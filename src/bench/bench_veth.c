@@ -719,6 +719,14 @@ static int ns_kill_all(const struct veth_lab *lab, int ns)
 	return found;
 }
 
+/* How a child ended, from its wait status: "status N" or "signal N", in @buf. */
+static const char *exit_how(int st, char buf[24])
+{
+	snprintf(buf, 24, "%s %d", WIFEXITED(st) ? "status" : "signal",
+		 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	return buf;
+}
+
 static void sender_stop(struct veth_lab *lab)
 {
 	if (lab->sender <= 0)
@@ -747,7 +755,7 @@ static int sender_start(struct veth_lab *lab, enum veth_path p, char *err, size_
 /* Still sending? If the sender died, say why. */
 static int sender_alive(struct veth_lab *lab, char *err, size_t errlen)
 {
-	char log[128], tail[256];
+	char log[128], tail[256], how[24];
 	int st;
 
 	if (waitpid(lab->sender, &st, WNOHANG) != lab->sender)
@@ -755,8 +763,7 @@ static int sender_alive(struct veth_lab *lab, char *err, size_t errlen)
 	lab->sender = 0;
 	snprintf(log, sizeof(log), "%s/sender.log", lab->dir);
 	log_tail(log, tail, sizeof(tail));
-	snprintf(err, errlen, "the sender in %s exited (%s %d)%s%s", lab->ns[NS_H1],
-		 WIFEXITED(st) ? "status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st),
+	snprintf(err, errlen, "the sender in %s exited (%s)%s%s", lab->ns[NS_H1], exit_how(st, how),
 		 tail[0] ? ": " : "", tail);
 	return -1;
 }
@@ -764,7 +771,7 @@ static int sender_alive(struct veth_lab *lab, char *err, size_t errlen)
 /* SIGTERM; 0 when rxpath exited 0 in time. */
 static int rxpath_stop(struct veth_lab *lab, char *err, size_t errlen)
 {
-	char log[128], tail[256];
+	char log[128], tail[256], how[24];
 	int st;
 
 	if (lab->rxpath <= 0)
@@ -783,9 +790,8 @@ static int rxpath_stop(struct veth_lab *lab, char *err, size_t errlen)
 	if (st == -1)
 		snprintf(err, errlen, "rxpath did not exit within %.0f s of SIGTERM", STOP_TIMEOUT_S);
 	else
-		snprintf(err, errlen, "rxpath exited with %s %d after SIGTERM%s%s",
-			 WIFEXITED(st) ? "status" : "signal",
-			 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), tail[0] ? ": " : "", tail);
+		snprintf(err, errlen, "rxpath exited with %s after SIGTERM%s%s", exit_how(st, how),
+			 tail[0] ? ": " : "", tail);
 	return -1;
 }
 
@@ -831,7 +837,7 @@ static int rxpath_start(struct veth_lab *lab, enum veth_path p, char *err, size_
 /* Did rxpath exit (at start)? Then say why. */
 static int rxpath_alive(struct veth_lab *lab, char *err, size_t errlen)
 {
-	char log[128], tail[256];
+	char log[128], tail[256], how[24];
 	int st;
 
 	if (lab->rxpath <= 0 || waitpid(lab->rxpath, &st, WNOHANG) != lab->rxpath)
@@ -839,9 +845,7 @@ static int rxpath_alive(struct veth_lab *lab, char *err, size_t errlen)
 	lab->rxpath = 0;
 	snprintf(log, sizeof(log), "%s/rxpath.err", lab->dir);
 	log_tail(log, tail, sizeof(tail));
-	snprintf(err, errlen, "rxpath exited at start (%s %d)%s%s",
-		 WIFEXITED(st) ? "status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st),
-		 tail[0] ? ": " : "", tail);
+	snprintf(err, errlen, "rxpath exited at start (%s)%s%s", exit_how(st, how), tail[0] ? ": " : "", tail);
 	return -1;
 }
 
@@ -870,7 +874,7 @@ static int forwarder_start(struct veth_lab *lab, enum veth_path p, char *err, si
 /* Did the forwarder exit (at start)? Then say how, with its log's last lines. */
 static int forwarder_alive(struct veth_lab *lab, char *err, size_t errlen)
 {
-	char log[160], tail[1200];
+	char log[160], tail[1200], how[24];
 	int st;
 
 	if (lab->forwarder <= 0 || waitpid(lab->forwarder, &st, WNOHANG) != lab->forwarder)
@@ -880,10 +884,8 @@ static int forwarder_alive(struct veth_lab *lab, char *err, size_t errlen)
 	lab->forwarder = 0;
 	forwarder_log(lab, lab->forwarder_path, log, sizeof(log));
 	log_tail_lines(log, 5, tail, sizeof(tail));
-	snprintf(err, errlen, "forwarder %s exited at start (%s %d); %s%s",
-		 paths[lab->forwarder_path].name, WIFEXITED(st) ? "status" : "signal",
-		 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st),
-		 tail[0] ? "the last lines of its output:" : "it wrote nothing", tail);
+	snprintf(err, errlen, "forwarder %s exited at start (%s); %s%s", paths[lab->forwarder_path].name,
+		 exit_how(st, how), tail[0] ? "the last lines of its output:" : "it wrote nothing", tail);
 	return -1;
 }
 
